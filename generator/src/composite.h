@@ -1,0 +1,22 @@
+/*
+ * composite.h - composite ops that the runtime implements as one kernel.
+ *
+ * A composite graph is called through its kernel only when the op name, the
+ * declared inputs, the attributes and the types are all ones the kernel
+ * handles exactly; otherwise the generator falls back to the graph's body, so
+ * an unknown or unusual composite is never guessed at.
+ */
+#ifndef CG_COMPOSITE_H
+#define CG_COMPOSITE_H
+
+#include <stdbool.h>
+
+#include "emit_util.h"
+#include "ir.h"
+
+bool cg_composite_kernel_available(const cg_graph *graph);
+
+/* Appends the kernel call (and its params object) for a graph accepted above. */
+void cg_composite_emit(cg_emitter *em);
+
+#endif /* CG_COMPOSITE_H */

@@ -1,0 +1,27 @@
+/* emit_internal.h - pieces of the emitter shared between its files. */
+#ifndef CG_EMIT_INTERNAL_H
+#define CG_EMIT_INTERNAL_H
+
+#include "diag.h"
+#include "emit.h"
+#include "emit_util.h"
+
+typedef struct cg_emit_ctx {
+    void *mem_ctx;
+    const char *prefix;
+    const cg_module *module;
+    const cg_program_plan *plan;
+    cg_diag *diag;
+} cg_emit_ctx;
+
+/* extern declarations of the constants, for NAME.c */
+char *cg_emit_weight_decls(cg_emit_ctx *ec);
+/* definitions, for NAME_weights.c; *total receives the bytes */
+char *cg_emit_weight_defs(cg_emit_ctx *ec, uint64_t *total);
+
+/* static graph functions; params receives their parameter objects */
+char *cg_emit_graph_functions(cg_emit_ctx *ec, char **params);
+/* public entrypoint functions, their declarations, and the descriptor */
+bool cg_emit_entrypoints(cg_emit_ctx *ec, char **decls, char **defs, char **descriptor, uint64_t weight_bytes);
+
+#endif /* CG_EMIT_INTERNAL_H */

@@ -1,0 +1,169 @@
+/*
+ * ir.h - the in-memory Core AI program: one talloc tree rooted at cg_module.
+ *
+ * Every object below is a talloc child of the module (directly or through its
+ * graph), so freeing the module frees everything. The loader fills the
+ * structure exactly as written in the file; the verifier then checks it and
+ * fills the `callee` links. Nothing here knows about C emission.
+ */
+#ifndef CG_IR_H
+#define CG_IR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CG_MAX_RANK 8
+
+typedef enum cg_dtype {
+    CG_DTYPE_F32 = 0,
+    CG_DTYPE_F16,
+    CG_DTYPE_BF16,
+    CG_DTYPE_I64,
+    CG_DTYPE_I32,
+    CG_DTYPE_BOOL,
+    CG_DTYPE_COUNT
+} cg_dtype;
+
+typedef struct cg_type {
+    cg_dtype dtype;
+    int rank;
+    int64_t dims[CG_MAX_RANK];
+} cg_type;
+
+typedef enum cg_attr_kind {
+    CG_ATTR_SI64 = 0,   /* "si64"   one signed integer            -> ints[0] */
+    CG_ATTR_F32,        /* "f32"    one float, rounded to float   -> floats[0] */
+    CG_ATTR_F64,        /* "f64"    one double                    -> floats[0] */
+    CG_ATTR_BOOL,       /* "bool"   true/false                    -> ints[0] (0/1) */
+    CG_ATTR_STR,        /* "str"    text                          -> str */
+    CG_ATTR_SI64_ARRAY, /* "si64[]" whitespace-separated integers -> ints[0..count) */
+    CG_ATTR_F32_ARRAY   /* "f32[]"  whitespace-separated floats   -> floats[0..count) */
+} cg_attr_kind;
+
+typedef struct cg_attr {
+    const char *name;
+    cg_attr_kind kind;
+    int line;
+    size_t count;   /* number of elements (1 for scalars, 0 for str) */
+    int64_t *ints;  /* SI64, BOOL, SI64_ARRAY */
+    double *floats; /* F32 (already rounded to float precision), F64, F32_ARRAY */
+    const char *str;
+} cg_attr;
+
+typedef struct cg_attr_list {
+    size_t count;
+    cg_attr *items;
+} cg_attr_list;
+
+typedef enum cg_value_kind {
+    CG_VALUE_ARG = 0, /* graph argument */
+    CG_VALUE_CONST,   /* <const>: inline text or bytes in the weights file */
+    CG_VALUE_RESULT   /* result of an <op> */
+} cg_value_kind;
+
+struct cg_op;
+struct cg_graph;
+
+typedef struct cg_value {
+    const char *id;        /* SSA id as written, unique within its graph */
+    cg_value_kind kind;
+    cg_type type;
+    int line;
+    /* CG_VALUE_ARG */
+    int arg_index;
+    const char *coreai_name; /* optional coreai.name of an argument */
+    /* CG_VALUE_CONST: data holds numel * dtype size bytes, little-endian */
+    const uint8_t *data;
+    size_t data_size;
+    bool external;           /* bytes came from the weights file */
+    uint64_t offset;         /* offset in the weights file, when external */
+    /* CG_VALUE_RESULT */
+    struct cg_op *def;
+    int result_index;
+    /* Dense index of the value within its graph, assigned by the planner. */
+    size_t slot;
+} cg_value;
+
+typedef struct cg_op {
+    const char *kind; /* e.g. "coreai.mul", "coreai.invoke" */
+    int line;
+    size_t n_operands;
+    cg_value **operands;
+    size_t n_results;
+    cg_value **results;
+    cg_attr_list attrs;
+    const char *callee_name;      /* coreai.invoke only */
+    struct cg_graph *callee;      /* resolved by the verifier */
+} cg_op;
+
+typedef struct cg_composite_decl {
+    const char *op_name; /* e.g. "rms_norm" */
+    int line;
+    size_t n_input_names;
+    const char **input_names;
+    size_t n_output_names;
+    const char **output_names;
+    cg_attr_list attrs;  /* op_attrs, in file order */
+} cg_composite_decl;
+
+typedef struct cg_graph {
+    const char *name;
+    int line;
+    bool is_private;
+    bool noinline;
+    cg_composite_decl *composite; /* NULL unless the graph carries composite_decl */
+    size_t n_args;
+    cg_value **args;
+    size_t n_consts;
+    cg_value **consts;
+    size_t n_ops;
+    cg_op **ops;              /* in program order */
+    size_t n_outputs;
+    cg_value **outputs;       /* operands of <output>, in order */
+    int output_line;
+} cg_graph;
+
+typedef struct cg_entrypoint {
+    const char *name;
+    const char *graph_name;
+    struct cg_graph *graph; /* resolved by the verifier */
+    int line;
+    /* Graph arguments are the states (in order) followed by the inputs; graph
+     * outputs are the state updates (same order) followed by the outputs. */
+    size_t n_states;
+    const char **states;
+    size_t n_inputs;
+    const char **inputs;
+    size_t n_outputs;
+    const char **outputs;
+} cg_entrypoint;
+
+typedef struct cg_module {
+    const char *path;          /* model file as given on the command line */
+    int format_version;
+    const char *weights_href;  /* NULL when the model has no external constants */
+    const char *weights_path;  /* href resolved against the model's directory */
+    const char *weights_sha256;
+    uint64_t weights_size;
+    size_t n_graphs;
+    cg_graph **graphs;         /* in file order */
+    size_t n_entrypoints;
+    cg_entrypoint **entrypoints;
+} cg_module;
+
+/* dtype helpers (ir.c) */
+const char *cg_dtype_name(cg_dtype dtype);         /* "f32", ... */
+bool cg_dtype_parse(const char *text, cg_dtype *out);
+size_t cg_dtype_size(cg_dtype dtype);
+int64_t cg_type_numel(const cg_type *type);
+size_t cg_type_bytes(const cg_type *type);
+bool cg_type_equal(const cg_type *a, const cg_type *b);
+/* "tensor<2x16x64xf32>" (rank 0: "tensor<f32>"), talloc'd on mem_ctx */
+char *cg_type_to_string(void *mem_ctx, const cg_type *type);
+
+/* lookups; NULL when absent */
+const cg_attr *cg_attr_find(const cg_attr_list *attrs, const char *name);
+cg_graph *cg_module_find_graph(const cg_module *module, const char *name);
+
+#endif /* CG_IR_H */

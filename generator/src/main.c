@@ -1,0 +1,220 @@
+/*
+ * coreai-gen - turns a Core AI model file into C source at build time.
+ *
+ * Exit status: 0 success, 1 invalid model or unwritable output, 2 usage.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libxml/parser.h>
+#include <talloc.h>
+
+#include "cname.h"
+#include "coreai/runtime.h"
+#include "emit.h"
+#include "load.h"
+#include "output.h"
+#include "plan.h"
+#include "print.h"
+#include "verify.h"
+
+enum { EXIT_OK = 0, EXIT_INVALID = 1, EXIT_USAGE = 2 };
+
+static const char usage_text[] =
+    "usage: coreai-gen generate MODEL -o DIR [--prefix NAME] [--no-composite-kernels]\n"
+    "                           [--depfile FILE] [--stats]\n"
+    "       coreai-gen check MODEL\n"
+    "       coreai-gen print MODEL\n"
+    "       coreai-gen --help | --version\n"
+    "\n"
+    "commands:\n"
+    "  generate   write DIR/NAME.h, DIR/NAME.c and DIR/NAME_weights.c for MODEL\n"
+    "  check      load and verify MODEL; print nothing when it is valid\n"
+    "  print      print MODEL in the textual Core AI IR\n"
+    "\n"
+    "options:\n"
+    "  -o, --output DIR          directory for the generated files (created if missing)\n"
+    "  --prefix NAME             C prefix of every public symbol (default: the model's file name)\n"
+    "  --no-composite-kernels    lower composite ops from their bodies instead of calling kernels\n"
+    "  --depfile FILE            also write a Makefile-syntax dependency file for the build system\n"
+    "  --stats                   print workspace, liveness lower bound and weight bytes\n"
+    "  -h, --help                show this help\n"
+    "  --version                 show the version\n"
+    "\n"
+    "exit status: 0 success, 1 invalid model or output error, 2 usage error\n";
+
+typedef struct cli {
+    const char *command;
+    const char *model;
+    const char *out_dir;
+    const char *prefix;
+    const char *depfile;
+    bool composite_kernels;
+    bool stats;
+} cli;
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "coreai-gen: error: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nTry 'coreai-gen --help'.\n");
+    return EXIT_USAGE;
+}
+
+/* Returns -1 to continue, or an exit status. */
+static int parse_args(int argc, char **argv, cli *c)
+{
+    *c = (cli){.composite_kernels = true};
+    if (argc < 2)
+        return usage_error("%s", "no command given");
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool has_value = i + 1 < argc;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(usage_text, stdout);
+            return EXIT_OK;
+        } else if (!strcmp(a, "--version")) {
+            printf("coreai-gen %s (model format 1, runtime ABI %d)\n", COREAI_GEN_VERSION, COREAI_RUNTIME_ABI);
+            return EXIT_OK;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+            if (!has_value)
+                return usage_error("%s needs a directory", a);
+            c->out_dir = argv[++i];
+        } else if (!strcmp(a, "--prefix")) {
+            if (!has_value)
+                return usage_error("%s needs a name", a);
+            c->prefix = argv[++i];
+        } else if (!strcmp(a, "--depfile")) {
+            if (!has_value)
+                return usage_error("%s needs a file", a);
+            c->depfile = argv[++i];
+        } else if (!strcmp(a, "--no-composite-kernels")) {
+            c->composite_kernels = false;
+        } else if (!strcmp(a, "--stats")) {
+            c->stats = true;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return usage_error("unknown option '%s'", a);
+        } else if (!c->command) {
+            c->command = a;
+        } else if (!c->model) {
+            c->model = a;
+        } else {
+            return usage_error("unexpected argument '%s'", a);
+        }
+    }
+    if (!c->command)
+        return usage_error("%s", "no command given");
+    bool gen = !strcmp(c->command, "generate");
+    if (!gen && strcmp(c->command, "check") && strcmp(c->command, "print"))
+        return usage_error("unknown command '%s'", c->command);
+    if (!c->model)
+        return usage_error("%s needs a MODEL file", c->command);
+    if (gen && (!c->out_dir || !c->out_dir[0]))
+        return usage_error("%s", "generate needs -o DIR");
+    if (!gen && (c->out_dir || c->prefix || c->depfile || c->stats || !c->composite_kernels))
+        return usage_error("%s takes no generation options", c->command);
+    if (c->prefix && !cg_cname_is_valid(c->prefix))
+        return usage_error("--prefix '%s' is not a valid C identifier", c->prefix);
+    return -1;
+}
+
+static char *default_prefix(void *ctx, const char *model)
+{
+    const char *base = strrchr(model, '/');
+    base = base ? base + 1 : model;
+    char *name = talloc_strdup(ctx, base);
+    char *dot = strchr(name, '.');
+    if (dot && dot != name)
+        *dot = '\0';
+    return cg_cname(ctx, name);
+}
+
+/* Make escapes a space with a backslash; '$' doubles. */
+static char *dep_escape(void *ctx, const char *path)
+{
+    char *s = talloc_strdup(ctx, "");
+    for (const char *p = path; *p; p++) {
+        if (*p == ' ' || *p == '#' || *p == '\\')
+            s = talloc_asprintf_append_buffer(s, "\\%c", *p);
+        else if (*p == '$')
+            s = talloc_strdup_append_buffer(s, "$$");
+        else
+            s = talloc_asprintf_append_buffer(s, "%c", *p);
+    }
+    return s;
+}
+
+static int run_generate(void *ctx, const cli *c, cg_module *m, cg_diag *diag)
+{
+    const char *prefix = c->prefix ? c->prefix : default_prefix(ctx, c->model);
+    cg_program_plan *plan = cg_program_plan_build(ctx, m, c->composite_kernels);
+    if (!plan) {
+        fprintf(stderr, "coreai-gen: error: out of memory\n");
+        return EXIT_INVALID;
+    }
+    const char *base = strrchr(c->model, '/');
+    cg_emit_options opt = {.prefix = prefix, .model_name = base ? base + 1 : c->model};
+    cg_emitted_files files;
+    if (!cg_emit_program(ctx, m, plan, &opt, &files, diag)) {
+        fprintf(stderr, "%s\n", diag->message);
+        return EXIT_INVALID;
+    }
+    cg_output_file out[4] = {
+        {talloc_asprintf(ctx, "%s/%s.h", c->out_dir, prefix), files.header},
+        {talloc_asprintf(ctx, "%s/%s.c", c->out_dir, prefix), files.source},
+        {talloc_asprintf(ctx, "%s/%s_weights.c", c->out_dir, prefix), files.weights},
+    };
+    size_t n = 3;
+    if (c->depfile) {
+        char *dep = talloc_asprintf(ctx, "%s: %s", dep_escape(ctx, out[1].path), dep_escape(ctx, c->model));
+        if (m->weights_path)
+            dep = talloc_asprintf_append_buffer(dep, " %s", dep_escape(ctx, m->weights_path));
+        out[n++] = (cg_output_file){c->depfile, talloc_strdup_append_buffer(dep, "\n")};
+    }
+    if (!cg_output_mkdirs(c->out_dir, diag) || !cg_output_commit(out, n, NULL, diag)) {
+        fprintf(stderr, "%s\n", diag->message);
+        return EXIT_INVALID;
+    }
+    if (c->stats) {
+        printf("workspace_bytes %" PRIu64 "\n", plan->workspace_size);
+        printf("liveness_lower_bound_bytes %" PRIu64 "\n", plan->lower_bound);
+        printf("weight_bytes %" PRIu64 "\n", plan->weight_bytes);
+    }
+    return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    cli c;
+    int status = parse_args(argc, argv, &c);
+    if (status >= 0)
+        return status;
+
+    void *ctx = talloc_new(NULL);
+    cg_diag diag;
+    cg_diag_init(&diag, c.model);
+    cg_module *m = cg_module_load(ctx, c.model, &diag);
+    if (!m || !cg_module_verify(m, &diag)) {
+        fprintf(stderr, "%s\n", diag.message);
+        talloc_free(ctx);
+        xmlCleanupParser();
+        return EXIT_INVALID;
+    }
+    if (!strcmp(c.command, "print")) {
+        fputs(cg_module_print(ctx, m), stdout);
+        status = EXIT_OK;
+    } else if (!strcmp(c.command, "check")) {
+        status = EXIT_OK;
+    } else {
+        status = run_generate(ctx, &c, m, &diag);
+    }
+    talloc_free(ctx);
+    xmlCleanupParser();
+    if (fflush(stdout) != 0) {
+        fprintf(stderr, "coreai-gen: error: cannot write to standard output\n");
+        return EXIT_INVALID;
+    }
+    return status;
+}

@@ -1,0 +1,29 @@
+/*
+ * output.h - puts generated files on disk all-or-nothing.
+ *
+ * Each file is written to a temporary name in its target directory and
+ * renamed over the target only after every file was written, so a failure
+ * leaves no partial output and a reader never sees half a file. A file whose
+ * content is unchanged is left alone (its mtime too), so builds that depend
+ * on it do not rerun.
+ */
+#ifndef CG_OUTPUT_H
+#define CG_OUTPUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "diag.h"
+
+typedef struct cg_output_file {
+    const char *path;
+    const char *content;
+} cg_output_file;
+
+/* Number of files actually replaced goes to *written (may be NULL). */
+bool cg_output_commit(const cg_output_file *files, size_t n, size_t *written, cg_diag *diag);
+
+/* Creates dir and its parents if missing. */
+bool cg_output_mkdirs(const char *dir, cg_diag *diag);
+
+#endif /* CG_OUTPUT_H */

@@ -1,0 +1,70 @@
+/*
+ * plan.h - where every tensor of the program lives, decided at generation
+ * time.
+ *
+ * Each graph gets a frame: a byte range of the caller's workspace holding
+ * its intermediates and, during a coreai.invoke, the callee's frame.
+ * Offsets are chosen by best fit over liveness intervals (reference counts
+ * of the remaining uses, as in ggml-alloc), elementwise ops may write over an
+ * operand that dies with them, reshape and same-dtype casts are views, and the
+ * value a graph returns is written straight into its result buffer when
+ * nothing else can observe it.
+ */
+#ifndef CG_PLAN_H
+#define CG_PLAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ir.h"
+
+typedef enum cg_storage_kind {
+    CG_STORAGE_ARG = 0,   /* the graph's argument `index` */
+    CG_STORAGE_CONST,     /* a constant in the weights file of the model */
+    CG_STORAGE_WORKSPACE, /* frame base + offset */
+    CG_STORAGE_RESULT,    /* the graph's result buffer `index` */
+    CG_STORAGE_VIEW       /* the same bytes as value `root` */
+} cg_storage_kind;
+
+typedef struct cg_storage {
+    cg_storage_kind kind;
+    size_t index;          /* ARG / RESULT */
+    uint64_t offset;       /* WORKSPACE */
+    const cg_value *root;  /* VIEW: the value that owns the bytes (never a VIEW) */
+} cg_storage;
+
+typedef struct cg_graph_plan {
+    const cg_graph *graph;
+    size_t index;              /* position in cg_program_plan.graphs (emission order) */
+    bool use_kernel;           /* composite graph emitted as one kernel call */
+    bool results_alias_args;   /* an entrypoint passes one buffer as state arg and result */
+    size_t n_values;
+    cg_value **values;         /* by slot */
+    cg_storage *storage;       /* by slot */
+    uint64_t *scratch_offset;  /* by op index: callee frame offset of an invoke */
+    bool *copy_out;            /* by result index: copy the value into the result buffer */
+    uint64_t frame_size;       /* bytes, a multiple of COREAI_ALIGNMENT */
+    uint64_t lower_bound;      /* max bytes simultaneously live, nested frames included */
+} cg_graph_plan;
+
+typedef struct cg_program_plan {
+    size_t n_graphs;
+    cg_graph_plan **graphs;    /* reachable graphs, callees before callers */
+    uint64_t workspace_size;   /* max frame over entrypoints */
+    uint64_t lower_bound;
+    uint64_t weight_bytes;     /* constants that are referenced */
+} cg_program_plan;
+
+/*
+ * Plans every graph reachable from an entrypoint. `composite_kernels` false
+ * forces graph bodies. Returns NULL only when out of memory.
+ */
+cg_program_plan *cg_program_plan_build(void *mem_ctx, const cg_module *module, bool composite_kernels);
+
+/* The plan of a graph, or NULL if it is unreachable. */
+const cg_graph_plan *cg_program_plan_find(const cg_program_plan *plan, const cg_graph *graph);
+
+/* Follows views to the value that owns the bytes. */
+const cg_storage *cg_graph_plan_storage(const cg_graph_plan *gp, const cg_value *value);
+
+#endif /* CG_PLAN_H */

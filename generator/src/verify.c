@@ -1,0 +1,195 @@
+#include <string.h>
+
+#include <talloc.h>
+
+#include "infer.h"
+#include "verify.h"
+
+static bool verify_invoke(cg_module *m, cg_op *op, cg_diag *diag)
+{
+    cg_graph *callee = cg_module_find_graph(m, op->callee_name ? op->callee_name : "");
+    if (!callee) {
+        cg_diag_error(diag, op->line, "coreai.invoke calls unknown graph @%s",
+                      op->callee_name ? op->callee_name : "");
+        return false;
+    }
+    op->callee = callee;
+    if (op->n_operands != callee->n_args || op->n_results != callee->n_outputs) {
+        cg_diag_error(diag, op->line, "coreai.invoke @%s: passes %zu arguments and takes %zu results, "
+                      "but the graph has %zu arguments and %zu results", callee->name, op->n_operands,
+                      op->n_results, callee->n_args, callee->n_outputs);
+        return false;
+    }
+    for (size_t i = 0; i < op->n_operands; i++) {
+        if (!cg_type_equal(&op->operands[i]->type, &callee->args[i]->type)) {
+            char *a = cg_type_to_string(op, &op->operands[i]->type);
+            char *b = cg_type_to_string(op, &callee->args[i]->type);
+            cg_diag_error(diag, op->line, "coreai.invoke @%s: argument %zu is %s but the graph expects %s",
+                          callee->name, i, a, b);
+            return false;
+        }
+    }
+    for (size_t i = 0; i < op->n_results; i++) {
+        if (!cg_type_equal(&op->results[i]->type, &callee->outputs[i]->type)) {
+            char *a = cg_type_to_string(op, &op->results[i]->type);
+            char *b = cg_type_to_string(op, &callee->outputs[i]->type);
+            cg_diag_error(diag, op->results[i]->line, "coreai.invoke @%s: result %zu is declared %s but "
+                          "the graph returns %s", callee->name, i, a, b);
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool verify_op(cg_module *m, cg_op *op, cg_diag *diag)
+{
+    if (strcmp(op->kind, "coreai.invoke") == 0)
+        return verify_invoke(m, op, diag);
+    if (op->callee_name) {
+        cg_diag_error(diag, op->line, "%s does not take a callee", op->kind);
+        return false;
+    }
+    cg_type inferred;
+    if (!cg_op_infer(op, &inferred, diag))
+        return false;
+    if (!cg_type_equal(&inferred, &op->results[0]->type)) {
+        char *a = cg_type_to_string(op, &inferred);
+        char *b = cg_type_to_string(op, &op->results[0]->type);
+        cg_diag_error(diag, op->results[0]->line, "%s: result '%s' is declared %s but the operands give %s",
+                      op->kind, op->results[0]->id, b, a);
+        return false;
+    }
+    return true;
+}
+
+static bool verify_composite(const cg_graph *g, cg_diag *diag)
+{
+    const cg_composite_decl *c = g->composite;
+    if (!c)
+        return true;
+    if (c->n_input_names != g->n_args || c->n_output_names != g->n_outputs) {
+        cg_diag_error(diag, c->line, "composite_decl \"%s\" names %zu inputs and %zu outputs but graph @%s "
+                      "has %zu arguments and %zu results", c->op_name, c->n_input_names, c->n_output_names,
+                      g->name, g->n_args, g->n_outputs);
+        return false;
+    }
+    for (size_t i = 0; i < c->n_input_names; i++) {
+        for (size_t j = 0; j < i; j++) {
+            if (strcmp(c->input_names[i], c->input_names[j]) == 0) {
+                cg_diag_error(diag, c->line, "composite_decl \"%s\" names input '%s' twice", c->op_name,
+                              c->input_names[i]);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+enum { VISIT_NEW = 0, VISIT_ACTIVE, VISIT_DONE };
+
+/* Depth-first over invoke edges; an edge back to an active graph is recursion,
+ * which a statically planned workspace cannot express. */
+static bool check_recursion(cg_module *m, size_t gi, unsigned char *state, cg_diag *diag)
+{
+    cg_graph *g = m->graphs[gi];
+    state[gi] = VISIT_ACTIVE;
+    for (size_t i = 0; i < g->n_ops; i++) {
+        cg_graph *c = g->ops[i]->callee;
+        if (!c)
+            continue;
+        size_t ci = 0;
+        while (m->graphs[ci] != c)
+            ci++;
+        if (state[ci] == VISIT_ACTIVE) {
+            cg_diag_error(diag, g->ops[i]->line, "recursive call: @%s invokes @%s, which is already on the "
+                          "call chain", g->name, c->name);
+            return false;
+        }
+        if (state[ci] == VISIT_NEW && !check_recursion(m, ci, state, diag))
+            return false;
+    }
+    state[gi] = VISIT_DONE;
+    return true;
+}
+
+static bool names_unique(const cg_entrypoint *e, cg_diag *diag)
+{
+    const char **lists[3] = {e->states, e->inputs, e->outputs};
+    size_t counts[3] = {e->n_states, e->n_inputs, e->n_outputs};
+    for (int l = 0; l < 3; l++) {
+        for (size_t i = 0; i < counts[l]; i++) {
+            for (int l2 = 0; l2 <= l; l2++) {
+                size_t end = l2 == l ? i : counts[l2];
+                for (size_t j = 0; j < end; j++) {
+                    if (strcmp(lists[l][i], lists[l2][j]) == 0) {
+                        cg_diag_error(diag, e->line, "entrypoint '%s' uses the name '%s' twice", e->name,
+                                      lists[l][i]);
+                        return false;
+                    }
+                }
+            }
+        }
+    }
+    return true;
+}
+
+static bool verify_entrypoint(cg_module *m, cg_entrypoint *e, cg_diag *diag)
+{
+    cg_graph *g = cg_module_find_graph(m, e->graph_name);
+    if (!g) {
+        cg_diag_error(diag, e->line, "entrypoint '%s' runs unknown graph @%s", e->name, e->graph_name);
+        return false;
+    }
+    e->graph = g;
+    if (g->n_args != e->n_states + e->n_inputs || g->n_outputs != e->n_states + e->n_outputs) {
+        cg_diag_error(diag, e->line, "entrypoint '%s' has %zu states, %zu inputs and %zu outputs, so graph "
+                      "@%s needs %zu arguments and %zu results, but it has %zu and %zu", e->name, e->n_states,
+                      e->n_inputs, e->n_outputs, g->name, e->n_states + e->n_inputs,
+                      e->n_states + e->n_outputs, g->n_args, g->n_outputs);
+        return false;
+    }
+    for (size_t i = 0; i < e->n_states; i++) {
+        if (!cg_type_equal(&g->args[i]->type, &g->outputs[i]->type)) {
+            char *a = cg_type_to_string(e, &g->args[i]->type);
+            char *b = cg_type_to_string(e, &g->outputs[i]->type);
+            cg_diag_error(diag, e->line, "state '%s' of entrypoint '%s' is %s but its update is %s",
+                          e->states[i], e->name, a, b);
+            return false;
+        }
+    }
+    return names_unique(e, diag);
+}
+
+bool cg_module_verify(cg_module *m, cg_diag *diag)
+{
+    for (size_t gi = 0; gi < m->n_graphs; gi++) {
+        cg_graph *g = m->graphs[gi];
+        if (!verify_composite(g, diag))
+            return false;
+        for (size_t i = 0; i < g->n_ops; i++) {
+            if (!verify_op(m, g->ops[i], diag))
+                return false;
+        }
+    }
+    unsigned char *state = talloc_zero_array(m, unsigned char, m->n_graphs + 1);
+    if (!state) {
+        cg_diag_error(diag, 0, "out of memory");
+        return false;
+    }
+    for (size_t gi = 0; gi < m->n_graphs; gi++) {
+        if (state[gi] == VISIT_NEW && !check_recursion(m, gi, state, diag)) {
+            talloc_free(state);
+            return false;
+        }
+    }
+    talloc_free(state);
+    if (m->n_entrypoints == 0) {
+        cg_diag_error(diag, 0, "the model has no entrypoint");
+        return false;
+    }
+    for (size_t i = 0; i < m->n_entrypoints; i++) {
+        if (!verify_entrypoint(m, m->entrypoints[i], diag))
+            return false;
+    }
+    return true;
+}

@@ -1,0 +1,111 @@
+/*
+ * coreai/runtime.h - types shared by generated models and the portable runtime.
+ *
+ * Generated code includes this header and checks COREAI_RUNTIME_ABI so that a
+ * model generated for one runtime ABI never links silently against another.
+ * Nothing in here allocates: the caller owns every buffer, including the
+ * workspace whose size each generated model publishes as NAME_WORKSPACE_SIZE.
+ */
+#ifndef COREAI_RUNTIME_H
+#define COREAI_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped whenever a struct below or a kernel signature changes. */
+#define COREAI_RUNTIME_ABI 1
+
+/* Highest tensor rank the kernels' parameter structs can describe. */
+#define COREAI_MAX_RANK 8
+
+/* Every planned buffer (and the workspace base) is aligned to this. */
+#define COREAI_ALIGNMENT 64
+
+#if defined(__GNUC__) || defined(__clang__)
+#define COREAI_ALIGNED(n) __attribute__((aligned(n)))
+#define COREAI_CHECKRETURN __attribute__((warn_unused_result))
+#else
+#define COREAI_ALIGNED(n) _Alignas(n)
+#define COREAI_CHECKRETURN
+#endif
+
+typedef enum coreai_status {
+    COREAI_STATUS_OK = 0,
+    COREAI_STATUS_INVALID_ARGUMENT = 1, /* NULL pointer, misaligned workspace, bad params */
+    COREAI_STATUS_UNSUPPORTED = 2       /* a parameter combination the kernel cannot run */
+} coreai_status;
+
+typedef enum coreai_dtype {
+    COREAI_DTYPE_F32 = 0,
+    COREAI_DTYPE_F16 = 1,
+    COREAI_DTYPE_BF16 = 2,
+    COREAI_DTYPE_I64 = 3,
+    COREAI_DTYPE_I32 = 4,
+    COREAI_DTYPE_BOOL = 5
+} coreai_dtype;
+
+/* Size in bytes of one element; 0 for an unknown value. */
+size_t coreai_dtype_size(coreai_dtype dtype);
+/* "f32", "f16", ...; "?" for an unknown value. */
+const char *coreai_dtype_name(coreai_dtype dtype);
+/* Human-readable text for a status; never NULL. */
+const char *coreai_status_string(coreai_status status);
+
+/* ---- program descriptor: what a generated model publishes about itself ---- */
+
+typedef struct coreai_tensor_desc {
+    const char *name;     /* the model's IO/state name, as written in the model file */
+    coreai_dtype dtype;
+    int32_t rank;
+    const int64_t *shape; /* rank entries; NULL when rank == 0 */
+} coreai_tensor_desc;
+
+/*
+ * Type-erased call of one entrypoint, for generic drivers such as the runner.
+ * inputs/states/outputs are arrays of pointers in descriptor order; states are
+ * read and then overwritten with their update.
+ */
+typedef coreai_status (*coreai_entrypoint_fn)(void *workspace,
+                                              const void *const *inputs,
+                                              void *const *states,
+                                              void *const *outputs);
+
+typedef struct coreai_entrypoint_desc {
+    const char *name;
+    int32_t n_inputs;
+    const coreai_tensor_desc *inputs;
+    int32_t n_states;
+    const coreai_tensor_desc *states;
+    int32_t n_outputs;
+    const coreai_tensor_desc *outputs;
+    coreai_entrypoint_fn invoke;
+} coreai_entrypoint_desc;
+
+typedef struct coreai_program {
+    const char *name;              /* the C prefix the model was generated with */
+    const char *generator_version; /* coreai-gen version that wrote the code */
+    size_t workspace_size;         /* bytes; the same as NAME_WORKSPACE_SIZE */
+    size_t workspace_alignment;    /* required alignment of the workspace base */
+    size_t weights_size;           /* bytes of constant data in .rodata */
+    int32_t n_entrypoints;
+    const coreai_entrypoint_desc *entrypoints;
+    int32_t n_composite_ops;       /* distinct composite op names in the program */
+    const char *const *composite_ops;
+} coreai_program;
+
+/* NULL when the program has no entrypoint of that name. */
+const coreai_entrypoint_desc *coreai_program_find_entrypoint(const coreai_program *program,
+                                                             const char *name);
+/* Number of elements of a tensor (1 for rank 0); -1 for a NULL or malformed
+ * descriptor (rank outside 0..COREAI_MAX_RANK, negative extent, overflow). */
+int64_t coreai_tensor_desc_numel(const coreai_tensor_desc *desc);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* COREAI_RUNTIME_H */
