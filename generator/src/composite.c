@@ -115,7 +115,7 @@ void cg_composite_emit(cg_emitter *em)
     float eps = 0;
     norm_attrs(g, &begin, &end, &eps);
     char eps_text[32];
-    cg_format_f32(eps_text, cg_f32_bits(eps));
+    cg_c_literal_f32(eps_text, cg_f32_bits(eps));
     const char *wname = rms ? "scale" : "weight";
     cg_emit_params(em, "static const coreai_norm_params %s_p = {%d, %s, %d, %d, %s, %s, %s};\n", em->fn_name,
                    x->rank, cg_emit_i64_list(em->mem_ctx, x->dims, x->rank, CG_MAX_RANK), begin, end, eps_text,

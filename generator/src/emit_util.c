@@ -113,7 +113,7 @@ uint32_t cg_f32_bits(float f)
     return u;
 }
 
-void cg_format_f32(char buf[32], uint32_t bits)
+void cg_c_literal_f32(char buf[32], uint32_t bits)
 {
     /* Hex floats are exact and independent of the host's printf, so the
      * generated weights are byte-identical on every machine. */

@@ -43,7 +43,7 @@ char *cg_emit_i64_list(void *mem_ctx, const int64_t *values, int n, int pad);
 char *cg_emit_i32_list(void *mem_ctx, const int32_t *values, int n, int pad);
 
 /* Deterministic, exact C literal of a float given its bits ("0x1.8p+0f"). */
-void cg_format_f32(char buf[32], uint32_t bits);
+void cg_c_literal_f32(char buf[32], uint32_t bits);
 uint32_t cg_f32_bits(float f);
 
 #endif /* CG_EMIT_UTIL_H */

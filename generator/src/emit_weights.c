@@ -19,7 +19,7 @@ static void element_literal(char buf[32], cg_dtype dtype, const uint8_t *p)
 {
     switch (dtype) {
     case CG_DTYPE_F32:
-        cg_format_f32(buf, (uint32_t)load_le(p, 4));
+        cg_c_literal_f32(buf, (uint32_t)load_le(p, 4));
         break;
     case CG_DTYPE_F16:
     case CG_DTYPE_BF16:

@@ -150,6 +150,9 @@ typedef struct cg_module {
     cg_graph **graphs;         /* in file order */
     size_t n_entrypoints;
     cg_entrypoint **entrypoints;
+    /* The whole verified weights file (weights_size bytes), owned by the
+     * module; external constants' data point into it. NULL without weights. */
+    const uint8_t *weights_data;
 } cg_module;
 
 /* dtype helpers (ir.c) */

@@ -305,6 +305,8 @@ cg_program_plan *cg_program_plan_build(void *mem_ctx, const cg_module *m, bool k
     }
     for (size_t i = 0; i < pp->n_graphs; i++) {
         const cg_graph_plan *gp = pp->graphs[i];
+        if (gp->use_kernel)
+            continue; /* its body, constants included, is not emitted */
         for (size_t c = 0; c < gp->graph->n_consts; c++)
             pp->weight_bytes += gp->graph->consts[c]->data_size;
     }

@@ -1,0 +1,213 @@
+# CoreaiAddModel.cmake - generate C from a Core AI model file at build time.
+#
+#   coreai_add_model(<target>
+#                    MODEL <file>                 # model file (XML, format v1)
+#                    [PREFIX <c_name>]            # C prefix; default: the file's basename
+#                    [OUTPUT_DIR <dir>]           # default: ${CMAKE_CURRENT_BINARY_DIR}/coreai/<target>
+#                    [RUNNER]                     # also build <target>-run (.npy in, .npy out)
+#                    [GENERATOR_OPTIONS <opt>...])# extra `coreai-gen generate` options
+#
+# Runs `coreai-gen generate` to write <dir>/<prefix>.h, <prefix>.c and
+# <prefix>_weights.c, and adds the STATIC library <target> built from them,
+# linked with coreai::runtime, with <dir> as a PUBLIC include directory:
+#
+#   coreai_add_model(feedforward MODEL feedforward.xml RUNNER)
+#   add_executable(app main.c)                    # #include "feedforward.h"
+#   target_link_libraries(app PRIVATE feedforward)
+#
+# The code is regenerated when the model file, its weights file or the
+# generator changes. The generator reports its inputs in a depfile; because
+# that file only exists after the first build, the weights file named by the
+# model's <weights href="..."> is also read here, at configure time, and the
+# model file is a configure dependency so that a changed href is seen.
+#
+# Which coreai-gen runs:
+#   1. COREAI_GEN_EXECUTABLE, if set (cross builds: a host build of the tool);
+#   2. the coreai-gen target of this build, if there is one;
+#   3. the imported coreai::coreai-gen of an installed coreai-codegen package;
+#   4. coreai-gen found on PATH (find_program).
+
+include_guard(GLOBAL)
+if(CMAKE_VERSION VERSION_LESS 3.20)
+  message(FATAL_ERROR "coreai_add_model() needs CMake 3.20 or newer (DEPFILE with Makefiles)")
+endif()
+
+# Policies recorded with the function below (function() keeps the settings in
+# force where it is defined):
+#   CMP0116: Ninja rewrites DEPFILE paths relative to the build tree, so an
+#            absolute depfile from coreai-gen matches the build statement.
+cmake_policy(PUSH)
+if(POLICY CMP0116)
+  cmake_policy(SET CMP0116 NEW)
+endif()
+
+set(COREAI_GEN_EXECUTABLE "" CACHE FILEPATH
+    "coreai-gen to run for coreai_add_model() (empty: the coreai-gen target of the build, an installed one, or PATH)")
+
+# Reads <weights href="..."> from the model file; sets out_var to the
+# absolute weights path, or to "" when the model has no weights element.
+function(_coreai_model_weights model out_var)
+  set(${out_var} "" PARENT_SCOPE)
+  # <weights> is the first child of the root, so the head of the file is enough
+  # (a model with large inline constants can be big).
+  file(READ "${model}" xml LIMIT 65536)
+  string(FIND "${xml}" "<graph" graph_at)
+  if(graph_at GREATER -1)
+    string(SUBSTRING "${xml}" 0 ${graph_at} xml)
+  endif()
+  # Drop comments so that a commented-out <weights> does not count.
+  string(REGEX REPLACE "<!--([^-]|-[^-])*-->" "" xml "${xml}")
+  string(REGEX MATCH "<weights[ \t\r\n][^>]*>" element "${xml}")
+  if(element STREQUAL "")
+    return()
+  endif()
+  if(element MATCHES "[ \t\r\n]href[ \t\r\n]*=[ \t\r\n]*\"([^\"]*)\"")
+    set(href "${CMAKE_MATCH_1}")
+  elseif(element MATCHES "[ \t\r\n]href[ \t\r\n]*=[ \t\r\n]*'([^']*)'")
+    set(href "${CMAKE_MATCH_1}")
+  else()
+    return() # the generator reports the schema violation
+  endif()
+  # The five predefined XML entities (&amp; last).
+  string(REPLACE "&lt;" "<" href "${href}")
+  string(REPLACE "&gt;" ">" href "${href}")
+  string(REPLACE "&quot;" "\"" href "${href}")
+  string(REPLACE "&apos;" "'" href "${href}")
+  string(REPLACE "&amp;" "&" href "${href}")
+  if(href STREQUAL "")
+    return()
+  endif()
+  get_filename_component(model_dir "${model}" DIRECTORY)
+  get_filename_component(weights "${href}" ABSOLUTE BASE_DIR "${model_dir}")
+  set(${out_var} "${weights}" PARENT_SCOPE)
+endfunction()
+
+function(coreai_add_model target)
+  set(options RUNNER)
+  set(one_value MODEL PREFIX OUTPUT_DIR)
+  set(multi_value GENERATOR_OPTIONS)
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "${options}" "${one_value}" "${multi_value}")
+
+  if(ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "coreai_add_model(${target}): unknown arguments: ${ARG_UNPARSED_ARGUMENTS}\n"
+      "Usage: coreai_add_model(<target> MODEL <file> [PREFIX <c_name>] [OUTPUT_DIR <dir>] "
+      "[RUNNER] [GENERATOR_OPTIONS <option>...])")
+  endif()
+  foreach(kw IN LISTS ARG_KEYWORDS_MISSING_VALUES)
+    if(NOT kw STREQUAL "GENERATOR_OPTIONS")
+      message(FATAL_ERROR "coreai_add_model(${target}): ${kw} needs a value")
+    endif()
+  endforeach()
+  if(NOT DEFINED ARG_MODEL)
+    message(FATAL_ERROR "coreai_add_model(${target}): MODEL <file> is required")
+  endif()
+  if(TARGET "${target}")
+    message(FATAL_ERROR "coreai_add_model(${target}): a target named '${target}' already exists")
+  endif()
+
+  # ---- the model file ----
+  get_filename_component(model "${ARG_MODEL}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+  set(model_exists FALSE)
+  if(EXISTS "${model}" AND NOT IS_DIRECTORY "${model}")
+    set(model_exists TRUE)
+  else()
+    get_source_file_property(model_generated "${model}" GENERATED)
+    if(NOT model_generated)
+      message(FATAL_ERROR "coreai_add_model(${target}): model file not found: ${model}")
+    endif()
+  endif()
+
+  # ---- names and places ----
+  if(DEFINED ARG_PREFIX)
+    set(prefix "${ARG_PREFIX}")
+    if(NOT prefix MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
+      message(FATAL_ERROR "coreai_add_model(${target}): PREFIX '${prefix}' is not a C identifier")
+    endif()
+  else()
+    get_filename_component(prefix "${model}" NAME_WLE)
+    string(MAKE_C_IDENTIFIER "${prefix}" prefix)
+  endif()
+  if(DEFINED ARG_OUTPUT_DIR)
+    get_filename_component(out_dir "${ARG_OUTPUT_DIR}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
+  else()
+    set(out_dir "${CMAKE_CURRENT_BINARY_DIR}/coreai/${target}")
+  endif()
+  file(MAKE_DIRECTORY "${out_dir}")
+  set(out_h "${out_dir}/${prefix}.h")
+  set(out_c "${out_dir}/${prefix}.c")
+  set(out_w "${out_dir}/${prefix}_weights.c")
+  set(depfile "${out_dir}/${prefix}.d")
+
+  # ---- the generator ----
+  if(COREAI_GEN_EXECUTABLE)
+    set(gen "${COREAI_GEN_EXECUTABLE}")
+    set(gen_depends "${COREAI_GEN_EXECUTABLE}")
+  elseif(TARGET coreai-gen)
+    set(gen "$<TARGET_FILE:coreai-gen>")
+    set(gen_depends coreai-gen)
+  elseif(TARGET coreai::coreai-gen)
+    set(gen "$<TARGET_FILE:coreai::coreai-gen>")
+    set(gen_depends "$<TARGET_FILE:coreai::coreai-gen>")
+  else()
+    find_program(COREAI_GEN_PROGRAM coreai-gen DOC "coreai-gen found on PATH for coreai_add_model()")
+    if(NOT COREAI_GEN_PROGRAM)
+      message(FATAL_ERROR "coreai_add_model(${target}): coreai-gen not found. Build it in this "
+        "project, find_package(coreai-codegen), put it on PATH, or set COREAI_GEN_EXECUTABLE.")
+    endif()
+    set(gen "${COREAI_GEN_PROGRAM}")
+    set(gen_depends "${COREAI_GEN_PROGRAM}")
+  endif()
+
+  # ---- configure-time dependencies (the depfile covers them after the first build) ----
+  set(model_depends "${model}")
+  if(model_exists)
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${model}")
+    _coreai_model_weights("${model}" weights)
+    if(weights AND EXISTS "${weights}")
+      list(APPEND model_depends "${weights}")
+    endif()
+  endif()
+
+  file(RELATIVE_PATH model_rel "${CMAKE_SOURCE_DIR}" "${model}")
+  if(model_rel MATCHES "^\\.\\./")
+    set(model_rel "${model}")
+  endif()
+  add_custom_command(
+    OUTPUT "${out_c}" "${out_h}" "${out_w}"
+    COMMAND ${gen} generate "${model}" -o "${out_dir}" --prefix "${prefix}"
+            --depfile "${depfile}" ${ARG_GENERATOR_OPTIONS}
+    DEPENDS ${model_depends} ${gen_depends}
+    DEPFILE "${depfile}"
+    COMMENT "Generating C for Core AI model ${model_rel} (${target})"
+    VERBATIM)
+
+  add_library(${target} STATIC "${out_c}" "${out_w}" "${out_h}")
+  target_include_directories(${target} PUBLIC "$<BUILD_INTERFACE:${out_dir}>")
+  target_link_libraries(${target} PUBLIC coreai::runtime)
+  if(TARGET coreai_warnings)
+    target_link_libraries(${target} PRIVATE coreai_warnings)
+  endif()
+  if(COREAI_NATIVE)
+    target_compile_options(${target} PRIVATE -march=native)
+  endif()
+  set_target_properties(${target} PROPERTIES
+    COREAI_MODEL "${model}"
+    COREAI_PREFIX "${prefix}"
+    COREAI_OUTPUT_DIR "${out_dir}")
+
+  if(ARG_RUNNER)
+    if(NOT TARGET coreai::runner)
+      message(FATAL_ERROR "coreai_add_model(${target}): RUNNER needs the coreai::runner target")
+    endif()
+    set(COREAI_PREFIX "${prefix}")
+    set(runner_main "${out_dir}/${target}-run.c")
+    configure_file("${CMAKE_CURRENT_FUNCTION_LIST_DIR}/coreai_runner_main.c.in" "${runner_main}" @ONLY)
+    add_executable(${target}-run "${runner_main}")
+    target_link_libraries(${target}-run PRIVATE ${target} coreai::runner)
+    if(TARGET coreai_warnings)
+      target_link_libraries(${target}-run PRIVATE coreai_warnings)
+    endif()
+  endif()
+endfunction()
+
+cmake_policy(POP)

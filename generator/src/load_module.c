@@ -1,0 +1,149 @@
+/*
+ * load_module.c - the <coreai-model> root: weights, graphs, entrypoints.
+ */
+#include <string.h>
+
+#include <talloc.h>
+
+#include "load_internal.h"
+#include "weights.h"
+
+static bool cg_load_weights(cg_load *load, xmlNodePtr node)
+{
+    cg_module *module = load->module;
+    int line = cg_dom_line(node);
+    char *size = cg_dom_prop(load->scratch, node, "size");
+    module->weights_href = cg_dom_prop(module, node, "href");
+    module->weights_sha256 = cg_dom_prop(module, node, "sha256");
+    if (size == NULL || module->weights_href == NULL || module->weights_sha256 == NULL)
+        return cg_load_oom(load);
+
+    if (cg_parse_u64(size, &module->weights_size) != CG_NUM_OK) {
+        cg_load_error(load, line, "weights size '%s' is out of range", size);
+        return false;
+    }
+    const char *problem = cg_weights_href_problem(module->weights_href);
+    if (problem != NULL) {
+        cg_load_error(load, line, "weights href '%s' %s; it must be a path relative to the "
+                      "model file's directory", module->weights_href, problem);
+        return false;
+    }
+    module->weights_path = cg_weights_resolve(module, load->path, module->weights_href);
+    if (module->weights_path == NULL)
+        return cg_load_oom(load);
+
+    load->weights = cg_weights_read(module, module->weights_path, module->weights_size,
+                                    module->weights_sha256, load->diag);
+    module->weights_data = load->weights;
+    return load->weights != NULL;
+}
+
+static const char **cg_load_io_names(cg_load *load, void *owner, xmlNodePtr parent,
+                                     const char *element, size_t *count)
+{
+    *count = cg_dom_count(parent, element);
+    const char **names = talloc_zero_array(owner, const char *, *count);
+    if (names == NULL) {
+        cg_load_oom(load);
+        return NULL;
+    }
+    size_t i = 0;
+    for (xmlNodePtr c = cg_dom_first(parent); c != NULL; c = cg_dom_next(c)) {
+        if (!cg_dom_is(c, element))
+            continue;
+        names[i] = cg_dom_prop(names, c, "name");
+        if (names[i++] == NULL) {
+            cg_load_oom(load);
+            return NULL;
+        }
+    }
+    return names;
+}
+
+static cg_entrypoint *cg_load_entrypoint(cg_load *load, xmlNodePtr node)
+{
+    cg_entrypoint *ep = talloc_zero(load->module, cg_entrypoint);
+    if (ep == NULL) {
+        cg_load_oom(load);
+        return NULL;
+    }
+    ep->line = cg_dom_line(node);
+    ep->name = cg_dom_prop(ep, node, "name");
+    ep->graph_name = cg_dom_prop(ep, node, "graph");
+    if (ep->name == NULL || ep->graph_name == NULL) {
+        cg_load_oom(load);
+        return NULL;
+    }
+    /* ep->graph is resolved by the verifier, with the other symbol checks */
+    ep->states = cg_load_io_names(load, ep, node, "state", &ep->n_states);
+    if (ep->states == NULL)
+        return NULL;
+    ep->inputs = cg_load_io_names(load, ep, node, "input", &ep->n_inputs);
+    if (ep->inputs == NULL)
+        return NULL;
+    ep->outputs = cg_load_io_names(load, ep, node, "output", &ep->n_outputs);
+    if (ep->outputs == NULL)
+        return NULL;
+    return ep;
+}
+
+/* Adds name to table, or reports where it was first defined. */
+static bool cg_load_unique(cg_load *load, cg_symtab *table, const char *what,
+                           const char *name, void *object, int line)
+{
+    int first = 0;
+    if (cg_symtab_get(table, name, &first) != NULL) {
+        cg_load_error(load, line, "%s '%s' redefined (first defined at line %d)", what, name,
+                      first);
+        return false;
+    }
+    if (!cg_symtab_put(table, name, object, line))
+        return cg_load_oom(load);
+    return true;
+}
+
+bool cg_load_module(cg_load *load, xmlDocPtr doc)
+{
+    xmlNodePtr root = xmlDocGetRootElement(doc);
+    cg_module *module = talloc_zero(load->scratch, cg_module);
+    if (root == NULL || module == NULL)
+        return cg_load_oom(load);
+    load->module = module;
+    module->path = talloc_strdup(module, load->path);
+    /* the schema admits format="1" only */
+    module->format_version = 1;
+
+    size_t n_graphs = cg_dom_count(root, "graph");
+    size_t n_entrypoints = cg_dom_count(root, "entrypoint");
+    module->graphs = talloc_zero_array(module, cg_graph *, n_graphs);
+    module->entrypoints = talloc_zero_array(module, cg_entrypoint *, n_entrypoints);
+    cg_symtab *graph_names = cg_symtab_new(load->scratch);
+    cg_symtab *entry_names = cg_symtab_new(load->scratch);
+    if (module->path == NULL || module->graphs == NULL || module->entrypoints == NULL ||
+        graph_names == NULL || entry_names == NULL)
+        return cg_load_oom(load);
+
+    for (xmlNodePtr c = cg_dom_first(root); c != NULL; c = cg_dom_next(c)) {
+        if (cg_dom_is(c, "weights")) {
+            if (!cg_load_weights(load, c))
+                return false;
+        } else if (cg_dom_is(c, "graph")) {
+            cg_graph *graph = cg_load_graph(load, c);
+            if (graph == NULL)
+                return false;
+            module->graphs[module->n_graphs++] = graph;
+            if (!cg_load_unique(load, graph_names, "graph", graph->name, graph, graph->line))
+                return false;
+        } else if (cg_dom_is(c, "entrypoint")) {
+            cg_entrypoint *ep = cg_load_entrypoint(load, c);
+            if (ep == NULL)
+                return false;
+            module->entrypoints[module->n_entrypoints++] = ep;
+            if (!cg_load_unique(load, entry_names, "entrypoint", ep->name, ep, ep->line))
+                return false;
+        }
+    }
+    talloc_free(graph_names);
+    talloc_free(entry_names);
+    return true;
+}

@@ -1,0 +1,221 @@
+/*
+ * load_xml.c - parsing a model file with libxml2 and validating it against
+ * the embedded RelaxNG schema.
+ *
+ * Model files come from elsewhere, so the parser is locked down: no network,
+ * no DTD loading, no entity substitution, and any DOCTYPE stops the parse the
+ * moment it is seen, before an internal subset could declare entities. Errors
+ * arrive through per-context structured handlers (never libxml2's global
+ * ones) and only the first is reported, with the model's path and line.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+
+#include <libxml/parser.h>
+#include <libxml/relaxng.h>
+#include <libxml/SAX2.h>
+#include <talloc.h>
+
+#include "embedded.h"
+#include "load_internal.h"
+
+#define CG_SCHEMA_NAME "coreai-model.rng"
+
+/* The first XML error, kept until it can go into the diag. */
+typedef struct cg_xml_error {
+    bool have;
+    /* libxml2's RelaxNG validator says "failed to compare type string" for a
+     * value outside an enumeration, then "Element X failed to validate
+     * attributes", sometimes without a node. The first carries the line, the
+     * second the useful text, so the first is held as provisional. */
+    bool provisional;
+    int line;
+    char message[512];
+} cg_xml_error;
+
+static void cg_xml_error_set(cg_xml_error *err, int line, const char *message)
+{
+    if (message == NULL || message[0] == '\0')
+        message = "unknown XML error";
+    snprintf(err->message, sizeof(err->message), "%s", message);
+    /* libxml2 messages end in a newline */
+    size_t n = strlen(err->message);
+    while (n > 0 && (err->message[n - 1] == '\n' || err->message[n - 1] == '\r' ||
+                     err->message[n - 1] == ' '))
+        err->message[--n] = '\0';
+    if (line > 0)
+        err->line = line;
+    err->have = true;
+}
+
+static int cg_xml_error_line(const xmlError *e)
+{
+    xmlNodePtr node = e->node;
+    if (node != NULL && node->type == XML_ELEMENT_NODE) {
+        long line = xmlGetLineNo(node);
+        if (line > 0 && line <= INT_MAX)
+            return (int)line;
+    }
+    return e->line;
+}
+
+static void cg_xml_error_take(cg_xml_error *err, const xmlError *e)
+{
+    if (err->have && !err->provisional)
+        return;
+    bool weak = e->domain == XML_FROM_RELAXNGV && e->code == XML_RELAXNG_ERR_TYPECMP;
+    if (err->have && weak)
+        return;
+    cg_xml_error_set(err, cg_xml_error_line(e), e->message);
+    err->provisional = weak;
+}
+
+/* ---- parsing ---- */
+
+typedef struct cg_xml_parse {
+    cg_xml_error error;
+    bool doctype;
+} cg_xml_parse;
+
+/* Parser callbacks get the parser context; our state hangs off _private. */
+static void cg_xml_on_parse_error(void *ctx, xmlErrorPtr e)
+{
+    xmlParserCtxtPtr pctxt = ctx;
+    cg_xml_parse *state = pctxt->_private;
+    if (state == NULL || e == NULL || e->level == XML_ERR_WARNING)
+        return;
+    cg_xml_error_take(&state->error, e);
+}
+
+static void cg_xml_on_doctype(void *ctx, const xmlChar *name, const xmlChar *external_id,
+                              const xmlChar *system_id)
+{
+    (void)name;
+    (void)external_id;
+    (void)system_id;
+    xmlParserCtxtPtr pctxt = ctx;
+    cg_xml_parse *state = pctxt->_private;
+    if (state != NULL && !state->error.have) {
+        cg_xml_error_set(&state->error, xmlSAX2GetLineNumber(ctx),
+                         "DOCTYPE declarations are not allowed in a model file");
+        state->doctype = true;
+    }
+    xmlStopParser(pctxt);
+}
+
+typedef struct cg_xml_doc_owner {
+    xmlDocPtr doc;
+} cg_xml_doc_owner;
+
+static int cg_xml_doc_owner_destroy(cg_xml_doc_owner *owner)
+{
+    xmlFreeDoc(owner->doc);
+    return 0;
+}
+
+xmlDocPtr cg_load_xml_parse(cg_load *load)
+{
+    size_t size = 0;
+    int error = 0;
+    char *text = (char *)cg_load_file_read(load->scratch, load->path, 0, &size, &error);
+    if (text == NULL) {
+        cg_load_error(load, 0, "cannot read model file: %s", strerror(error));
+        return NULL;
+    }
+    if (size > INT_MAX) {
+        cg_load_error(load, 0, "model file is too large (%zu bytes)", size);
+        return NULL;
+    }
+
+    cg_xml_doc_owner *owner = talloc_zero(load->scratch, cg_xml_doc_owner);
+    xmlParserCtxtPtr pctxt = owner != NULL ? xmlNewParserCtxt() : NULL;
+    if (pctxt == NULL) {
+        cg_load_oom(load);
+        return NULL;
+    }
+    talloc_set_destructor(owner, cg_xml_doc_owner_destroy);
+
+    cg_xml_parse state = {0};
+    pctxt->_private = &state;
+    pctxt->sax->serror = cg_xml_on_parse_error;
+    pctxt->sax->internalSubset = cg_xml_on_doctype;
+
+    /* Deliberately absent: XML_PARSE_NOENT (entity substitution),
+     * XML_PARSE_DTDLOAD, XML_PARSE_DTDATTR, XML_PARSE_DTDVALID, XINCLUDE. */
+    int options = XML_PARSE_NONET | XML_PARSE_BIG_LINES;
+    xmlDocPtr doc = xmlCtxtReadMemory(pctxt, text, (int)size, load->path, NULL, options);
+    bool well_formed = pctxt->wellFormed != 0;
+    xmlFreeParserCtxt(pctxt);
+    owner->doc = doc;
+
+    if (state.error.have || state.doctype || doc == NULL || !well_formed) {
+        if (state.error.have)
+            cg_load_error(load, state.error.line, "%s", state.error.message);
+        else
+            cg_load_error(load, 0, "not a well-formed XML document");
+        return NULL;
+    }
+    /* belt and braces: the callback should have caught every DOCTYPE */
+    if (doc->intSubset != NULL || doc->extSubset != NULL) {
+        cg_load_error(load, 0, "DOCTYPE declarations are not allowed in a model file");
+        return NULL;
+    }
+    return doc;
+}
+
+/* ---- validation ---- */
+
+static void cg_xml_on_schema_error(void *data, xmlErrorPtr e)
+{
+    if (e != NULL && e->level != XML_ERR_WARNING)
+        cg_xml_error_take(data, e);
+}
+
+static xmlRelaxNGPtr cg_xml_schema_compile(cg_load *load)
+{
+    const cg_embedded_file *file = cg_embedded_find(CG_SCHEMA_NAME);
+    if (file == NULL || file->size == 0 || file->size > INT_MAX) {
+        cg_load_error(load, 0, "internal error: schema %s is not embedded", CG_SCHEMA_NAME);
+        return NULL;
+    }
+    xmlRelaxNGParserCtxtPtr pctxt = xmlRelaxNGNewMemParserCtxt(file->data, (int)file->size);
+    if (pctxt == NULL) {
+        cg_load_oom(load);
+        return NULL;
+    }
+    cg_xml_error err = {0};
+    xmlRelaxNGSetParserStructuredErrors(pctxt, cg_xml_on_schema_error, &err);
+    xmlRelaxNGPtr schema = xmlRelaxNGParse(pctxt);
+    xmlRelaxNGFreeParserCtxt(pctxt);
+    if (schema == NULL) {
+        cg_load_error(load, 0, "internal error: embedded schema %s: %s", CG_SCHEMA_NAME,
+                      err.have ? err.message : "does not compile");
+    }
+    return schema;
+}
+
+bool cg_load_xml_validate(cg_load *load, xmlDocPtr doc)
+{
+    xmlRelaxNGPtr schema = cg_xml_schema_compile(load);
+    if (schema == NULL)
+        return false;
+    xmlRelaxNGValidCtxtPtr vctxt = xmlRelaxNGNewValidCtxt(schema);
+    if (vctxt == NULL) {
+        xmlRelaxNGFree(schema);
+        return cg_load_oom(load);
+    }
+    cg_xml_error err = {0};
+    xmlRelaxNGSetValidStructuredErrors(vctxt, cg_xml_on_schema_error, &err);
+    int rc = xmlRelaxNGValidateDoc(vctxt, doc);
+    xmlRelaxNGFreeValidCtxt(vctxt);
+    xmlRelaxNGFree(schema);
+
+    if (rc == 0)
+        return true;
+    if (err.have)
+        cg_load_error(load, err.line, "%s", err.message);
+    else
+        cg_load_error(load, 0, "the document does not match the model schema");
+    return false;
+}

@@ -1,0 +1,264 @@
+/* coreai_rms_norm_f32 / coreai_layer_norm_f32 over a contiguous axis run. */
+#include "coreai/kernels/norm.h"
+
+#include <math.h>
+
+/*
+ * The tensor is viewed as outer x n x inner, n being the normalised axes.
+ * Statistics are accumulated in double (two passes for the variance, so a
+ * large mean does not cancel it away) and applied in f32.
+ * rms_norm is the same computation without centring: its "variance" about 0
+ * is the mean square, and it has no bias.
+ */
+
+/* Columns normalised together when inner > 1 (their statistics live on the
+ * stack); also the number of affine offsets precomputed per block. */
+#define NORM_CHUNK 128
+
+/* Odometer over a range of axes carrying the weight and bias offsets. */
+typedef struct affine_walk {
+    int n;
+    int64_t shape[COREAI_MAX_RANK];
+    int64_t ws[COREAI_MAX_RANK];
+    int64_t bs[COREAI_MAX_RANK];
+    int64_t idx[COREAI_MAX_RANK];
+    int64_t w_off, b_off;
+} affine_walk;
+
+/* Strides of an absent operand are ignored: the generator need not fill them. */
+static void walk_init(affine_walk *w, const coreai_norm_params *p, int begin, int end,
+                      int has_w, int has_b)
+{
+    w->n = 0;
+    w->w_off = 0;
+    w->b_off = 0;
+    for (int d = begin; d < end; ++d) {
+        w->shape[w->n] = p->shape[d];
+        w->ws[w->n] = has_w ? p->weight_strides[d] : 0;
+        w->bs[w->n] = has_b ? p->bias_strides[d] : 0;
+        w->idx[w->n] = 0;
+        w->n++;
+    }
+}
+
+static int walk_next(affine_walk *w)
+{
+    for (int d = w->n - 1; d >= 0; --d) {
+        w->w_off += w->ws[d];
+        w->b_off += w->bs[d];
+        if (++w->idx[d] < w->shape[d])
+            return 1;
+        w->w_off -= w->ws[d] * w->shape[d];
+        w->b_off -= w->bs[d] * w->shape[d];
+        w->idx[d] = 0;
+    }
+    return 0;
+}
+
+/* Positions the walk at flat index `flat` (row-major over its axes). */
+static void walk_seek(affine_walk *w, int64_t flat)
+{
+    w->w_off = 0;
+    w->b_off = 0;
+    for (int d = w->n - 1; d >= 0; --d) {
+        const int64_t i = flat % w->shape[d];
+        flat /= w->shape[d];
+        w->idx[d] = i;
+        w->w_off += i * w->ws[d];
+        w->b_off += i * w->bs[d];
+    }
+}
+
+/* True when the operand is laid out densely over the normalised axes and
+ * broadcast over every other axis: then it is simply indexed by t. */
+static int affine_is_dense_row(const coreai_norm_params *p, const int64_t *s)
+{
+    int64_t expect = 1;
+    for (int d = p->rank - 1; d >= 0; --d) {
+        const int64_t e = p->shape[d];
+        if (e == 1)
+            continue; /* the stride of an extent-1 axis is never used */
+        if (d >= p->axis_begin && d < p->axis_end) {
+            if (s[d] != expect)
+                return 0;
+            expect *= e;
+        } else if (s[d] != 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void row_stats(const float *restrict x, int64_t n, int center, double eps,
+                      float *mean_out, float *rstd_out)
+{
+    double mean = 0.0;
+    if (center) {
+        double s0 = 0.0, s1 = 0.0;
+        int64_t t = 0;
+        for (; t + 2 <= n; t += 2) {
+            s0 += x[t];
+            s1 += x[t + 1];
+        }
+        if (t < n)
+            s0 += x[t];
+        mean = (s0 + s1) / (double)n;
+    }
+    double q0 = 0.0, q1 = 0.0;
+    int64_t t = 0;
+    for (; t + 2 <= n; t += 2) {
+        const double d0 = x[t] - mean, d1 = x[t + 1] - mean;
+        q0 += d0 * d0;
+        q1 += d1 * d1;
+    }
+    if (t < n) {
+        const double d0 = x[t] - mean;
+        q0 += d0 * d0;
+    }
+    *mean_out = (float)mean;
+    *rstd_out = (float)(1.0 / sqrt((q0 + q1) / (double)n + eps));
+}
+
+/* Dense-row fast path: inner == 1 and each affine operand NULL or indexed by t. */
+static void norm_rows(const coreai_norm_params *p, int64_t outer, int64_t n, int center,
+                      const float *restrict x, const float *restrict w,
+                      const float *restrict b, float *restrict out)
+{
+    for (int64_t o = 0; o < outer; ++o) {
+        const float *restrict xr = x + o * n;
+        float *restrict orow = out + o * n;
+        float mean, r;
+        row_stats(xr, n, center, (double)p->eps, &mean, &r);
+        if (w != NULL && b != NULL) {
+            for (int64_t t = 0; t < n; ++t)
+                orow[t] = (xr[t] - mean) * r * w[t] + b[t];
+        } else if (w != NULL) {
+            for (int64_t t = 0; t < n; ++t)
+                orow[t] = (xr[t] - mean) * r * w[t];
+        } else if (b != NULL) {
+            for (int64_t t = 0; t < n; ++t)
+                orow[t] = (xr[t] - mean) * r + b[t];
+        } else {
+            for (int64_t t = 0; t < n; ++t)
+                orow[t] = (xr[t] - mean) * r;
+        }
+    }
+}
+
+/* Any layout: statistics for a block of inner columns at a time, then the
+ * output pass with affine offsets from odometers (outer, normalised axes)
+ * plus per-column offsets precomputed for the block. */
+static void norm_general(const coreai_norm_params *p, int64_t n, int64_t inner,
+                         int center, const float *restrict x, const float *w, const float *b,
+                         float *restrict out)
+{
+    const double eps = (double)p->eps;
+    affine_walk ow, nw, iw;
+    const int hw = w != NULL, hb = b != NULL;
+    walk_init(&ow, p, 0, p->axis_begin, hw, hb);
+    walk_init(&nw, p, p->axis_begin, p->axis_end, hw, hb);
+    walk_init(&iw, p, p->axis_end, p->rank, hw, hb);
+    const int64_t plane = n * inner;
+    int64_t o = 0;
+    do {
+        const float *xo = x + o * plane;
+        float *oo = out + o * plane;
+        for (int64_t j0 = 0; j0 < inner; j0 += NORM_CHUNK) {
+            const int64_t cols = inner - j0 < NORM_CHUNK ? inner - j0 : NORM_CHUNK;
+            double mean[NORM_CHUNK], q[NORM_CHUNK];
+            float meanf[NORM_CHUNK], rstd[NORM_CHUNK];
+            int64_t wi[NORM_CHUNK], bi[NORM_CHUNK];
+            for (int64_t c = 0; c < cols; ++c) {
+                mean[c] = 0.0;
+                q[c] = 0.0;
+            }
+            if (center) {
+                for (int64_t t = 0; t < n; ++t) {
+                    const float *xr = xo + t * inner + j0;
+                    for (int64_t c = 0; c < cols; ++c)
+                        mean[c] += xr[c];
+                }
+                for (int64_t c = 0; c < cols; ++c)
+                    mean[c] /= (double)n;
+            }
+            for (int64_t t = 0; t < n; ++t) {
+                const float *xr = xo + t * inner + j0;
+                for (int64_t c = 0; c < cols; ++c) {
+                    const double d = xr[c] - mean[c];
+                    q[c] += d * d;
+                }
+            }
+            for (int64_t c = 0; c < cols; ++c) {
+                meanf[c] = (float)mean[c];
+                rstd[c] = (float)(1.0 / sqrt(q[c] / (double)n + eps));
+            }
+            walk_seek(&iw, j0);
+            for (int64_t c = 0; c < cols; ++c) {
+                wi[c] = ow.w_off + iw.w_off;
+                bi[c] = ow.b_off + iw.b_off;
+                walk_next(&iw);
+            }
+            nw.w_off = 0;
+            nw.b_off = 0;
+            for (int64_t t = 0; t < n; ++t) {
+                const float *xr = xo + t * inner + j0;
+                float *orow = oo + t * inner + j0;
+                const float *wt = w != NULL ? w + nw.w_off : NULL;
+                const float *bt = b != NULL ? b + nw.b_off : NULL;
+                for (int64_t c = 0; c < cols; ++c) {
+                    float v = (xr[c] - meanf[c]) * rstd[c];
+                    if (wt != NULL)
+                        v *= wt[wi[c]];
+                    if (bt != NULL)
+                        v += bt[bi[c]];
+                    orow[c] = v;
+                }
+                walk_next(&nw);
+            }
+        }
+        ++o;
+    } while (walk_next(&ow));
+}
+
+static coreai_status norm_run(const coreai_norm_params *p, const float *x, const float *w,
+                              const float *b, float *out, int center)
+{
+    if (p == NULL || x == NULL || out == NULL)
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    if (p->rank < 1 || p->rank > COREAI_MAX_RANK || p->axis_begin < 0 ||
+        p->axis_begin >= p->axis_end || p->axis_end > p->rank)
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    int64_t dims[3] = {1, 1, 1}; /* outer, n, inner */
+    int64_t total = 1;
+    for (int d = 0; d < p->rank; ++d)
+        if (p->shape[d] < 0)
+            return COREAI_STATUS_INVALID_ARGUMENT;
+    for (int d = 0; d < p->rank; ++d) {
+        const int64_t e = p->shape[d];
+        if (e == 0)
+            return COREAI_STATUS_OK;
+        if (total > INT64_MAX / e)
+            return COREAI_STATUS_INVALID_ARGUMENT;
+        total *= e;
+        dims[d < p->axis_begin ? 0 : d < p->axis_end ? 1 : 2] *= e;
+    }
+    const int64_t outer = dims[0], n = dims[1], inner = dims[2];
+    if (inner == 1 && (w == NULL || affine_is_dense_row(p, p->weight_strides)) &&
+        (b == NULL || affine_is_dense_row(p, p->bias_strides)))
+        norm_rows(p, outer, n, center, x, w, b, out);
+    else
+        norm_general(p, n, inner, center, x, w, b, out);
+    return COREAI_STATUS_OK;
+}
+
+coreai_status coreai_rms_norm_f32(const coreai_norm_params *params, const float *x,
+                                  const float *scale, float *out)
+{
+    return norm_run(params, x, scale, NULL, out, 0);
+}
+
+coreai_status coreai_layer_norm_f32(const coreai_norm_params *params, const float *x,
+                                    const float *weight, const float *bias, float *out)
+{
+    return norm_run(params, x, weight, bias, out, 1);
+}
