@@ -50,6 +50,8 @@ char *cg_template_render(void *mem_ctx, const char *name, const char *text, cons
         }
         /* inline markers */
         const char *p = s;
+        if (p == e)
+            out = talloc_strndup_append_buffer(out, p, (size_t)(next - p));
         while (p < e) {
             const char *m = strstr(p, "@@");
             if (!m || m >= e) {
