@@ -46,7 +46,7 @@ static void emit_copy_outs(cg_emitter *em)
 {
     const cg_graph_plan *gp = em->plan;
     const cg_graph *g = gp->graph;
-    size_t first_plain = gp->results_alias_args ? g->n_args : 0;
+    size_t first_plain = gp->n_state_results;
     if (first_plain > g->n_outputs)
         first_plain = g->n_outputs;
     for (int pass = 0; pass < 2; pass++) {

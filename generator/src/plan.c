@@ -133,7 +133,7 @@ static void bind_results(cg_graph_plan *gp)
     for (size_t i = 0; i < g->n_outputs; i++) {
         const cg_value *v = g->outputs[i];
         cg_storage *s = &gp->storage[v->slot];
-        bool may_alias_arg = gp->results_alias_args && i < g->n_args;
+        bool may_alias_arg = i < gp->n_state_results;
         if (s->kind == CG_STORAGE_WORKSPACE && !may_alias_arg) {
             s->kind = CG_STORAGE_RESULT;
             s->index = i;
@@ -240,12 +240,13 @@ static void plan_body(cg_graph_plan *gp, const cg_program_plan *pp, void *tmp)
     gp->lower_bound = lower;
 }
 
-static cg_graph_plan *plan_graph(cg_program_plan *pp, const cg_graph *g, bool kernels, bool alias_args)
+static cg_graph_plan *plan_graph(cg_program_plan *pp, const cg_graph *g, bool kernels, size_t n_states)
 {
     cg_graph_plan *gp = talloc_zero(pp, cg_graph_plan);
     void *tmp = talloc_new(gp);
     gp->graph = g;
-    gp->results_alias_args = alias_args;
+    gp->results_alias_args = n_states > 0;
+    gp->n_state_results = n_states;
     gp->use_kernel = kernels && cg_composite_kernel_available(g);
     assign_slots(gp);
     if (gp->use_kernel) {
@@ -261,7 +262,7 @@ static cg_graph_plan *plan_graph(cg_program_plan *pp, const cg_graph *g, bool ke
 
 /* Post-order over the call graph so callees are planned (and emitted) first. */
 static void visit(cg_program_plan *pp, const cg_module *m, const cg_graph *g, bool kernels,
-                  bool *seen, bool *alias)
+                  bool *seen, size_t *alias)
 {
     size_t gi = 0;
     while (m->graphs[gi] != g)
@@ -287,12 +288,14 @@ cg_program_plan *cg_program_plan_build(void *mem_ctx, const cg_module *m, bool k
         return NULL;
     pp->graphs = talloc_zero_array(pp, cg_graph_plan *, m->n_graphs + 1);
     bool *seen = talloc_zero_array(pp, bool, m->n_graphs + 1);
-    bool *alias = talloc_zero_array(pp, bool, m->n_graphs + 1);
+    /* per graph: how many leading results an entrypoint aliases to its
+     * state arguments (the most over all entrypoints running it) */
+    size_t *alias = talloc_zero_array(pp, size_t, m->n_graphs + 1);
     for (size_t e = 0; e < m->n_entrypoints; e++) {
-        if (m->entrypoints[e]->n_states == 0)
-            continue;
-        for (size_t gi = 0; gi < m->n_graphs; gi++)
-            alias[gi] = alias[gi] || m->graphs[gi] == m->entrypoints[e]->graph;
+        for (size_t gi = 0; gi < m->n_graphs; gi++) {
+            if (m->graphs[gi] == m->entrypoints[e]->graph && m->entrypoints[e]->n_states > alias[gi])
+                alias[gi] = m->entrypoints[e]->n_states;
+        }
     }
     for (size_t e = 0; e < m->n_entrypoints; e++)
         visit(pp, m, m->entrypoints[e]->graph, kernels, seen, alias);

@@ -38,6 +38,7 @@ typedef struct cg_graph_plan {
     size_t index;              /* position in cg_program_plan.graphs (emission order) */
     bool use_kernel;           /* composite graph emitted as one kernel call */
     bool results_alias_args;   /* an entrypoint passes one buffer as state arg and result */
+    size_t n_state_results;    /* leading results that may share a buffer with an argument */
     size_t n_values;
     cg_value **values;         /* by slot */
     cg_storage *storage;       /* by slot */
