@@ -172,10 +172,14 @@ function(coreai_add_model target)
   if(model_rel MATCHES "^\\.\\./")
     set(model_rel "${model}")
   endif()
+  # The stamp comes first: coreai-gen leaves unchanged sources untouched (so
+  # nothing recompiles), and the always-rewritten stamp keeps make from
+  # rerunning the rule on every build.
+  set(stamp "${out_dir}/${prefix}.stamp")
   add_custom_command(
-    OUTPUT "${out_c}" "${out_h}" "${out_w}"
+    OUTPUT "${stamp}" "${out_c}" "${out_h}" "${out_w}"
     COMMAND ${gen} generate "${model}" -o "${out_dir}" --prefix "${prefix}"
-            --depfile "${depfile}" ${ARG_GENERATOR_OPTIONS}
+            --depfile "${depfile}" --stamp "${stamp}" ${ARG_GENERATOR_OPTIONS}
     DEPENDS ${model_depends} ${gen_depends}
     DEPFILE "${depfile}"
     COMMENT "Generating C for Core AI model ${model_rel} (${target})"

@@ -45,6 +45,10 @@ size_t cg_dom_count(xmlNodePtr parent, const char *name)
 
 int cg_dom_line(xmlNodePtr node)
 {
+    /* the exact line recorded while parsing (see load_xml.c) */
+    uintptr_t recorded = (uintptr_t)node->_private;
+    if (node->type == XML_ELEMENT_NODE && recorded > 0 && recorded <= INT32_MAX)
+        return (int)recorded;
     long line = xmlGetLineNo(node);
     return line > 0 && line < (long)INT32_MAX ? (int)line : 0;
 }

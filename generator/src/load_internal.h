@@ -51,6 +51,7 @@ xmlNodePtr cg_dom_first(xmlNodePtr parent);  /* first element child, or NULL */
 xmlNodePtr cg_dom_next(xmlNodePtr node);     /* next element sibling, or NULL */
 bool cg_dom_is(xmlNodePtr node, const char *name);
 size_t cg_dom_count(xmlNodePtr parent, const char *name);
+/* exact even past line 65535, where libxml2 2.9 itself only guesses */
 int cg_dom_line(xmlNodePtr node);
 /* talloc'd copies; NULL when absent (or out of memory: check cg_dom_has). */
 char *cg_dom_prop(void *mem_ctx, xmlNodePtr node, const char *name);

@@ -8,8 +8,8 @@
  * arrive through per-context structured handlers (never libxml2's global
  * ones) and only the first is reported, with the model's path and line.
  */
-#include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <libxml/parser.h>
@@ -53,9 +53,9 @@ static int cg_xml_error_line(const xmlError *e)
 {
     xmlNodePtr node = e->node;
     if (node != NULL && node->type == XML_ELEMENT_NODE) {
-        long line = xmlGetLineNo(node);
-        if (line > 0 && line <= INT_MAX)
-            return (int)line;
+        int line = cg_dom_line(node);
+        if (line > 0)
+            return line;
     }
     return e->line;
 }
@@ -104,6 +104,25 @@ static void cg_xml_on_doctype(void *ctx, const xmlChar *name, const xmlChar *ext
     xmlStopParser(pctxt);
 }
 
+/* libxml2 2.9 keeps element lines in 16 bits; past 65535 xmlGetLineNo()
+ * guesses from neighbouring text nodes and can be off. Converted models
+ * easily get that long, so each element records its exact line in
+ * _private (which libxml2 leaves to applications) as it is created. */
+static void cg_xml_on_start_element(void *ctx, const xmlChar *localname,
+                                    const xmlChar *prefix, const xmlChar *uri,
+                                    int nb_namespaces, const xmlChar **namespaces,
+                                    int nb_attributes, int nb_defaulted,
+                                    const xmlChar **attributes)
+{
+    xmlParserCtxtPtr pctxt = ctx;
+    xmlSAX2StartElementNs(ctx, localname, prefix, uri, nb_namespaces, namespaces,
+                          nb_attributes, nb_defaulted, attributes);
+    /* a node that already has a line is the parent: creation failed */
+    xmlNodePtr node = pctxt->node;
+    if (node != NULL && node->type == XML_ELEMENT_NODE && node->_private == NULL)
+        node->_private = (void *)(uintptr_t)xmlSAX2GetLineNumber(ctx);
+}
+
 typedef struct cg_xml_doc_owner {
     xmlDocPtr doc;
 } cg_xml_doc_owner;
@@ -140,6 +159,7 @@ xmlDocPtr cg_load_xml_parse(cg_load *load)
     pctxt->_private = &state;
     pctxt->sax->serror = cg_xml_on_parse_error;
     pctxt->sax->internalSubset = cg_xml_on_doctype;
+    pctxt->sax->startElementNs = cg_xml_on_start_element;
 
     /* Deliberately absent: XML_PARSE_NOENT (entity substitution),
      * XML_PARSE_DTDLOAD, XML_PARSE_DTDATTR, XML_PARSE_DTDVALID, XINCLUDE. */

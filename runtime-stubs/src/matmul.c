@@ -4,163 +4,137 @@
 #include <string.h>
 
 /*
- * Two loop shapes cover the four transpose cases, each with a contiguous
- * innermost loop:
- *  - B not transposed (B is k x n): out row i += A(i,p) * B row p, the
- *    i-k-j order, 4 rows of out at a time so each B row load feeds 4 FMAs.
- *  - B transposed (B is n x k): out(i,j) = dot(A row i, B row j), with 8
- *    partial sums per dot and 4 rows of A per B row.
- * A transposed only changes how A(i,p) is addressed; for the dot form its
- * columns are first gathered into a small stack panel.
- * The blocks keep the reused part of B in cache: MM_KB x MM_NB floats
- * (64 KiB) for the axpy form, MM_JB x MM_KB (64 KiB) for the dot form.
+ * One register-blocked micro-kernel serves all four transpose cases: a tile
+ * of 4 rows x 16 columns of out is accumulated in local arrays over a block
+ * of k, loading one 16-wide row of B and 4 scalars of A per step. Its inner
+ * loops have constant trip counts and contiguous B rows, which gcc and clang
+ * vectorise at -O2 and -O3 alike (an accumulate-per-lane dot product does
+ * not survive -O3 well, hence no dot-product form).
+ * A(i,p) is addressed as a[i*a_rs + p*a_cs], so transpose_a costs nothing.
+ * B must present rows of its (k x n) view contiguously: used in place when
+ * not transposed, and otherwise packed block by block into a stack panel.
+ * Blocks: MM_KB x MM_NB of B (8 KiB) is reused by every row of A.
  */
-#define MM_NB 256
-#define MM_KB 256
-#define MM_JB 64
-#define MM_KB_AXPY 64
+#define MM_MR 4
+#define MM_NR 16
+#define MM_KB 32
+#define MM_NB 64
 
 static int64_t min64(int64_t x, int64_t y)
 {
     return x < y ? x : y;
 }
 
-/* out (m x n, dense) = A x B with A(i,p) = a[i*a_rs + p*a_cs] and B dense k x n. */
-static void gemm_axpy(int64_t m, int64_t n, int64_t k, const float *a, int64_t a_rs,
-                      int64_t a_cs, const float *restrict b, float *restrict out)
+/* Full 4 x 16 tile: o[r][l] += sum_p A(r,p) * B(p,l). */
+static void tile_4x16(int64_t kb, const float *restrict a, int64_t a_rs, int64_t a_cs,
+                      const float *restrict b, int64_t ldb, float *restrict o, int64_t ldo)
 {
-    memset(out, 0, (size_t)(m * n) * sizeof *out);
+    float c0[MM_NR] = {0}, c1[MM_NR] = {0}, c2[MM_NR] = {0}, c3[MM_NR] = {0};
+    for (int64_t p = 0; p < kb; ++p) {
+        const float *restrict br = b + p * ldb;
+        const float a0 = a[p * a_cs];
+        const float a1 = a[a_rs + p * a_cs];
+        const float a2 = a[2 * a_rs + p * a_cs];
+        const float a3 = a[3 * a_rs + p * a_cs];
+        for (int l = 0; l < MM_NR; ++l) {
+            const float bv = br[l];
+            c0[l] += a0 * bv;
+            c1[l] += a1 * bv;
+            c2[l] += a2 * bv;
+            c3[l] += a3 * bv;
+        }
+    }
+    for (int l = 0; l < MM_NR; ++l) {
+        o[l] += c0[l];
+        o[ldo + l] += c1[l];
+        o[2 * ldo + l] += c2[l];
+        o[3 * ldo + l] += c3[l];
+    }
+}
+
+/* One row by 16 columns: the shape of a matrix-vector product (m == 1). */
+static void tile_1x16(int64_t kb, const float *restrict a, int64_t a_cs,
+                      const float *restrict b, int64_t ldb, float *restrict o)
+{
+    float c[MM_NR] = {0};
+    for (int64_t p = 0; p < kb; ++p) {
+        const float *restrict br = b + p * ldb;
+        const float av = a[p * a_cs];
+        for (int l = 0; l < MM_NR; ++l)
+            c[l] += av * br[l];
+    }
+    for (int l = 0; l < MM_NR; ++l)
+        o[l] += c[l];
+}
+
+/* Ragged right edge: fewer than 16 columns. */
+static void tile_edge(int64_t rows, int64_t cols, int64_t kb, const float *a, int64_t a_rs,
+                      int64_t a_cs, const float *b, int64_t ldb, float *o, int64_t ldo)
+{
+    for (int64_t r = 0; r < rows; ++r) {
+        float c[MM_NR] = {0};
+        for (int64_t p = 0; p < kb; ++p) {
+            const float av = a[r * a_rs + p * a_cs];
+            for (int64_t l = 0; l < cols; ++l)
+                c[l] += av * b[p * ldb + l];
+        }
+        for (int64_t l = 0; l < cols; ++l)
+            o[r * ldo + l] += c[l];
+    }
+}
+
+/* out[0:m, 0:nb] (row stride ldo) += A[0:m, 0:kb] x B[0:kb, 0:nb] (row stride ldb). */
+static void gemm_block(int64_t m, int64_t nb, int64_t kb, const float *a, int64_t a_rs,
+                       int64_t a_cs, const float *b, int64_t ldb, float *out, int64_t ldo)
+{
+    const int64_t nfull = nb - nb % MM_NR;
+    int64_t i = 0;
+    for (; i + MM_MR <= m; i += MM_MR) {
+        const float *ai = a + i * a_rs;
+        float *oi = out + i * ldo;
+        for (int64_t j = 0; j < nfull; j += MM_NR)
+            tile_4x16(kb, ai, a_rs, a_cs, b + j, ldb, oi + j, ldo);
+        if (nfull < nb)
+            tile_edge(MM_MR, nb - nfull, kb, ai, a_rs, a_cs, b + nfull, ldb, oi + nfull, ldo);
+    }
+    for (; i < m; ++i) {
+        const float *ai = a + i * a_rs;
+        float *oi = out + i * ldo;
+        for (int64_t j = 0; j < nfull; j += MM_NR)
+            tile_1x16(kb, ai, a_cs, b + j, ldb, oi + j);
+        if (nfull < nb)
+            tile_edge(1, nb - nfull, kb, ai, a_rs, a_cs, b + nfull, ldb, oi + nfull, ldo);
+    }
+}
+
+/* B dense k x n: its rows are used in place. */
+static void gemm_b_rows(int64_t m, int64_t n, int64_t k, const float *a, int64_t a_rs,
+                        int64_t a_cs, const float *b, float *out)
+{
     for (int64_t j0 = 0; j0 < n; j0 += MM_NB) {
         const int64_t nb = min64(MM_NB, n - j0);
-        for (int64_t p0 = 0; p0 < k; p0 += MM_KB_AXPY) {
-            const int64_t p1 = min64(p0 + MM_KB_AXPY, k);
-            int64_t i = 0;
-            for (; i + 4 <= m; i += 4) {
-                float *restrict o0 = out + i * n + j0;
-                float *restrict o1 = o0 + n;
-                float *restrict o2 = o1 + n;
-                float *restrict o3 = o2 + n;
-                const float *ar = a + i * a_rs;
-                for (int64_t p = p0; p < p1; ++p) {
-                    const float *restrict br = b + p * n + j0;
-                    const float a0 = ar[p * a_cs];
-                    const float a1 = ar[a_rs + p * a_cs];
-                    const float a2 = ar[2 * a_rs + p * a_cs];
-                    const float a3 = ar[3 * a_rs + p * a_cs];
-                    for (int64_t j = 0; j < nb; ++j) {
-                        const float bv = br[j];
-                        o0[j] += a0 * bv;
-                        o1[j] += a1 * bv;
-                        o2[j] += a2 * bv;
-                        o3[j] += a3 * bv;
-                    }
-                }
-            }
-            for (; i < m; ++i) {
-                float *restrict o = out + i * n + j0;
-                for (int64_t p = p0; p < p1; ++p) {
-                    const float *restrict br = b + p * n + j0;
-                    const float av = a[i * a_rs + p * a_cs];
-                    for (int64_t j = 0; j < nb; ++j)
-                        o[j] += av * br[j];
-                }
-            }
+        for (int64_t p0 = 0; p0 < k; p0 += MM_KB) {
+            const int64_t kb = min64(MM_KB, k - p0);
+            gemm_block(m, nb, kb, a + p0 * a_cs, a_rs, a_cs, b + p0 * n + j0, n, out + j0, n);
         }
     }
 }
 
-/* Partial sums in fixed lanes: the compiler may keep them in one vector
- * register without being allowed to reassociate a single accumulator. */
-#define DOT_LANES 8
-
-static float dot1(const float *restrict x, const float *restrict y, int64_t len)
+/* B dense n x k (transposed): each block is packed as kb rows of nb. */
+static void gemm_b_packed(int64_t m, int64_t n, int64_t k, const float *a, int64_t a_rs,
+                          int64_t a_cs, const float *b, float *out)
 {
-    float s[DOT_LANES] = {0};
-    int64_t p = 0;
-    for (; p + DOT_LANES <= len; p += DOT_LANES)
-        for (int l = 0; l < DOT_LANES; ++l)
-            s[l] += x[p + l] * y[p + l];
-    for (; p < len; ++p)
-        s[0] += x[p] * y[p];
-    float t = 0.0f;
-    for (int l = 0; l < DOT_LANES; ++l)
-        t += s[l];
-    return t;
-}
-
-static void dot4(const float *const x[4], const float *restrict y, int64_t len, float r[4])
-{
-    const float *restrict x0 = x[0];
-    const float *restrict x1 = x[1];
-    const float *restrict x2 = x[2];
-    const float *restrict x3 = x[3];
-    float s0[DOT_LANES] = {0}, s1[DOT_LANES] = {0}, s2[DOT_LANES] = {0}, s3[DOT_LANES] = {0};
-    int64_t p = 0;
-    for (; p + DOT_LANES <= len; p += DOT_LANES) {
-        for (int l = 0; l < DOT_LANES; ++l) {
-            const float yv = y[p + l];
-            s0[l] += x0[p + l] * yv;
-            s1[l] += x1[p + l] * yv;
-            s2[l] += x2[p + l] * yv;
-            s3[l] += x3[p + l] * yv;
-        }
-    }
-    for (; p < len; ++p) {
-        const float yv = y[p];
-        s0[0] += x0[p] * yv;
-        s1[0] += x1[p] * yv;
-        s2[0] += x2[p] * yv;
-        s3[0] += x3[p] * yv;
-    }
-    r[0] = r[1] = r[2] = r[3] = 0.0f;
-    for (int l = 0; l < DOT_LANES; ++l) {
-        r[0] += s0[l];
-        r[1] += s1[l];
-        r[2] += s2[l];
-        r[3] += s3[l];
-    }
-}
-
-/* out (m x n, dense) = A x B^T with B dense n x k; A is m x k, or k x m when
- * a_transposed. */
-static void gemm_dot(int64_t m, int64_t n, int64_t k, const float *a, int a_transposed,
-                     const float *b, float *restrict out)
-{
-    float panel[4][MM_KB];
-    memset(out, 0, (size_t)(m * n) * sizeof *out);
-    for (int64_t p0 = 0; p0 < k; p0 += MM_KB) {
-        const int64_t kb = min64(MM_KB, k - p0);
-        for (int64_t j0 = 0; j0 < n; j0 += MM_JB) {
-            const int64_t j1 = min64(j0 + MM_JB, n);
-            for (int64_t i0 = 0; i0 < m; i0 += 4) {
-                const int rows = (int)min64(4, m - i0);
-                const float *x[4];
-                for (int r = 0; r < rows; ++r) {
-                    if (a_transposed) {
-                        const float *col = a + p0 * m + i0 + r;
-                        for (int64_t p = 0; p < kb; ++p)
-                            panel[r][p] = col[p * m];
-                        x[r] = panel[r];
-                    } else {
-                        x[r] = a + (i0 + r) * k + p0;
-                    }
-                }
-                float *o = out + i0 * n;
-                if (rows == 4) {
-                    for (int64_t j = j0; j < j1; ++j) {
-                        float acc[4];
-                        dot4(x, b + j * k + p0, kb, acc);
-                        o[j] += acc[0];
-                        o[n + j] += acc[1];
-                        o[2 * n + j] += acc[2];
-                        o[3 * n + j] += acc[3];
-                    }
-                } else {
-                    for (int r = 0; r < rows; ++r)
-                        for (int64_t j = j0; j < j1; ++j)
-                            o[r * n + j] += dot1(x[r], b + j * k + p0, kb);
-                }
+    float panel[MM_KB * MM_NB];
+    for (int64_t j0 = 0; j0 < n; j0 += MM_NB) {
+        const int64_t nb = min64(MM_NB, n - j0);
+        for (int64_t p0 = 0; p0 < k; p0 += MM_KB) {
+            const int64_t kb = min64(MM_KB, k - p0);
+            for (int64_t j = 0; j < nb; ++j) {
+                const float *restrict src = b + (j0 + j) * k + p0;
+                for (int64_t p = 0; p < kb; ++p)
+                    panel[p * MM_NB + j] = src[p];
             }
+            gemm_block(m, nb, kb, a + p0 * a_cs, a_rs, a_cs, panel, MM_NB, out + j0, n);
         }
     }
 }
@@ -168,13 +142,14 @@ static void gemm_dot(int64_t m, int64_t n, int64_t k, const float *a, int a_tran
 static void gemm(const coreai_matmul_params *p, const float *a, const float *b, float *out)
 {
     const int64_t m = p->m, n = p->n, k = p->k;
-    if (p->transpose_b) {
-        gemm_dot(m, n, k, a, p->transpose_a, b, out);
-    } else if (p->transpose_a) {
-        gemm_axpy(m, n, k, a, 1, m, b, out);
-    } else {
-        gemm_axpy(m, n, k, a, k, 1, b, out);
-    }
+    const int64_t a_rs = p->transpose_a ? 1 : k;
+    const int64_t a_cs = p->transpose_a ? m : 1;
+    /* The blocks accumulate into out, and k == 0 must still give zeros. */
+    memset(out, 0, (size_t)(m * n) * sizeof *out);
+    if (p->transpose_b)
+        gemm_b_packed(m, n, k, a, a_rs, a_cs, b, out);
+    else
+        gemm_b_rows(m, n, k, a, a_rs, a_cs, b, out);
 }
 
 coreai_status coreai_matmul_f32(const coreai_matmul_params *params, const float *a,

@@ -6,7 +6,9 @@
 /*
  * The tensor is viewed as outer x n x inner, n being the normalised axes.
  * Statistics are accumulated in double (two passes for the variance, so a
- * large mean does not cancel it away) and applied in f32.
+ * large mean does not cancel it away). The centred value (x - mean) * rstd is
+ * also formed in double: with a small variance rstd is large and would
+ * magnify the rounding of an f32 mean into the result. The affine part is f32.
  * rms_norm is the same computation without centring: its "variance" about 0
  * is the mean square, and it has no bias.
  */
@@ -55,20 +57,6 @@ static int walk_next(affine_walk *w)
     return 0;
 }
 
-/* Positions the walk at flat index `flat` (row-major over its axes). */
-static void walk_seek(affine_walk *w, int64_t flat)
-{
-    w->w_off = 0;
-    w->b_off = 0;
-    for (int d = w->n - 1; d >= 0; --d) {
-        const int64_t i = flat % w->shape[d];
-        flat /= w->shape[d];
-        w->idx[d] = i;
-        w->w_off += i * w->ws[d];
-        w->b_off += i * w->bs[d];
-    }
-}
-
 /* True when the operand is laid out densely over the normalised axes and
  * broadcast over every other axis: then it is simply indexed by t. */
 static int affine_is_dense_row(const coreai_norm_params *p, const int64_t *s)
@@ -90,7 +78,7 @@ static int affine_is_dense_row(const coreai_norm_params *p, const int64_t *s)
 }
 
 static void row_stats(const float *restrict x, int64_t n, int center, double eps,
-                      float *mean_out, float *rstd_out)
+                      double *mean_out, double *rstd_out)
 {
     double mean = 0.0;
     if (center) {
@@ -115,8 +103,8 @@ static void row_stats(const float *restrict x, int64_t n, int center, double eps
         const double d0 = x[t] - mean;
         q0 += d0 * d0;
     }
-    *mean_out = (float)mean;
-    *rstd_out = (float)(1.0 / sqrt((q0 + q1) / (double)n + eps));
+    *mean_out = mean;
+    *rstd_out = 1.0 / sqrt((q0 + q1) / (double)n + eps);
 }
 
 /* Dense-row fast path: inner == 1 and each affine operand NULL or indexed by t. */
@@ -127,20 +115,20 @@ static void norm_rows(const coreai_norm_params *p, int64_t outer, int64_t n, int
     for (int64_t o = 0; o < outer; ++o) {
         const float *restrict xr = x + o * n;
         float *restrict orow = out + o * n;
-        float mean, r;
+        double mean, r;
         row_stats(xr, n, center, (double)p->eps, &mean, &r);
         if (w != NULL && b != NULL) {
             for (int64_t t = 0; t < n; ++t)
-                orow[t] = (xr[t] - mean) * r * w[t] + b[t];
+                orow[t] = (float)((xr[t] - mean) * r) * w[t] + b[t];
         } else if (w != NULL) {
             for (int64_t t = 0; t < n; ++t)
-                orow[t] = (xr[t] - mean) * r * w[t];
+                orow[t] = (float)((xr[t] - mean) * r) * w[t];
         } else if (b != NULL) {
             for (int64_t t = 0; t < n; ++t)
-                orow[t] = (xr[t] - mean) * r + b[t];
+                orow[t] = (float)((xr[t] - mean) * r) + b[t];
         } else {
             for (int64_t t = 0; t < n; ++t)
-                orow[t] = (xr[t] - mean) * r;
+                orow[t] = (float)((xr[t] - mean) * r);
         }
     }
 }
@@ -165,8 +153,7 @@ static void norm_general(const coreai_norm_params *p, int64_t n, int64_t inner,
         float *oo = out + o * plane;
         for (int64_t j0 = 0; j0 < inner; j0 += NORM_CHUNK) {
             const int64_t cols = inner - j0 < NORM_CHUNK ? inner - j0 : NORM_CHUNK;
-            double mean[NORM_CHUNK], q[NORM_CHUNK];
-            float meanf[NORM_CHUNK], rstd[NORM_CHUNK];
+            double mean[NORM_CHUNK], q[NORM_CHUNK], rstd[NORM_CHUNK];
             int64_t wi[NORM_CHUNK], bi[NORM_CHUNK];
             for (int64_t c = 0; c < cols; ++c) {
                 mean[c] = 0.0;
@@ -188,11 +175,10 @@ static void norm_general(const coreai_norm_params *p, int64_t n, int64_t inner,
                     q[c] += d * d;
                 }
             }
-            for (int64_t c = 0; c < cols; ++c) {
-                meanf[c] = (float)mean[c];
-                rstd[c] = (float)(1.0 / sqrt(q[c] / (double)n + eps));
-            }
-            walk_seek(&iw, j0);
+            for (int64_t c = 0; c < cols; ++c)
+                rstd[c] = 1.0 / sqrt(q[c] / (double)n + eps);
+            /* Blocks run in order, so the inner walk just continues; it wraps
+             * back to 0 after the last column of each outer index. */
             for (int64_t c = 0; c < cols; ++c) {
                 wi[c] = ow.w_off + iw.w_off;
                 bi[c] = ow.b_off + iw.b_off;
@@ -206,7 +192,7 @@ static void norm_general(const coreai_norm_params *p, int64_t n, int64_t inner,
                 const float *wt = w != NULL ? w + nw.w_off : NULL;
                 const float *bt = b != NULL ? b + nw.b_off : NULL;
                 for (int64_t c = 0; c < cols; ++c) {
-                    float v = (xr[c] - meanf[c]) * rstd[c];
+                    float v = (float)((xr[c] - mean[c]) * rstd[c]);
                     if (wt != NULL)
                         v *= wt[wi[c]];
                     if (bt != NULL)

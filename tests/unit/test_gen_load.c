@@ -402,6 +402,36 @@ static void test_errors(void **state)
     }
 }
 
+/* libxml2 2.9 stores lines in 16 bits; converted models are longer. */
+static void test_big_line_numbers(void **state)
+{
+    (void)state;
+    const char *path = COREAI_TEST_TMP "/big_lines.xml";
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("<?xml version=\"1.0\"?>\n<coreai-model format=\"1\">\n  <graph name=\"main\">\n"
+          "    <arg id=\"x\" dtype=\"f32\" shape=\"4\"/>\n", f);
+    for (int i = 0; i < 70000; i++)
+        fputs("    <!-- filler -->\n", f);
+    /* line 70005 */
+    fputs("    <op kind=\"coreai.relu\">\n"
+          "      <operand ref=\"nope\"/>\n"
+          "      <result id=\"y\" dtype=\"f32\" shape=\"4\"/>\n"
+          "    </op>\n"
+          "    <output><value ref=\"y\"/></output>\n  </graph>\n"
+          "  <entrypoint name=\"main\" graph=\"main\"><input name=\"x\"/>"
+          "<output name=\"y\"/></entrypoint>\n</coreai-model>\n", f);
+    fclose(f);
+
+    char expected[1024];
+    snprintf(expected, sizeof(expected), "%s:70006: error: undefined value 'nope'", path);
+    cg_diag diag;
+    cg_diag_init(&diag, path);
+    assert_null(cg_module_load(NULL, path, &diag));
+    assert_string_equal(diag.message, expected);
+    remove(path);
+}
+
 /* ---- printing ---- */
 
 static void check_golden(const char *model, const char *golden)
@@ -592,6 +622,7 @@ int main(void)
         cmocka_unit_test(test_attrs_module),
         cmocka_unit_test(test_ownership),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_big_line_numbers),
         cmocka_unit_test(test_print_valid),
         cmocka_unit_test(test_print_attrs),
         cmocka_unit_test(test_format_numbers),

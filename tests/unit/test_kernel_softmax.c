@@ -3,22 +3,25 @@
 
 #include "coreai/kernels.h"
 
-/* Softmax of axis `axis` of a dense tensor, from the multi-index. */
+/* Softmax of axis `axis` of a dense tensor, from the multi-index: each
+ * line along the axis is handled when its first element comes up. */
 static void ref_softmax(const float *x, double *want, int rank, const int64_t *shape, int axis)
 {
     int64_t strides[COREAI_MAX_RANK];
     ref_dense_strides(shape, rank, strides);
-    const int64_t n = ref_numel(shape, rank);
+    const int64_t n = ref_numel(shape, rank), st = strides[axis];
     for (int64_t f = 0; f < n; ++f) {
         int64_t idx[COREAI_MAX_RANK];
         ref_unravel(f, shape, rank, idx);
-        const int64_t base = f - idx[axis] * strides[axis];
+        if (idx[axis] != 0)
+            continue;
         double mx = -INFINITY, sum = 0.0;
         for (int64_t i = 0; i < shape[axis]; ++i)
-            mx = fmax(mx, x[base + i * strides[axis]]);
+            mx = fmax(mx, x[f + i * st]);
         for (int64_t i = 0; i < shape[axis]; ++i)
-            sum += exp(x[base + i * strides[axis]] - mx);
-        want[f] = exp(x[f] - mx) / sum;
+            sum += exp(x[f + i * st] - mx);
+        for (int64_t i = 0; i < shape[axis]; ++i)
+            want[f + i * st] = exp(x[f + i * st] - mx) / sum;
     }
 }
 
