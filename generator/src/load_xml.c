@@ -215,8 +215,53 @@ static xmlRelaxNGPtr cg_xml_schema_compile(cg_load *load)
     return schema;
 }
 
+/* libxml2 reports a value outside an enumeration as "Element X failed to
+ * validate attributes", without saying which one. The enumerated attributes
+ * are checked here first so the message names the attribute and the choices. */
+static bool cg_xml_check_enums(cg_load *load, xmlNodePtr node)
+{
+    static const struct {
+        const char *element, *attribute, *choices;
+    } enums[] = {
+        {"coreai-model", "format", "1"},
+        {"arg", "dtype", "f32 f16 bf16 i64 i32 bool"},
+        {"const", "dtype", "f32 f16 bf16 i64 i32 bool"},
+        {"result", "dtype", "f32 f16 bf16 i64 i32 bool"},
+        {"attr", "type", "si64 f32 f64 bool str si64[] f32[] str[]"},
+    };
+    for (xmlNodePtr n = node; n != NULL; n = n->next) {
+        if (n->type != XML_ELEMENT_NODE)
+            continue;
+        for (size_t i = 0; i < sizeof enums / sizeof enums[0]; i++) {
+            if (!cg_dom_is(n, enums[i].element) || !cg_dom_has(n, enums[i].attribute))
+                continue;
+            char *v = cg_dom_prop(load->scratch, n, enums[i].attribute);
+            if (v == NULL)
+                return cg_load_oom(load);
+            bool found = false;
+            const char *c = enums[i].choices;
+            size_t len = strlen(v);
+            while (*c && !found) {
+                size_t w = strcspn(c, " ");
+                found = w == len && strncmp(c, v, w) == 0;
+                c += w + (c[w] == ' ');
+            }
+            if (!found) {
+                cg_load_error(load, cg_dom_line(n), "unknown %s '%s' on <%s> (expected one of: %s)",
+                              enums[i].attribute, v, enums[i].element, enums[i].choices);
+                return false;
+            }
+        }
+        if (!cg_xml_check_enums(load, n->children))
+            return false;
+    }
+    return true;
+}
+
 bool cg_load_xml_validate(cg_load *load, xmlDocPtr doc)
 {
+    if (!cg_xml_check_enums(load, xmlDocGetRootElement(doc)))
+        return false;
     xmlRelaxNGPtr schema = cg_xml_schema_compile(load);
     if (schema == NULL)
         return false;

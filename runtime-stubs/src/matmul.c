@@ -139,11 +139,37 @@ static void gemm_b_packed(int64_t m, int64_t n, int64_t k, const float *a, int64
     }
 }
 
+/* Dot product with 16 fixed partial sums (vectorisable without
+ * reassociation). Only used for matrix-vector shapes, where packing B would
+ * cost more than the product and the dot form reads B exactly once. */
+static float dot16(const float *restrict x, const float *restrict y, int64_t len)
+{
+    float s[MM_NR] = {0};
+    int64_t p = 0;
+    for (; p + MM_NR <= len; p += MM_NR)
+        for (int l = 0; l < MM_NR; ++l)
+            s[l] += x[p + l] * y[p + l];
+    for (; p < len; ++p)
+        s[0] += x[p] * y[p];
+    float t = 0.0f;
+    for (int l = 0; l < MM_NR; ++l)
+        t += s[l];
+    return t;
+}
+
 static void gemm(const coreai_matmul_params *p, const float *a, const float *b, float *out)
 {
     const int64_t m = p->m, n = p->n, k = p->k;
     const int64_t a_rs = p->transpose_a ? 1 : k;
     const int64_t a_cs = p->transpose_a ? m : 1;
+    if (p->transpose_b && m < MM_MR && a_cs == 1) {
+        /* A few contiguous rows of A against the rows of B (linear layers
+         * at batch size 1). */
+        for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j)
+                out[i * n + j] = dot16(a + i * a_rs, b + j * k, k);
+        return;
+    }
     /* The blocks accumulate into out, and k == 0 must still give zeros. */
     memset(out, 0, (size_t)(m * n) * sizeof *out);
     if (p->transpose_b)

@@ -110,8 +110,9 @@ static void test_shapes_and_transposes(void **state)
                 }
 }
 
-/* Sizes that cross every cache block and micro-tile boundary of the kernel
- * (blocks of 64/256 along k, 64/256 along n, 4 rows), and the 65 family. */
+/* Sizes that cross the kernel's cache blocks (32 along k, 64 along n) and
+ * 4 x 16 register tiles with ragged edges on both sides, plus m < 4, where
+ * transposed B takes the dot-product path. */
 static void test_large_blocks(void **state)
 {
     (void)state;
