@@ -6,8 +6,8 @@
  *    value (never via an intermediate rounding); overflow gives +-inf,
  *    underflow gives subnormals or a signed zero. NaN stays NaN (quiet, with
  *    the top payload bits kept and the sign preserved); +-inf stays +-inf.
- *  - to f32: from f16/bf16/i32/bool exactly; from i64 by C's conversion,
- *    which rounds to nearest even on every IEEE target we build for.
+ *  - to f32: from f16/bf16/i32/bool exactly; from i64 rounded to nearest
+ *    even, computed portably (see i64_to_double_sticky).
  *  - float to i32 / i64: truncation toward zero like C. Values C leaves
  *    undefined are defined here: NaN -> 0, and anything at or beyond the
  *    integer range (including +-inf) saturates to INTn_MIN / INTn_MAX.
@@ -107,9 +107,12 @@ static uint16_t double_to_half(double d, int eb, int mb)
     return (uint16_t)(sign | bits);
 }
 
-/* i64 beyond 2^53 is not exact in double; folding the lost bits into a
- * sticky bit keeps a single correct rounding to the (<= 11 bit) target. */
-static uint16_t int_to_half(int64_t v, int eb, int mb)
+/* i64 beyond 2^53 is not exact in double. Folding the lost bits into a
+ * sticky bit gives a double that rounds to any format of <= 51 bits exactly
+ * as the integer itself would: one correct rounding, no double rounding, and
+ * no reliance on how the platform converts int64 to float (some, e.g. under
+ * emulation, go through double and round twice). */
+static double i64_to_double_sticky(int64_t v)
 {
     uint64_t mag = v < 0 ? UINT64_C(0) - (uint64_t)v : (uint64_t)v;
     double d;
@@ -122,7 +125,7 @@ static uint16_t int_to_half(int64_t v, int eb, int mb)
     } else {
         d = (double)mag;
     }
-    return double_to_half(v < 0 ? -d : d, eb, mb);
+    return v < 0 ? -d : d;
 }
 
 static int64_t sat_i64(double d)
@@ -358,7 +361,7 @@ static void store_int(coreai_dtype to, void *out, int64_t off, int64_t n, const 
     case COREAI_DTYPE_F32: {
         float *p = (float *)out + off;
         for (int64_t i = 0; i < n; ++i)
-            p[i] = (float)buf[i];
+            p[i] = (float)i64_to_double_sticky(buf[i]);
         break;
     }
     case COREAI_DTYPE_F16:
@@ -367,7 +370,7 @@ static void store_int(coreai_dtype to, void *out, int64_t off, int64_t n, const 
         const int eb = to == COREAI_DTYPE_F16 ? F16_EXP : BF16_EXP;
         const int mb = to == COREAI_DTYPE_F16 ? F16_MAN : BF16_MAN;
         for (int64_t i = 0; i < n; ++i)
-            p[i] = int_to_half(buf[i], eb, mb);
+            p[i] = double_to_half(i64_to_double_sticky(buf[i]), eb, mb);
         break;
     }
     case COREAI_DTYPE_I64:

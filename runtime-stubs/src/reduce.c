@@ -97,7 +97,8 @@ coreai_status coreai_reduce_f32(const coreai_reduce_params *params, const float 
             out[i] = v;
         return COREAI_STATUS_OK;
     }
-    const double divisor = p->op == COREAI_REDUCE_OP_MEAN ? (double)count : 1.0;
+    /* A double reciprocal is within an ulp of dividing: invisible in f32. */
+    const double scale = p->op == COREAI_REDUCE_OP_MEAN ? 1.0 / (double)count : 1.0;
 
     /* Drop extent-1 axes and merge neighbours that are both kept or both
      * reduced: x is dense, so the merged axes stay dense. */
@@ -137,11 +138,10 @@ coreai_status coreai_reduce_f32(const coreai_reduce_params *params, const float 
         int64_t o = 0;
         do {
             double s = 0.0;
-            reduced.off = 0;
             do {
                 s += run_sum(x + kept.off + reduced.off, len);
             } while (walk_next(&reduced));
-            out[o++] = (float)(s / divisor);
+            out[o++] = (float)(s * scale);
         } while (walk_next(&kept));
     } else {
         /* The innermost axis is kept: accumulate a block of neighbouring
@@ -156,14 +156,13 @@ coreai_status coreai_reduce_f32(const coreai_reduce_params *params, const float 
                 double acc[REDUCE_CHUNK];
                 for (int64_t j = 0; j < nj; ++j)
                     acc[j] = 0.0;
-                reduced.off = 0;
                 do {
                     const float *restrict xr = x + kept.off + reduced.off + j0;
                     for (int64_t j = 0; j < nj; ++j)
                         acc[j] += xr[j];
                 } while (walk_next(&reduced));
                 for (int64_t j = 0; j < nj; ++j)
-                    o[j0 + j] = (float)(acc[j] / divisor);
+                    o[j0 + j] = (float)(acc[j] * scale);
             }
             o += len;
         } while (walk_next(&kept));
