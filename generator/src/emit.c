@@ -7,6 +7,7 @@
 #include "coreai/runtime.h"
 #include "embedded.h"
 #include "emit_internal.h"
+#include "emit_ops.h"
 #include "template.h"
 
 /* Text of a template from the banner line on (what comes before documents
@@ -39,6 +40,8 @@ static char *render(void *ctx, const char *name, const cg_template_var *vars, si
 bool cg_emit_program(void *mem_ctx, const cg_module *module, const cg_program_plan *plan,
                      const cg_emit_options *opt, cg_emitted_files *out, cg_diag *diag)
 {
+    if (!cg_emit_check_names(module, opt->prefix, diag))
+        return false;
     void *tmp = talloc_new(mem_ctx);
     cg_emit_ctx ec = {.mem_ctx = tmp, .prefix = opt->prefix, .module = module, .plan = plan, .diag = diag};
     uint64_t weight_bytes = 0;

@@ -1,10 +1,14 @@
+#include <ctype.h>
 #include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <talloc.h>
 
 #include "emit_ops.h"
 #include "infer.h"
+#include "ir_half.h"
 #include "shape.h"
 
 /* Name of the params object of op `index`. */
@@ -15,19 +19,138 @@ static char *pname(cg_emitter *em, size_t index)
 
 static bool kind_is(const cg_op *op, const char *k) { return strcmp(op->kind, k) == 0; }
 
+static const cg_attr *attr(const cg_op *op, const char *name) { return cg_attr_find(&op->attrs, name); }
+
+static char *dims(cg_emitter *em, const cg_type *t)
+{
+    return cg_emit_i64_list(em->mem_ctx, t->dims, t->rank, CG_MAX_RANK);
+}
+
+static char *list8(cg_emitter *em, const int64_t *v, int rank)
+{
+    return cg_emit_i64_list(em->mem_ctx, v, rank, CG_MAX_RANK);
+}
+
+/* "f32", "i32", "i64", "bool": the kernel suffix of a dtype. */
+static const char *suffix(cg_dtype d) { return cg_dtype_name(d); }
+
+static char *f32_lit(cg_emitter *em, double v)
+{
+    char buf[32];
+    cg_c_literal_f32(buf, cg_f32_bits((float)v));
+    return talloc_strdup(em->mem_ctx, buf);
+}
+
+/* Exact, host-independent C literal of a double (hex float). */
+static char *f64_lit(cg_emitter *em, double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    const char *sign = (bits >> 63) ? "-" : "";
+    uint64_t exp = (bits >> 52) & 0x7ffu, man = bits & ((UINT64_C(1) << 52) - 1);
+    if (exp == 0x7ffu)
+        return talloc_strdup(em->mem_ctx, man ? "NAN" : (bits >> 63) ? "-INFINITY" : "INFINITY");
+    if (exp == 0 && man == 0)
+        return talloc_asprintf(em->mem_ctx, "%s0.0", sign);
+    if (exp == 0)
+        return talloc_asprintf(em->mem_ctx, "%s0x0.%013" PRIx64 "p-1022", sign, man);
+    return talloc_asprintf(em->mem_ctx, "%s0x1.%013" PRIx64 "p%+d", sign, man, (int)exp - 1023);
+}
+
+static char *i64_lit(cg_emitter *em, int64_t v)
+{
+    /* INT64_MIN has no literal of its own */
+    if (v == INT64_MIN)
+        return talloc_strdup(em->mem_ctx, "INT64_MIN");
+    return talloc_asprintf(em->mem_ctx, "INT64_C(%" PRId64 ")", v);
+}
+
+/* Initialiser of a coreai_scalar holding v converted to dtype (the
+ * verifier has checked that integer dtypes can hold it). */
+static char *scalar_init(cg_emitter *em, cg_dtype dtype, double v)
+{
+    bool overflow = false;
+    switch (dtype) {
+    case CG_DTYPE_F32: return talloc_asprintf(em->mem_ctx, "{.f32 = %s}", f32_lit(em, v));
+    case CG_DTYPE_F16: return talloc_asprintf(em->mem_ctx, "{.bits16 = 0x%04x}", cg_half_from_double(v, &overflow));
+    case CG_DTYPE_BF16: return talloc_asprintf(em->mem_ctx, "{.bits16 = 0x%04x}", cg_bf16_from_double(v, &overflow));
+    case CG_DTYPE_I64: return talloc_asprintf(em->mem_ctx, "{.i64 = %s}", i64_lit(em, (int64_t)v));
+    case CG_DTYPE_I32:
+        if ((int32_t)v == INT32_MIN)
+            return talloc_strdup(em->mem_ctx, "{.i32 = INT32_MIN}");
+        return talloc_asprintf(em->mem_ctx, "{.i32 = %" PRId32 "}", (int32_t)v);
+    case CG_DTYPE_BOOL: return talloc_asprintf(em->mem_ctx, "{.b = %d}", v != 0.0);
+    default: return talloc_strdup(em->mem_ctx, "{0}");
+    }
+}
+
+/* ---- elementwise ---------------------------------------------------------- */
+
+/* op enum of a binary / compare / logical kind; NULL when not one. */
+static const char *binary_enum(const cg_op *op)
+{
+    static const struct { const char *kind, *e; } t[] = {
+        {"coreai.add", "COREAI_BINARY_OP_ADD"}, {"coreai.sub", "COREAI_BINARY_OP_SUB"},
+        {"coreai.mul", "COREAI_BINARY_OP_MUL"}, {"coreai.div", "COREAI_BINARY_OP_DIV"},
+        {"coreai.maximum", "COREAI_BINARY_OP_MAXIMUM"}, {"coreai.minimum", "COREAI_BINARY_OP_MINIMUM"},
+        {"coreai.pow", "COREAI_BINARY_OP_POW"},
+        {"coreai.equal", "COREAI_COMPARE_OP_EQUAL"}, {"coreai.not_equal", "COREAI_COMPARE_OP_NOT_EQUAL"},
+        {"coreai.less", "COREAI_COMPARE_OP_LESS"}, {"coreai.less_equal", "COREAI_COMPARE_OP_LESS_EQUAL"},
+        {"coreai.greater", "COREAI_COMPARE_OP_GREATER"},
+        {"coreai.greater_equal", "COREAI_COMPARE_OP_GREATER_EQUAL"},
+        {"coreai.logical_and", "COREAI_LOGICAL_OP_AND"}, {"coreai.logical_or", "COREAI_LOGICAL_OP_OR"}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        if (kind_is(op, t[i].kind))
+            return t[i].e;
+    }
+    return NULL;
+}
+
 static void emit_binary(cg_emitter *em, size_t index, const cg_op *op, const char *enum_op)
 {
     const cg_type *out = &op->results[0]->type;
+    cg_dtype dt = op->operands[0]->type.dtype;
     int64_t as[CG_MAX_RANK], bs[CG_MAX_RANK];
     cg_shape_broadcast_strides(&op->operands[0]->type, out, as);
     cg_shape_broadcast_strides(&op->operands[1]->type, out, bs);
+    const char *ptype, *call;
+    if (strncmp(enum_op, "COREAI_BINARY", 13) == 0) {
+        ptype = "coreai_binary_params";
+        call = talloc_asprintf(em->mem_ctx, "coreai_binary_%s", suffix(dt));
+    } else if (strncmp(enum_op, "COREAI_COMPARE", 14) == 0) {
+        ptype = "coreai_compare_params";
+        call = talloc_asprintf(em->mem_ctx, "coreai_compare_%s", suffix(dt));
+    } else {
+        ptype = "coreai_logical_params";
+        call = "coreai_logical";
+    }
     char *p = pname(em, index);
-    cg_emit_params(em, "static const coreai_binary_params %s = {%s, %d, %s, %s, %s};\n", p, enum_op, out->rank,
-                   cg_emit_i64_list(em->mem_ctx, out->dims, out->rank, CG_MAX_RANK),
-                   cg_emit_i64_list(em->mem_ctx, as, out->rank, CG_MAX_RANK),
-                   cg_emit_i64_list(em->mem_ctx, bs, out->rank, CG_MAX_RANK));
-    cg_emit_body(em, "    COREAI_TRY(coreai_binary_f32(&%s, %s, %s, %s));\n", p, cg_emit_ref(em, op->operands[0]),
+    cg_emit_params(em, "static const %s %s = {%s, %d, %s, %s, %s};\n", ptype, p, enum_op, out->rank, dims(em, out),
+                   list8(em, as, out->rank), list8(em, bs, out->rank));
+    cg_emit_body(em, "    COREAI_TRY(%s(&%s, %s, %s, %s));\n", call, p, cg_emit_ref(em, op->operands[0]),
                  cg_emit_ref(em, op->operands[1]), cg_emit_ref(em, op->results[0]));
+}
+
+static const char *unary_enum(const cg_op *op)
+{
+    static const struct { const char *kind, *e; } t[] = {
+        {"coreai.relu", "COREAI_UNARY_OP_RELU"}, {"coreai.rsqrt", "COREAI_UNARY_OP_RSQRT"},
+        {"coreai.sqrt", "COREAI_UNARY_OP_SQRT"}, {"coreai.exp", "COREAI_UNARY_OP_EXP"},
+        {"coreai.neg", "COREAI_UNARY_OP_NEG"}, {"coreai.log", "COREAI_UNARY_OP_LOG"},
+        {"coreai.tanh", "COREAI_UNARY_OP_TANH"}, {"coreai.sigmoid", "COREAI_UNARY_OP_SIGMOID"},
+        {"coreai.silu", "COREAI_UNARY_OP_SILU"}, {"coreai.erf", "COREAI_UNARY_OP_ERF"},
+        {"coreai.sin", "COREAI_UNARY_OP_SIN"}, {"coreai.cos", "COREAI_UNARY_OP_COS"},
+        {"coreai.reciprocal", "COREAI_UNARY_OP_RECIPROCAL"}, {"coreai.floor", "COREAI_UNARY_OP_FLOOR"},
+        {"coreai.ceil", "COREAI_UNARY_OP_CEIL"}, {"coreai.abs", "COREAI_UNARY_OP_ABS"}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        if (kind_is(op, t[i].kind))
+            return t[i].e;
+    }
+    if (kind_is(op, "coreai.gelu")) {
+        const cg_attr *a = attr(op, "approximate");
+        return a && strcmp(a->str, "tanh") == 0 ? "COREAI_UNARY_OP_GELU_TANH" : "COREAI_UNARY_OP_GELU";
+    }
+    return NULL;
 }
 
 static void emit_unary(cg_emitter *em, size_t index, const cg_op *op, const char *enum_op)
@@ -35,9 +158,95 @@ static void emit_unary(cg_emitter *em, size_t index, const cg_op *op, const char
     char *p = pname(em, index);
     cg_emit_params(em, "static const coreai_unary_params %s = {%s, %" PRId64 "};\n", p, enum_op,
                    cg_type_numel(&op->results[0]->type));
-    cg_emit_body(em, "    COREAI_TRY(coreai_unary_f32(&%s, %s, %s));\n", p, cg_emit_ref(em, op->operands[0]),
+    cg_emit_body(em, "    COREAI_TRY(coreai_unary_%s(&%s, %s, %s));\n", suffix(op->operands[0]->type.dtype), p,
+                 cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->results[0]));
+}
+
+static void emit_clamp(cg_emitter *em, size_t index, const cg_op *op)
+{
+    const cg_attr *lo = attr(op, "min"), *hi = attr(op, "max");
+    char *p = pname(em, index);
+    cg_emit_params(em, "static const coreai_clamp_params %s = {%" PRId64 ", %s, %s};\n", p,
+                   cg_type_numel(&op->results[0]->type), lo ? f32_lit(em, lo->floats[0]) : "-INFINITY",
+                   hi ? f32_lit(em, hi->floats[0]) : "INFINITY");
+    cg_emit_body(em, "    COREAI_TRY(coreai_clamp_f32(&%s, %s, %s));\n", p, cg_emit_ref(em, op->operands[0]),
                  cg_emit_ref(em, op->results[0]));
 }
+
+static void emit_logical_not(cg_emitter *em, size_t index, const cg_op *op)
+{
+    char *p = pname(em, index);
+    cg_emit_params(em, "static const coreai_logical_not_params %s = {%" PRId64 "};\n", p,
+                   cg_type_numel(&op->results[0]->type));
+    cg_emit_body(em, "    COREAI_TRY(coreai_logical_not(&%s, %s, %s));\n", p, cg_emit_ref(em, op->operands[0]),
+                 cg_emit_ref(em, op->results[0]));
+}
+
+static void emit_where(cg_emitter *em, size_t index, const cg_op *op)
+{
+    const cg_type *out = &op->results[0]->type;
+    int64_t cs[CG_MAX_RANK], as[CG_MAX_RANK], bs[CG_MAX_RANK];
+    cg_shape_broadcast_strides(&op->operands[0]->type, out, cs);
+    cg_shape_broadcast_strides(&op->operands[1]->type, out, as);
+    cg_shape_broadcast_strides(&op->operands[2]->type, out, bs);
+    char *p = pname(em, index);
+    cg_emit_params(em, "static const coreai_where_params %s = {%d, %s, %s, %s, %s, %zu};\n", p, out->rank,
+                   dims(em, out), list8(em, cs, out->rank), list8(em, as, out->rank), list8(em, bs, out->rank),
+                   cg_dtype_size(out->dtype));
+    cg_emit_body(em, "    COREAI_TRY(coreai_where(&%s, %s, %s, %s, %s));\n", p, cg_emit_ref(em, op->operands[0]),
+                 cg_emit_ref(em, op->operands[1]), cg_emit_ref(em, op->operands[2]), cg_emit_ref(em, op->results[0]));
+}
+
+static void emit_cast(cg_emitter *em, size_t index, const cg_op *op)
+{
+    const cg_type *x = &op->operands[0]->type, *r = &op->results[0]->type;
+    if (x->dtype == r->dtype)
+        return; /* planned as a view */
+    char *p = pname(em, index);
+    cg_emit_params(em, "static const coreai_cast_params %s = {%s, %s, %" PRId64 "};\n", p,
+                   cg_c_dtype_enum(x->dtype), cg_c_dtype_enum(r->dtype), cg_type_numel(x));
+    cg_emit_body(em, "    COREAI_TRY(coreai_cast(&%s, %s, %s));\n", p, cg_emit_ref(em, op->operands[0]),
+                 cg_emit_ref(em, op->results[0]));
+}
+
+/* A comment-safe rendering of user text (no comment terminator, ASCII). */
+static char *comment_text(cg_emitter *em, const char *s)
+{
+    char *t = talloc_strdup(em->mem_ctx, s);
+    for (char *c = t; *c; c++) {
+        if (!(isalnum((unsigned char)*c) || *c == '_' || *c == '.' || *c == '-') || (unsigned char)*c > 127)
+            *c = '_';
+    }
+    return t;
+}
+
+/*
+ * The user's statements, inline, once per element: a block of its own that
+ * declares the names the source uses as typed pointers to the operands and
+ * results, then the loop over id. Every pointer is also cast to void so a
+ * name the source does not use is no warning.
+ */
+static void emit_elementwise_kernel(cg_emitter *em, const cg_op *op)
+{
+    const cg_attr *in = attr(op, "input_names"), *out = attr(op, "output_names");
+    const char *src = attr(op, "source")->str;
+    cg_emit_body(em, "    { /* elementwise_kernel %s */\n", comment_text(em, attr(op, "name")->str));
+    for (size_t i = 0; i < op->n_operands; i++)
+        cg_emit_body(em, "        const %s *%s = %s;\n", cg_c_type(op->operands[i]->type.dtype), in->strs[i],
+                     cg_emit_ref(em, op->operands[i]));
+    for (size_t i = 0; i < op->n_results; i++)
+        cg_emit_body(em, "        %s *%s = %s;\n", cg_c_type(op->results[i]->type.dtype), out->strs[i],
+                     cg_emit_ref(em, op->results[i]));
+    for (size_t i = 0; i < op->n_operands; i++)
+        cg_emit_body(em, "        (void)%s;\n", in->strs[i]);
+    for (size_t i = 0; i < op->n_results; i++)
+        cg_emit_body(em, "        (void)%s;\n", out->strs[i]);
+    size_t len = strlen(src);
+    cg_emit_body(em, "        for (int64_t id = 0; id < %" PRId64 "; id++) {\n%s%s        }\n    }\n",
+                 cg_type_numel(&op->results[0]->type), src, len && src[len - 1] == '\n' ? "" : "\n");
+}
+
+/* ---- linear algebra and reductions ---------------------------------------- */
 
 static void emit_matmul(cg_emitter *em, size_t index, const cg_op *op)
 {
@@ -58,9 +267,8 @@ static void emit_matmul(cg_emitter *em, size_t index, const cg_op *op)
     }
     char *p = pname(em, index);
     cg_emit_params(em, "static const coreai_matmul_params %s = {%d, %s, %s, %s, %" PRId64 ", %" PRId64 ", %" PRId64
-                   ", %d, %d};\n", p, ob.rank, cg_emit_i64_list(em->mem_ctx, ob.dims, ob.rank, CG_MAX_RANK),
-                   cg_emit_i64_list(em->mem_ctx, as, ob.rank, CG_MAX_RANK),
-                   cg_emit_i64_list(em->mem_ctx, bs, ob.rank, CG_MAX_RANK), m, n, k, ta, tb);
+                   ", %d, %d};\n", p, ob.rank, dims(em, &ob), list8(em, as, ob.rank), list8(em, bs, ob.rank), m, n,
+                   k, ta, tb);
     cg_emit_body(em, "    COREAI_TRY(coreai_matmul_f32(&%s, %s, %s, %s));\n", p, cg_emit_ref(em, op->operands[0]),
                  cg_emit_ref(em, op->operands[1]), cg_emit_ref(em, op->results[0]));
 }
@@ -81,60 +289,190 @@ static void emit_linear(cg_emitter *em, size_t index, const cg_op *op)
 static void emit_reduce(cg_emitter *em, size_t index, const cg_op *op, const char *enum_op)
 {
     const cg_type *x = &op->operands[0]->type;
-    const cg_attr *axes = cg_attr_find(&op->attrs, "axes");
+    const cg_attr *axes = attr(op, "axes");
     uint32_t mask = 0;
     cg_shape_axes_mask(axes->ints, axes->count, x->rank, true, &mask);
     char *p = pname(em, index);
     cg_emit_params(em, "static const coreai_reduce_params %s = {%s, %d, %s, 0x%" PRIx32 "u};\n", p, enum_op, x->rank,
-                   cg_emit_i64_list(em->mem_ctx, x->dims, x->rank, CG_MAX_RANK), mask);
+                   dims(em, x), mask);
     cg_emit_body(em, "    COREAI_TRY(coreai_reduce_f32(&%s, %s, %s));\n", p, cg_emit_ref(em, op->operands[0]),
                  cg_emit_ref(em, op->results[0]));
 }
 
+/* outer x axis x inner view of x around `axis` (may be negative). */
+static void split_axis(const cg_type *x, int64_t axis, int64_t *outer, int64_t *len, int64_t *inner)
+{
+    if (axis < 0)
+        axis += x->rank;
+    *outer = 1;
+    *inner = 1;
+    for (int i = 0; i < axis; i++)
+        *outer *= x->dims[i];
+    for (int i = (int)axis + 1; i < x->rank; i++)
+        *inner *= x->dims[i];
+    *len = x->dims[axis];
+}
+
+static void emit_softmax_like(cg_emitter *em, size_t index, const cg_op *op, const char *ptype, const char *fn)
+{
+    int64_t outer, len, inner;
+    split_axis(&op->operands[0]->type, attr(op, "axis")->ints[0], &outer, &len, &inner);
+    char *p = pname(em, index);
+    cg_emit_params(em, "static const %s %s = {%" PRId64 ", %" PRId64 ", %" PRId64 "};\n", ptype, p, outer, len, inner);
+    cg_emit_body(em, "    COREAI_TRY(%s(&%s, %s, %s));\n", fn, p, cg_emit_ref(em, op->operands[0]),
+                 cg_emit_ref(em, op->results[0]));
+}
+
+/* ---- layout and data movement --------------------------------------------- */
+
 static void emit_transpose(cg_emitter *em, size_t index, const cg_op *op)
 {
     const cg_type *x = &op->operands[0]->type;
-    const cg_attr *perm = cg_attr_find(&op->attrs, "perm");
+    const cg_attr *perm = attr(op, "perm");
     int32_t p32[CG_MAX_RANK];
     for (size_t i = 0; i < perm->count; i++)
         p32[i] = (int32_t)perm->ints[i];
     char *p = pname(em, index);
-    cg_emit_params(em, "static const coreai_transpose_params %s = {%d, %s, %s, %zu};\n", p, x->rank,
-                   cg_emit_i64_list(em->mem_ctx, x->dims, x->rank, CG_MAX_RANK),
+    cg_emit_params(em, "static const coreai_transpose_params %s = {%d, %s, %s, %zu};\n", p, x->rank, dims(em, x),
                    cg_emit_i32_list(em->mem_ctx, p32, x->rank, CG_MAX_RANK), cg_dtype_size(x->dtype));
     cg_emit_body(em, "    COREAI_TRY(coreai_transpose(&%s, %s, %s));\n", p, cg_emit_ref(em, op->operands[0]),
                  cg_emit_ref(em, op->results[0]));
 }
 
-static void emit_softmax(cg_emitter *em, size_t index, const cg_op *op)
+static void emit_broadcast_to(cg_emitter *em, size_t index, const cg_op *op)
 {
-    const cg_type *x = &op->operands[0]->type;
-    int64_t axis = cg_attr_find(&op->attrs, "axis")->ints[0];
-    if (axis < 0)
-        axis += x->rank;
-    int64_t outer = 1, inner = 1;
-    for (int i = 0; i < axis; i++)
-        outer *= x->dims[i];
-    for (int i = (int)axis + 1; i < x->rank; i++)
-        inner *= x->dims[i];
+    const cg_type *x = &op->operands[0]->type, *out = &op->results[0]->type;
+    if (cg_type_numel(x) == cg_type_numel(out))
+        return; /* planned as a view */
+    int64_t s[CG_MAX_RANK];
+    cg_shape_broadcast_strides(x, out, s);
     char *p = pname(em, index);
-    cg_emit_params(em, "static const coreai_softmax_params %s = {%" PRId64 ", %" PRId64 ", %" PRId64 "};\n", p, outer,
-                   x->dims[axis], inner);
-    cg_emit_body(em, "    COREAI_TRY(coreai_softmax_f32(&%s, %s, %s));\n", p, cg_emit_ref(em, op->operands[0]),
+    cg_emit_params(em, "static const coreai_broadcast_to_params %s = {%d, %s, %s, %zu};\n", p, out->rank,
+                   dims(em, out), list8(em, s, out->rank), cg_dtype_size(x->dtype));
+    cg_emit_body(em, "    COREAI_TRY(coreai_broadcast_to(&%s, %s, %s));\n", p, cg_emit_ref(em, op->operands[0]),
                  cg_emit_ref(em, op->results[0]));
 }
 
-static void emit_cast(cg_emitter *em, size_t index, const cg_op *op)
+static void emit_concat(cg_emitter *em, size_t index, const cg_op *op)
 {
-    const cg_type *x = &op->operands[0]->type, *r = &op->results[0]->type;
-    if (x->dtype == r->dtype)
-        return; /* planned as a view */
+    const cg_type *out = &op->results[0]->type;
+    int64_t outer, len, inner;
+    split_axis(out, attr(op, "axis")->ints[0], &outer, &len, &inner);
+    int64_t axis = attr(op, "axis")->ints[0];
+    if (axis < 0)
+        axis += out->rank;
     char *p = pname(em, index);
-    cg_emit_params(em, "static const coreai_cast_params %s = {%s, %s, %" PRId64 "};\n", p,
-                   cg_c_dtype_enum(x->dtype), cg_c_dtype_enum(r->dtype), cg_type_numel(x));
-    cg_emit_body(em, "    COREAI_TRY(coreai_cast(&%s, %s, %s));\n", p, cg_emit_ref(em, op->operands[0]),
+    char *ext = talloc_strdup(em->mem_ctx, "");
+    char *ptrs = talloc_strdup(em->mem_ctx, "");
+    for (size_t i = 0; i < op->n_operands; i++) {
+        ext = talloc_asprintf_append_buffer(ext, "%s%" PRId64, i ? ", " : "", op->operands[i]->type.dims[axis]);
+        ptrs = talloc_asprintf_append_buffer(ptrs, "%s%s", i ? ", " : "", cg_emit_ref(em, op->operands[i]));
+    }
+    cg_emit_params(em, "static const int64_t %s_extents[%zu] = {%s};\n", p, op->n_operands, ext);
+    cg_emit_params(em, "static const coreai_concat_params %s = {%zu, %" PRId64 ", %" PRId64 ", %s_extents, %zu};\n",
+                   p, op->n_operands, outer, inner, p, cg_dtype_size(out->dtype));
+    cg_emit_body(em, "    {\n        const void *const in[%zu] = {%s};\n        COREAI_TRY(coreai_concat(&%s, in, %s));\n"
+                 "    }\n", op->n_operands, ptrs, p, cg_emit_ref(em, op->results[0]));
+}
+
+static void emit_slice(cg_emitter *em, size_t index, const cg_op *op)
+{
+    const cg_type *x = &op->operands[0]->type, *out = &op->results[0]->type;
+    char *p = pname(em, index);
+    cg_emit_params(em, "static const coreai_slice_params %s = {%d, %s, %s, %s, %s, %zu};\n", p, x->rank, dims(em, x),
+                   list8(em, attr(op, "begins")->ints, x->rank), list8(em, attr(op, "steps")->ints, x->rank),
+                   dims(em, out), cg_dtype_size(x->dtype));
+    cg_emit_body(em, "    COREAI_TRY(coreai_slice(&%s, %s, %s));\n", p, cg_emit_ref(em, op->operands[0]),
                  cg_emit_ref(em, op->results[0]));
 }
+
+static void emit_gather(cg_emitter *em, size_t index, const cg_op *op)
+{
+    const cg_type *x = &op->operands[0]->type, *idx = &op->operands[1]->type;
+    int64_t outer, len, inner;
+    split_axis(x, attr(op, "axis")->ints[0], &outer, &len, &inner);
+    char *p = pname(em, index);
+    cg_emit_params(em, "static const coreai_gather_params %s = {%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
+                   ", %s, %zu};\n", p, outer, len, inner, cg_type_numel(idx), cg_c_dtype_enum(idx->dtype),
+                   cg_dtype_size(x->dtype));
+    cg_emit_body(em, "    COREAI_TRY(coreai_gather(&%s, %s, %s, %s));\n", p, cg_emit_ref(em, op->operands[0]),
+                 cg_emit_ref(em, op->operands[1]), cg_emit_ref(em, op->results[0]));
+}
+
+static void emit_pad(cg_emitter *em, size_t index, const cg_op *op)
+{
+    const cg_type *x = &op->operands[0]->type;
+    const cg_attr *pads = attr(op, "pads"), *value = attr(op, "value");
+    char *p = pname(em, index);
+    cg_emit_params(em, "static const coreai_pad_params %s = {%d, %s, %s, %s, %s, %s};\n", p, x->rank, dims(em, x),
+                   list8(em, pads->ints, x->rank), list8(em, pads->ints + x->rank, x->rank),
+                   cg_c_dtype_enum(x->dtype), scalar_init(em, x->dtype, value ? value->floats[0] : 0.0));
+    cg_emit_body(em, "    COREAI_TRY(coreai_pad(&%s, %s, %s));\n", p, cg_emit_ref(em, op->operands[0]),
+                 cg_emit_ref(em, op->results[0]));
+}
+
+static void emit_iota(cg_emitter *em, size_t index, const cg_op *op)
+{
+    const cg_type *r = &op->results[0]->type;
+    double start = attr(op, "start")->floats[0], step = attr(op, "step")->floats[0];
+    bool is_int = r->dtype != CG_DTYPE_F32;
+    char *p = pname(em, index);
+    cg_emit_params(em, "static const coreai_iota_params %s = {%s, %" PRId64 ", %s, %s, %s, %s};\n", p,
+                   cg_c_dtype_enum(r->dtype), r->dims[0], f64_lit(em, start), f64_lit(em, step),
+                   i64_lit(em, is_int ? (int64_t)start : 0), i64_lit(em, is_int ? (int64_t)step : 0));
+    cg_emit_body(em, "    COREAI_TRY(coreai_iota(&%s, %s));\n", p, cg_emit_ref(em, op->results[0]));
+}
+
+static void emit_fill(cg_emitter *em, size_t index, const cg_op *op)
+{
+    const cg_type *r = &op->results[0]->type;
+    char *p = pname(em, index);
+    cg_emit_params(em, "static const coreai_fill_params %s = {%s, %" PRId64 ", %s};\n", p, cg_c_dtype_enum(r->dtype),
+                   cg_type_numel(r), scalar_init(em, r->dtype, attr(op, "value")->floats[0]));
+    cg_emit_body(em, "    COREAI_TRY(coreai_fill(&%s, %s));\n", p, cg_emit_ref(em, op->results[0]));
+}
+
+/* ---- convolution and pooling ---------------------------------------------- */
+
+static int64_t int_at(const cg_op *op, const char *name, size_t i, int64_t dflt)
+{
+    const cg_attr *a = attr(op, name);
+    return a ? a->ints[i] : dflt;
+}
+
+static void emit_conv2d(cg_emitter *em, size_t index, const cg_op *op)
+{
+    const cg_type *x = &op->operands[0]->type, *w = &op->operands[1]->type, *out = &op->results[0]->type;
+    char *p = pname(em, index);
+    cg_emit_params(em, "static const coreai_conv2d_params %s = {%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
+                   ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
+                   ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 "};\n", p, x->dims[0], x->dims[1],
+                   x->dims[2], x->dims[3], w->dims[0], w->dims[2], w->dims[3], out->dims[2], out->dims[3],
+                   int_at(op, "strides", 0, 1), int_at(op, "strides", 1, 1), int_at(op, "pads", 0, 0),
+                   int_at(op, "pads", 1, 0), int_at(op, "dilations", 0, 1), int_at(op, "dilations", 1, 1),
+                   int_at(op, "groups", 0, 1));
+    cg_emit_body(em, "    COREAI_TRY(coreai_conv2d_f32(&%s, %s, %s, %s, %s));\n", p, cg_emit_ref(em, op->operands[0]),
+                 cg_emit_ref(em, op->operands[1]), op->n_operands == 3 ? cg_emit_ref(em, op->operands[2]) : "NULL",
+                 cg_emit_ref(em, op->results[0]));
+}
+
+static void emit_pool(cg_emitter *em, size_t index, const cg_op *op, const char *enum_op)
+{
+    const cg_type *x = &op->operands[0]->type, *out = &op->results[0]->type;
+    int64_t kh = int_at(op, "kernel_size", 0, 1), kw = int_at(op, "kernel_size", 1, 1);
+    char *p = pname(em, index);
+    cg_emit_params(em, "static const coreai_pool2d_params %s = {%s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
+                   ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
+                   ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %d};\n", p, enum_op, x->dims[0] * x->dims[1],
+                   x->dims[2], x->dims[3], out->dims[2], out->dims[3], kh, kw, int_at(op, "strides", 0, kh),
+                   int_at(op, "strides", 1, kw), int_at(op, "pads", 0, 0), int_at(op, "pads", 1, 0),
+                   int_at(op, "pads", 2, 0), int_at(op, "pads", 3, 0), int_at(op, "dilations", 0, 1),
+                   int_at(op, "dilations", 1, 1), cg_attr_get_bool(op, "count_include_pad", true));
+    cg_emit_body(em, "    COREAI_TRY(coreai_pool2d_f32(&%s, %s, %s));\n", p, cg_emit_ref(em, op->operands[0]),
+                 cg_emit_ref(em, op->results[0]));
+}
+
+/* ---- calls ----------------------------------------------------------------- */
 
 static void emit_invoke(cg_emitter *em, size_t index, const cg_op *op)
 {
@@ -154,26 +492,22 @@ static void emit_invoke(cg_emitter *em, size_t index, const cg_op *op)
 void cg_emit_op(cg_emitter *em, size_t index)
 {
     const cg_op *op = em->plan->graph->ops[index];
-    static const struct { const char *kind, *e; } binary[] = {
-        {"coreai.add", "COREAI_BINARY_OP_ADD"}, {"coreai.sub", "COREAI_BINARY_OP_SUB"},
-        {"coreai.mul", "COREAI_BINARY_OP_MUL"}, {"coreai.div", "COREAI_BINARY_OP_DIV"}};
-    static const struct { const char *kind, *e; } unary[] = {
-        {"coreai.relu", "COREAI_UNARY_OP_RELU"}, {"coreai.rsqrt", "COREAI_UNARY_OP_RSQRT"},
-        {"coreai.sqrt", "COREAI_UNARY_OP_SQRT"}, {"coreai.exp", "COREAI_UNARY_OP_EXP"},
-        {"coreai.neg", "COREAI_UNARY_OP_NEG"}};
-    for (size_t i = 0; i < sizeof binary / sizeof binary[0]; i++) {
-        if (kind_is(op, binary[i].kind)) {
-            emit_binary(em, index, op, binary[i].e);
-            return;
-        }
-    }
-    for (size_t i = 0; i < sizeof unary / sizeof unary[0]; i++) {
-        if (kind_is(op, unary[i].kind)) {
-            emit_unary(em, index, op, unary[i].e);
-            return;
-        }
-    }
-    if (kind_is(op, "coreai.matmul"))
+    const char *e;
+    if ((e = binary_enum(op)) != NULL)
+        emit_binary(em, index, op, e);
+    else if ((e = unary_enum(op)) != NULL)
+        emit_unary(em, index, op, e);
+    else if (kind_is(op, "coreai.clamp"))
+        emit_clamp(em, index, op);
+    else if (kind_is(op, "coreai.logical_not"))
+        emit_logical_not(em, index, op);
+    else if (kind_is(op, "coreai.where"))
+        emit_where(em, index, op);
+    else if (kind_is(op, "coreai.cast"))
+        emit_cast(em, index, op);
+    else if (kind_is(op, "coreai.elementwise_kernel"))
+        emit_elementwise_kernel(em, op);
+    else if (kind_is(op, "coreai.matmul"))
         emit_matmul(em, index, op);
     else if (kind_is(op, "coreai.linear"))
         emit_linear(em, index, op);
@@ -181,13 +515,64 @@ void cg_emit_op(cg_emitter *em, size_t index)
         emit_reduce(em, index, op, "COREAI_REDUCE_OP_SUM");
     else if (kind_is(op, "coreai.reduce_mean"))
         emit_reduce(em, index, op, "COREAI_REDUCE_OP_MEAN");
+    else if (kind_is(op, "coreai.reduce_max"))
+        emit_reduce(em, index, op, "COREAI_REDUCE_OP_MAX");
+    else if (kind_is(op, "coreai.reduce_min"))
+        emit_reduce(em, index, op, "COREAI_REDUCE_OP_MIN");
+    else if (kind_is(op, "coreai.argmax"))
+        emit_softmax_like(em, index, op, "coreai_argmax_params", "coreai_argmax_f32");
+    else if (kind_is(op, "coreai.softmax"))
+        emit_softmax_like(em, index, op, "coreai_softmax_params", "coreai_softmax_f32");
     else if (kind_is(op, "coreai.transpose"))
         emit_transpose(em, index, op);
-    else if (kind_is(op, "coreai.softmax"))
-        emit_softmax(em, index, op);
-    else if (kind_is(op, "coreai.cast"))
-        emit_cast(em, index, op);
+    else if (kind_is(op, "coreai.broadcast_to"))
+        emit_broadcast_to(em, index, op);
+    else if (kind_is(op, "coreai.concat"))
+        emit_concat(em, index, op);
+    else if (kind_is(op, "coreai.slice"))
+        emit_slice(em, index, op);
+    else if (kind_is(op, "coreai.gather"))
+        emit_gather(em, index, op);
+    else if (kind_is(op, "coreai.pad"))
+        emit_pad(em, index, op);
+    else if (kind_is(op, "coreai.iota"))
+        emit_iota(em, index, op);
+    else if (kind_is(op, "coreai.fill"))
+        emit_fill(em, index, op);
+    else if (kind_is(op, "coreai.conv2d"))
+        emit_conv2d(em, index, op);
+    else if (kind_is(op, "coreai.max_pool2d"))
+        emit_pool(em, index, op, "COREAI_POOL_OP_MAX");
+    else if (kind_is(op, "coreai.avg_pool2d"))
+        emit_pool(em, index, op, "COREAI_POOL_OP_AVG");
+    else if (kind_is(op, "coreai.sumpool2d"))
+        emit_pool(em, index, op, "COREAI_POOL_OP_SUM");
     else if (kind_is(op, "coreai.invoke"))
         emit_invoke(em, index, op);
     /* coreai.reshape is a view: no code */
+}
+
+bool cg_emit_check_names(const cg_module *m, const char *prefix, cg_diag *diag)
+{
+    size_t n = strlen(prefix);
+    for (size_t g = 0; g < m->n_graphs; g++) {
+        for (size_t i = 0; i < m->graphs[g]->n_ops; i++) {
+            const cg_op *op = m->graphs[g]->ops[i];
+            if (!kind_is(op, "coreai.elementwise_kernel"))
+                continue;
+            const cg_attr *lists[2] = {attr(op, "input_names"), attr(op, "output_names")};
+            for (int l = 0; l < 2; l++) {
+                for (size_t k = 0; k < lists[l]->count; k++) {
+                    const char *s = lists[l]->strs[k];
+                    if (strncmp(s, prefix, n) == 0 && (s[n] == '\0' || s[n] == '_')) {
+                        cg_diag_error(diag, lists[l]->line, "coreai.elementwise_kernel: name '%s' in attribute "
+                                      "'%s' collides with the generated names of prefix '%s'; choose another "
+                                      "--prefix or rename it", s, lists[l]->name, prefix);
+                        return false;
+                    }
+                }
+            }
+        }
+    }
+    return true;
 }

@@ -1,31 +1,90 @@
+/*
+ * infer.c - the op table of format v1 (docs/model-format.md, "Operations"):
+ * which kinds exist, their operand counts, attributes and dtypes, and the
+ * result types they produce. The verifier compares these with the types
+ * stated in the file, so every rule of the table is checked here, with a
+ * message that names the op, the attribute and the types involved.
+ */
+#include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "infer.h"
 #include "shape.h"
 
-typedef bool (*cg_infer_fn)(const cg_op *op, cg_type *out, cg_diag *diag);
+/* ---- dtype classes of the table ---------------------------------------- */
+
+#define DT(d) (1u << CG_DTYPE_##d)
+#define DT_FLOAT DT(F32)                     /* "float" */
+#define DT_INT (DT(I32) | DT(I64))           /* "int" */
+#define DT_NUMERIC (DT_FLOAT | DT_INT)       /* "numeric" */
+#define DT_ANY (DT_NUMERIC | DT(BOOL))       /* "any" */
+/* Pure data movement (reshape, transpose, broadcast_to, concat, slice,
+ * gather, where) copies elements by size, so f16 and bf16 work too. */
+#define DT_ALL ((1u << CG_DTYPE_COUNT) - 1u)
+
+typedef struct cg_attr_spec {
+    const char *name;
+    cg_attr_kind kind;
+    bool required;
+} cg_attr_spec;
+
+struct cg_op_info;
+typedef bool (*cg_infer_fn)(const struct cg_op_info *info, const cg_op *op, cg_type *out, cg_diag *diag);
 
 typedef struct cg_op_info {
     const char *kind;
     size_t min_operands;
-    size_t max_operands;
+    size_t max_operands;  /* SIZE_MAX: no limit */
     cg_infer_fn infer;
-    const char *const *attrs; /* every attribute the op accepts; NULL-terminated */
+    const cg_attr_spec *attrs; /* every attribute the op accepts; terminated by a NULL name */
+    unsigned dtypes;           /* operand dtypes the op accepts (the infer function applies them) */
+    bool multi_result;         /* any number of results (elementwise_kernel) */
 } cg_op_info;
+
+static const char *const attr_kind_names[] = {"si64", "f32", "f64", "bool", "str", "si64[]", "f32[]", "str[]"};
 
 static char *type_str(const cg_type *t)
 {
     /* Diagnostics are rare; a static ring keeps call sites readable. */
-    static char ring[4][96];
+    static char ring[8][128];
+    static int next;
+    char *s = ring[next++ & 7];
+    size_t n = 0;
+    n += (size_t)snprintf(s + n, 128 - n, "tensor<");
+    for (int i = 0; i < t->rank && n < 100; i++)
+        n += (size_t)snprintf(s + n, 128 - n, "%lldx", (long long)t->dims[i]);
+    snprintf(s + n, 128 - n, "%s>", cg_dtype_name(t->dtype));
+    return s;
+}
+
+/* "[1 2 3]" of an si64[] attribute, for messages. */
+static char *ints_str(const cg_attr *a)
+{
+    static char ring[4][160];
     static int next;
     char *s = ring[next++ & 3];
-    size_t n = 0;
-    n += (size_t)snprintf(s + n, 96 - n, "tensor<");
-    for (int i = 0; i < t->rank && n < 80; i++)
-        n += (size_t)snprintf(s + n, 96 - n, "%lldx", (long long)t->dims[i]);
-    snprintf(s + n, 96 - n, "%s>", cg_dtype_name(t->dtype));
+    size_t n = (size_t)snprintf(s, 160, "[");
+    for (size_t i = 0; i < a->count && n < 140; i++)
+        n += (size_t)snprintf(s + n, 160 - n, "%s%lld", i ? " " : "", (long long)a->ints[i]);
+    snprintf(s + n, 160 - n, "]");
     return s;
+}
+
+/* "f32, i32, i64" */
+static char *dtypes_str(unsigned mask)
+{
+    static char buf[64];
+    size_t n = 0;
+    buf[0] = '\0';
+    static const cg_dtype order[] = {CG_DTYPE_F32, CG_DTYPE_F16, CG_DTYPE_BF16, CG_DTYPE_I32, CG_DTYPE_I64,
+                                     CG_DTYPE_BOOL};
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+        if (mask & (1u << order[i]))
+            n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", n ? ", " : "", cg_dtype_name(order[i]));
+    }
+    return buf;
 }
 
 bool cg_attr_get_bool(const cg_op *op, const char *name, bool dflt)
@@ -34,40 +93,67 @@ bool cg_attr_get_bool(const cg_op *op, const char *name, bool dflt)
     return a ? a->ints[0] != 0 : dflt;
 }
 
-static bool need_kind(const cg_op *op, const char *name, cg_attr_kind kind, bool required,
-                      const cg_attr **out, cg_diag *diag)
-{
-    static const char *const kind_names[] = {"si64", "f32", "f64", "bool", "str", "si64[]", "f32[]"};
-    const cg_attr *a = cg_attr_find(&op->attrs, name);
-    if (!a) {
-        if (required)
-            cg_diag_error(diag, op->line, "%s needs attribute '%s' (%s)", op->kind, name, kind_names[kind]);
-        *out = NULL;
-        return !required;
-    }
-    if (a->kind != kind) {
-        cg_diag_error(diag, a->line, "attribute '%s' of %s must be %s, not %s", name, op->kind,
-                      kind_names[kind], kind_names[a->kind]);
-        return false;
-    }
-    *out = a;
-    return true;
-}
+static const cg_attr *attr(const cg_op *op, const char *name) { return cg_attr_find(&op->attrs, name); }
 
-static bool need_f32(const cg_op *op, const cg_type *t, const char *what, cg_diag *diag)
+static bool need_dtype(const cg_op *op, const cg_type *t, const char *what, unsigned mask, cg_diag *diag)
 {
-    if (t->dtype != CG_DTYPE_F32) {
-        cg_diag_error(diag, op->line, "%s: %s is %s; only f32 arithmetic is supported in format v1",
-                      op->kind, what, cg_dtype_name(t->dtype));
+    if (!(mask & (1u << t->dtype))) {
+        cg_diag_error(diag, op->line, "%s: %s is %s; the op supports %s", op->kind, what, type_str(t),
+                      dtypes_str(mask));
         return false;
     }
     return true;
 }
 
-static bool infer_binary(const cg_op *op, cg_type *out, cg_diag *diag)
+/* Every operand of the op in mask, all of one dtype. */
+static bool need_operands(const cg_op_info *info, const cg_op *op, size_t from, size_t to, cg_diag *diag)
+{
+    for (size_t i = from; i < to; i++) {
+        char what[32];
+        snprintf(what, sizeof what, "operand %zu", i);
+        if (!need_dtype(op, &op->operands[i]->type, what, info->dtypes, diag))
+            return false;
+        if (i > from && op->operands[i]->type.dtype != op->operands[from]->type.dtype) {
+            cg_diag_error(diag, op->line, "%s: operands must share one dtype, got %s (operand %zu) and %s "
+                          "(operand %zu)", op->kind, type_str(&op->operands[from]->type), from,
+                          type_str(&op->operands[i]->type), i);
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool axis_in_range(const cg_op *op, const cg_attr *a, int rank, const cg_type *x, int64_t *axis,
+                          cg_diag *diag)
+{
+    int64_t v = a->ints[0] < 0 ? a->ints[0] + rank : a->ints[0];
+    if (v < 0 || v >= rank) {
+        cg_diag_error(diag, a->line, "%s: axis %lld out of range for %s", op->kind, (long long)a->ints[0],
+                      type_str(x));
+        return false;
+    }
+    *axis = v;
+    return true;
+}
+
+/* si64[] attribute a has exactly n values, each >= min. */
+static bool ints_n_min(const cg_op *op, const cg_attr *a, size_t n, int64_t min, cg_diag *diag)
+{
+    bool ok = a->count == n;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = a->ints[i] >= min;
+    if (!ok)
+        cg_diag_error(diag, a->line, "%s: attribute '%s' must hold %zu values >= %lld, got %s", op->kind,
+                      a->name, n, (long long)min, ints_str(a));
+    return ok;
+}
+
+/* ---- elementwise -------------------------------------------------------- */
+
+static bool infer_binary(const cg_op_info *info, const cg_op *op, cg_type *out, cg_diag *diag)
 {
     const cg_type *a = &op->operands[0]->type, *b = &op->operands[1]->type;
-    if (!need_f32(op, a, "operand 0", diag) || !need_f32(op, b, "operand 1", diag))
+    if (!need_operands(info, op, 0, 2, diag))
         return false;
     if (!cg_shape_broadcast(a, b, out)) {
         cg_diag_error(diag, op->line, "%s: shapes %s and %s do not broadcast", op->kind, type_str(a),
@@ -77,18 +163,186 @@ static bool infer_binary(const cg_op *op, cg_type *out, cg_diag *diag)
     return true;
 }
 
-static bool infer_unary(const cg_op *op, cg_type *out, cg_diag *diag)
+static bool infer_compare(const cg_op_info *info, const cg_op *op, cg_type *out, cg_diag *diag)
 {
-    if (!need_f32(op, &op->operands[0]->type, "the operand", diag))
+    if (!infer_binary(info, op, out, diag))
+        return false;
+    out->dtype = CG_DTYPE_BOOL;
+    return true;
+}
+
+static bool infer_unary(const cg_op_info *info, const cg_op *op, cg_type *out, cg_diag *diag)
+{
+    if (!need_dtype(op, &op->operands[0]->type, "the operand", info->dtypes, diag))
         return false;
     *out = op->operands[0]->type;
     return true;
 }
 
-static bool infer_matmul(const cg_op *op, cg_type *out, cg_diag *diag)
+static bool infer_gelu(const cg_op_info *info, const cg_op *op, cg_type *out, cg_diag *diag)
+{
+    const cg_attr *a = attr(op, "approximate");
+    if (a && strcmp(a->str, "none") != 0 && strcmp(a->str, "tanh") != 0) {
+        cg_diag_error(diag, a->line, "coreai.gelu: attribute 'approximate' must be \"none\" or \"tanh\", not \"%s\"",
+                      a->str);
+        return false;
+    }
+    return infer_unary(info, op, out, diag);
+}
+
+static bool infer_where(const cg_op_info *info, const cg_op *op, cg_type *out, cg_diag *diag)
+{
+    const cg_type *c = &op->operands[0]->type, *a = &op->operands[1]->type, *b = &op->operands[2]->type;
+    if (!need_dtype(op, c, "the condition (operand 0)", DT(BOOL), diag) || !need_operands(info, op, 1, 3, diag))
+        return false;
+    cg_type ab;
+    if (!cg_shape_broadcast(a, b, &ab) || !cg_shape_broadcast(&ab, c, out)) {
+        cg_diag_error(diag, op->line, "coreai.where: shapes %s, %s and %s do not broadcast", type_str(c),
+                      type_str(a), type_str(b));
+        return false;
+    }
+    out->dtype = a->dtype;
+    return true;
+}
+
+static bool infer_cast(const cg_op_info *info, const cg_op *op, cg_type *out, cg_diag *diag)
+{
+    (void)info;
+    (void)diag;
+    *out = op->operands[0]->type;
+    out->dtype = op->results[0]->type.dtype;
+    return true;
+}
+
+/* Names the generated code declares or needs in the scope of a user
+ * kernel, besides the patterns checked in ewk_name_ok. */
+static const char *const ewk_reserved[] = {
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
+    "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return",
+    "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void",
+    "volatile", "while", "bool", "true", "false", "asm", "typeof", "main",
+    /* the loop index and the graph function's own parameter */
+    "id", "ws",
+    /* <stddef.h>, <stdint.h>, <math.h> names the code may need */
+    "NULL", "size_t", "ptrdiff_t", "offsetof", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t",
+    "uint16_t", "uint32_t", "uint64_t", "intptr_t", "uintptr_t", "intmax_t", "uintmax_t",
+    "NAN", "INFINITY", "HUGE_VAL", "HUGE_VALF", "HUGE_VALL", "isnan", "isinf", "isfinite", "isnormal",
+    "signbit", "fpclassify", "float_t", "double_t", "errno", NULL};
+
+static bool all_digits(const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++) {
+        if (!isdigit((unsigned char)*s))
+            return false;
+    }
+    return true;
+}
+
+/* NULL when name can be declared in a user kernel's block, else why not. */
+static const char *ewk_name_problem(const char *name)
+{
+    if (!name[0] || isdigit((unsigned char)name[0]))
+        return "is not a C identifier";
+    for (const char *p = name; *p; p++) {
+        if ((unsigned char)*p > 127 || !(isalnum((unsigned char)*p) || *p == '_'))
+            return "is not a C identifier";
+    }
+    if (name[0] == '_')
+        return "is reserved (leading underscore)";
+    for (const char *const *r = ewk_reserved; *r; r++) {
+        if (strcmp(*r, name) == 0)
+            return "is a C keyword or a name the generated code uses";
+    }
+    if ((name[0] == 'a' || name[0] == 'r') && all_digits(name + 1))
+        return "collides with a parameter of the generated graph function";
+    if (strncmp(name, "coreai_", 7) == 0 || strncmp(name, "COREAI_", 7) == 0)
+        return "collides with the runtime's names (coreai_ / COREAI_)";
+    /* <stdint.h> limit macros: INT32_MAX, UINT64_C, SIZE_MAX, ... */
+    if ((strncmp(name, "INT", 3) == 0 || strncmp(name, "UINT", 4) == 0 || strncmp(name, "SIZE_", 5) == 0 ||
+         strncmp(name, "PTRDIFF_", 8) == 0) &&
+        (strstr(name, "_MAX") || strstr(name, "_MIN") || strstr(name, "_C")))
+        return "is a <stdint.h> macro";
+    return NULL;
+}
+
+static bool ewk_names(const cg_attr *list, size_t expected, const char *what,
+                      const cg_attr *other, cg_diag *diag)
+{
+    if (list->count != expected) {
+        cg_diag_error(diag, list->line, "coreai.elementwise_kernel: attribute '%s' names %zu %s but the op has %zu",
+                      list->name, list->count, what, expected);
+        return false;
+    }
+    for (size_t i = 0; i < list->count; i++) {
+        const char *n = list->strs[i];
+        const char *why = ewk_name_problem(n);
+        if (why) {
+            cg_diag_error(diag, list->line, "coreai.elementwise_kernel: name '%s' in attribute '%s' %s", n,
+                          list->name, why);
+            return false;
+        }
+        for (size_t j = 0; j < i; j++) {
+            if (strcmp(n, list->strs[j]) == 0) {
+                cg_diag_error(diag, list->line, "coreai.elementwise_kernel: name '%s' appears twice in "
+                              "attribute '%s'", n, list->name);
+                return false;
+            }
+        }
+        for (size_t j = 0; other && j < other->count; j++) {
+            if (strcmp(n, other->strs[j]) == 0) {
+                cg_diag_error(diag, list->line, "coreai.elementwise_kernel: name '%s' is both an input and "
+                              "an output", n);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+static bool infer_elementwise_kernel(const cg_op_info *info, const cg_op *op, cg_type *out, cg_diag *diag)
+{
+    const cg_attr *in_names = attr(op, "input_names"), *out_names = attr(op, "output_names");
+    if (!ewk_names(in_names, op->n_operands, "inputs", NULL, diag) ||
+        !ewk_names(out_names, op->n_results, "outputs", in_names, diag))
+        return false;
+    const cg_type *shape = &op->results[0]->type;
+    for (size_t i = 0; i < op->n_results; i++) {
+        const cg_type *r = &op->results[i]->type;
+        if (!(info->dtypes & (1u << r->dtype))) {
+            cg_diag_error(diag, op->results[i]->line, "coreai.elementwise_kernel: output '%s' is %s; the op "
+                          "supports %s", out_names->strs[i], type_str(r), dtypes_str(info->dtypes));
+            return false;
+        }
+        cg_type want = *shape;
+        want.dtype = r->dtype;
+        out[i] = want; /* a result of another shape fails the verifier's comparison */
+    }
+    for (size_t i = 0; i < op->n_operands; i++) {
+        const cg_type *t = &op->operands[i]->type;
+        char what[96];
+        snprintf(what, sizeof what, "input '%s'", in_names->strs[i]);
+        if (!need_dtype(op, t, what, info->dtypes, diag))
+            return false;
+        cg_type want = *shape;
+        want.dtype = t->dtype;
+        if (!cg_type_equal(t, &want)) {
+            cg_diag_error(diag, op->line, "coreai.elementwise_kernel: input '%s' is %s but the results have "
+                          "shape %s; every input must have the results' shape", in_names->strs[i], type_str(t),
+                          type_str(shape));
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- linear algebra and reductions -------------------------------------- */
+
+static bool infer_matmul(const cg_op_info *info, const cg_op *op, cg_type *out, cg_diag *diag)
 {
     const cg_type *a = &op->operands[0]->type, *b = &op->operands[1]->type;
-    if (!need_f32(op, a, "operand 0", diag) || !need_f32(op, b, "operand 1", diag))
+    if (!need_operands(info, op, 0, 2, diag))
         return false;
     if (a->rank < 2 || b->rank < 2) {
         cg_diag_error(diag, op->line, "coreai.matmul: operands must have rank >= 2, got %s and %s",
@@ -123,10 +377,10 @@ static bool infer_matmul(const cg_op *op, cg_type *out, cg_diag *diag)
     return true;
 }
 
-static bool infer_linear(const cg_op *op, cg_type *out, cg_diag *diag)
+static bool infer_linear(const cg_op_info *info, const cg_op *op, cg_type *out, cg_diag *diag)
 {
     const cg_type *x = &op->operands[0]->type, *w = &op->operands[1]->type;
-    if (!need_f32(op, x, "the input", diag) || !need_f32(op, w, "the weight", diag))
+    if (!need_dtype(op, x, "the input", info->dtypes, diag) || !need_dtype(op, w, "the weight", info->dtypes, diag))
         return false;
     if (x->rank < 1 || w->rank != 2) {
         cg_diag_error(diag, op->line, "coreai.linear: needs input rank >= 1 and a rank-2 weight, got %s and %s",
@@ -142,7 +396,7 @@ static bool infer_linear(const cg_op *op, cg_type *out, cg_diag *diag)
     }
     if (op->n_operands == 3) {
         const cg_type *b = &op->operands[2]->type;
-        if (!need_f32(op, b, "the bias", diag))
+        if (!need_dtype(op, b, "the bias", info->dtypes, diag))
             return false;
         if (b->rank != 1 || b->dims[0] != outf) {
             cg_diag_error(diag, op->line, "coreai.linear: bias must be tensor<%lldxf32>, got %s",
@@ -155,16 +409,25 @@ static bool infer_linear(const cg_op *op, cg_type *out, cg_diag *diag)
     return true;
 }
 
-static bool infer_reduce(const cg_op *op, cg_type *out, cg_diag *diag)
+static bool infer_reduce(const cg_op_info *info, const cg_op *op, cg_type *out, cg_diag *diag)
 {
     const cg_type *x = &op->operands[0]->type;
-    const cg_attr *axes;
-    if (!need_f32(op, x, "the operand", diag) || !need_kind(op, "axes", CG_ATTR_SI64_ARRAY, true, &axes, diag))
+    const cg_attr *axes = attr(op, "axes");
+    if (!need_dtype(op, x, "the operand", info->dtypes, diag))
         return false;
     uint32_t mask;
     if (!cg_shape_axes_mask(axes->ints, axes->count, x->rank, true, &mask)) {
-        cg_diag_error(diag, axes->line, "%s: axes out of range or repeated for rank %d", op->kind, x->rank);
+        cg_diag_error(diag, axes->line, "%s: axes %s out of range or repeated for rank %d", op->kind,
+                      ints_str(axes), x->rank);
         return false;
+    }
+    bool extreme = strcmp(op->kind, "coreai.reduce_max") == 0 || strcmp(op->kind, "coreai.reduce_min") == 0;
+    for (int i = 0; extreme && i < x->rank; i++) {
+        if ((mask & (1u << i)) && x->dims[i] == 0) {
+            cg_diag_error(diag, op->line, "%s: axis %d of %s is empty; the %s of no elements is undefined",
+                          op->kind, i, type_str(x), op->kind + 14);
+            return false;
+        }
     }
     bool keep = cg_attr_get_bool(op, "keep_dims", false);
     cg_type r = {.dtype = x->dtype};
@@ -178,9 +441,48 @@ static bool infer_reduce(const cg_op *op, cg_type *out, cg_diag *diag)
     return true;
 }
 
-static bool infer_reshape(const cg_op *op, cg_type *out, cg_diag *diag)
+static bool infer_argmax(const cg_op_info *info, const cg_op *op, cg_type *out, cg_diag *diag)
+{
+    const cg_type *x = &op->operands[0]->type;
+    int64_t axis;
+    if (!need_dtype(op, x, "the operand", info->dtypes, diag) ||
+        !axis_in_range(op, attr(op, "axis"), x->rank, x, &axis, diag))
+        return false;
+    if (x->dims[axis] == 0) {
+        cg_diag_error(diag, op->line, "coreai.argmax: axis %lld of %s is empty; there is no maximum to point at",
+                      (long long)axis, type_str(x));
+        return false;
+    }
+    bool keep = cg_attr_get_bool(op, "keep_dims", false);
+    cg_type r = {.dtype = CG_DTYPE_I64};
+    for (int i = 0; i < x->rank; i++) {
+        if (i != axis)
+            r.dims[r.rank++] = x->dims[i];
+        else if (keep)
+            r.dims[r.rank++] = 1;
+    }
+    *out = r;
+    return true;
+}
+
+static bool infer_softmax(const cg_op_info *info, const cg_op *op, cg_type *out, cg_diag *diag)
+{
+    const cg_type *x = &op->operands[0]->type;
+    int64_t axis;
+    if (!need_dtype(op, x, "the operand", info->dtypes, diag) ||
+        !axis_in_range(op, attr(op, "axis"), x->rank, x, &axis, diag))
+        return false;
+    *out = *x;
+    return true;
+}
+
+/* ---- layout and data movement ------------------------------------------- */
+
+static bool infer_reshape(const cg_op_info *info, const cg_op *op, cg_type *out, cg_diag *diag)
 {
     const cg_type *x = &op->operands[0]->type, *r = &op->results[0]->type;
+    if (!need_dtype(op, x, "the operand", info->dtypes, diag))
+        return false;
     if (r->dtype != x->dtype || cg_type_numel(r) != cg_type_numel(x)) {
         cg_diag_error(diag, op->line, "coreai.reshape: cannot reshape %s to %s", type_str(x), type_str(r));
         return false;
@@ -189,11 +491,11 @@ static bool infer_reshape(const cg_op *op, cg_type *out, cg_diag *diag)
     return true;
 }
 
-static bool infer_transpose(const cg_op *op, cg_type *out, cg_diag *diag)
+static bool infer_transpose(const cg_op_info *info, const cg_op *op, cg_type *out, cg_diag *diag)
 {
     const cg_type *x = &op->operands[0]->type;
-    const cg_attr *perm;
-    if (!need_kind(op, "perm", CG_ATTR_SI64_ARRAY, true, &perm, diag))
+    const cg_attr *perm = attr(op, "perm");
+    if (!need_dtype(op, x, "the operand", info->dtypes, diag))
         return false;
     uint32_t seen = 0;
     bool ok = (int)perm->count == x->rank;
@@ -204,8 +506,8 @@ static bool infer_transpose(const cg_op *op, cg_type *out, cg_diag *diag)
             seen |= 1u << p;
     }
     if (!ok) {
-        cg_diag_error(diag, perm->line, "coreai.transpose: perm is not a permutation of the %d axes of %s",
-                      x->rank, type_str(x));
+        cg_diag_error(diag, perm->line, "coreai.transpose: perm %s is not a permutation of the %d axes of %s",
+                      ints_str(perm), x->rank, type_str(x));
         return false;
     }
     *out = *x;
@@ -214,55 +516,376 @@ static bool infer_transpose(const cg_op *op, cg_type *out, cg_diag *diag)
     return true;
 }
 
-static bool infer_softmax(const cg_op *op, cg_type *out, cg_diag *diag)
+static bool infer_broadcast_to(const cg_op_info *info, const cg_op *op, cg_type *out, cg_diag *diag)
 {
-    const cg_type *x = &op->operands[0]->type;
-    const cg_attr *axis;
-    if (!need_f32(op, x, "the operand", diag) || !need_kind(op, "axis", CG_ATTR_SI64, true, &axis, diag))
+    const cg_type *x = &op->operands[0]->type, *r = &op->results[0]->type;
+    if (!need_dtype(op, x, "the operand", info->dtypes, diag))
         return false;
-    int64_t a = axis->ints[0] < 0 ? axis->ints[0] + x->rank : axis->ints[0];
-    if (a < 0 || a >= x->rank) {
-        cg_diag_error(diag, axis->line, "coreai.softmax: axis %lld out of range for %s",
-                      (long long)axis->ints[0], type_str(x));
+    cg_type b;
+    cg_type target = *r;
+    target.dtype = x->dtype;
+    if (x->rank > r->rank || !cg_shape_broadcast(x, &target, &b) || !cg_type_equal(&b, &target)) {
+        cg_diag_error(diag, op->line, "coreai.broadcast_to: %s does not broadcast to the shape of %s",
+                      type_str(x), type_str(r));
         return false;
     }
-    *out = *x;
+    *out = target;
     return true;
 }
 
-static bool infer_cast(const cg_op *op, cg_type *out, cg_diag *diag)
+static bool infer_concat(const cg_op_info *info, const cg_op *op, cg_type *out, cg_diag *diag)
 {
-    (void)diag;
-    *out = op->operands[0]->type;
-    out->dtype = op->results[0]->type.dtype;
+    const cg_type *x0 = &op->operands[0]->type;
+    int64_t axis;
+    if (!need_operands(info, op, 0, op->n_operands, diag))
+        return false;
+    if (x0->rank == 0) {
+        cg_diag_error(diag, op->line, "coreai.concat: cannot concatenate rank-0 tensors (%s)", type_str(x0));
+        return false;
+    }
+    if (!axis_in_range(op, attr(op, "axis"), x0->rank, x0, &axis, diag))
+        return false;
+    *out = *x0;
+    for (size_t i = 1; i < op->n_operands; i++) {
+        const cg_type *t = &op->operands[i]->type;
+        bool ok = t->rank == x0->rank;
+        for (int d = 0; ok && d < t->rank; d++)
+            ok = d == axis || t->dims[d] == x0->dims[d];
+        if (!ok) {
+            cg_diag_error(diag, op->line, "coreai.concat: operand %zu is %s but operand 0 is %s; all extents "
+                          "but axis %lld must be equal", i, type_str(t), type_str(x0), (long long)axis);
+            return false;
+        }
+        out->dims[axis] += t->dims[axis];
+    }
     return true;
 }
 
-static const char *const no_attrs[] = {NULL};
-static const char *const matmul_attrs[] = {"transpose_a", "transpose_b", NULL};
-static const char *const linear_attrs[] = {"weight_transposed", NULL};
-static const char *const reduce_attrs[] = {"axes", "keep_dims", NULL};
-static const char *const transpose_attrs[] = {"perm", NULL};
-static const char *const softmax_attrs[] = {"axis", NULL};
+static bool infer_slice(const cg_op_info *info, const cg_op *op, cg_type *out, cg_diag *diag)
+{
+    const cg_type *x = &op->operands[0]->type;
+    const cg_attr *b = attr(op, "begins"), *e = attr(op, "ends"), *s = attr(op, "steps");
+    if (!need_dtype(op, x, "the operand", info->dtypes, diag))
+        return false;
+    const cg_attr *lists[3] = {b, e, s};
+    for (int k = 0; k < 3; k++) {
+        if ((int)lists[k]->count != x->rank) {
+            cg_diag_error(diag, lists[k]->line, "coreai.slice: attribute '%s' has %zu values but %s has rank %d",
+                          lists[k]->name, lists[k]->count, type_str(x), x->rank);
+            return false;
+        }
+    }
+    *out = *x;
+    for (int d = 0; d < x->rank; d++) {
+        int64_t bd = b->ints[d], ed = e->ints[d], sd = s->ints[d];
+        if (bd < 0 || bd > ed || ed > x->dims[d] || sd < 1) {
+            cg_diag_error(diag, op->line, "coreai.slice: axis %d of %s: begin %lld, end %lld, step %lld; need "
+                          "0 <= begin <= end <= %lld and step >= 1", d, type_str(x), (long long)bd, (long long)ed,
+                          (long long)sd, (long long)x->dims[d]);
+            return false;
+        }
+        out->dims[d] = (ed - bd + sd - 1) / sd;
+    }
+    return true;
+}
+
+static bool infer_gather(const cg_op_info *info, const cg_op *op, cg_type *out, cg_diag *diag)
+{
+    const cg_type *x = &op->operands[0]->type, *idx = &op->operands[1]->type;
+    int64_t axis;
+    if (!need_dtype(op, x, "the operand", info->dtypes, diag) ||
+        !need_dtype(op, idx, "the indices (operand 1)", DT_INT, diag))
+        return false;
+    if (x->rank == 0) {
+        cg_diag_error(diag, op->line, "coreai.gather: cannot gather from rank-0 %s", type_str(x));
+        return false;
+    }
+    if (!axis_in_range(op, attr(op, "axis"), x->rank, x, &axis, diag))
+        return false;
+    if (x->rank - 1 + idx->rank > CG_MAX_RANK) {
+        cg_diag_error(diag, op->line, "coreai.gather: result of %s and indices %s would have rank %d > %d",
+                      type_str(x), type_str(idx), x->rank - 1 + idx->rank, CG_MAX_RANK);
+        return false;
+    }
+    cg_type r = {.dtype = x->dtype};
+    for (int d = 0; d < axis; d++)
+        r.dims[r.rank++] = x->dims[d];
+    for (int d = 0; d < idx->rank; d++)
+        r.dims[r.rank++] = idx->dims[d];
+    for (int d = (int)axis + 1; d < x->rank; d++)
+        r.dims[r.rank++] = x->dims[d];
+    *out = r;
+    return true;
+}
+
+/* A value (pad, fill, iota) must be representable in an integer dtype. */
+static bool int_value_ok(const cg_op *op, const cg_attr *a, double v, cg_dtype dtype, cg_diag *diag)
+{
+    double lo = dtype == CG_DTYPE_I32 ? -2147483648.0 : -9223372036854775808.0;
+    double hi = dtype == CG_DTYPE_I32 ? 2147483648.0 : 9223372036854775808.0;
+    if (!(v >= lo && v < hi) || floor(v) != v) {
+        cg_diag_error(diag, a->line, "%s: attribute '%s' = %.17g is not representable in %s", op->kind, a->name, v,
+                      cg_dtype_name(dtype));
+        return false;
+    }
+    return true;
+}
+
+static bool infer_pad(const cg_op_info *info, const cg_op *op, cg_type *out, cg_diag *diag)
+{
+    const cg_type *x = &op->operands[0]->type;
+    const cg_attr *pads = attr(op, "pads"), *value = attr(op, "value");
+    if (!need_dtype(op, x, "the operand", info->dtypes, diag) ||
+        !ints_n_min(op, pads, 2 * (size_t)x->rank, 0, diag))
+        return false;
+    if (value && x->dtype != CG_DTYPE_F32 && !int_value_ok(op, value, value->floats[0], x->dtype, diag))
+        return false;
+    *out = *x;
+    for (int d = 0; d < x->rank; d++)
+        out->dims[d] += pads->ints[d] + pads->ints[x->rank + d];
+    return true;
+}
+
+static bool infer_iota(const cg_op_info *info, const cg_op *op, cg_type *out, cg_diag *diag)
+{
+    const cg_type *r = &op->results[0]->type;
+    if (!need_dtype(op, r, "the result", info->dtypes, diag))
+        return false;
+    if (r->rank != 1) {
+        cg_diag_error(diag, op->results[0]->line, "coreai.iota: the result must have rank 1, got %s", type_str(r));
+        return false;
+    }
+    const cg_attr *start = attr(op, "start"), *step = attr(op, "step");
+    if (r->dtype != CG_DTYPE_F32) {
+        if (!int_value_ok(op, start, start->floats[0], CG_DTYPE_I64, diag) ||
+            !int_value_ok(op, step, step->floats[0], CG_DTYPE_I64, diag))
+            return false;
+        /* first and last element must fit the dtype */
+        double last = start->floats[0] + (double)(r->dims[0] > 0 ? r->dims[0] - 1 : 0) * step->floats[0];
+        if (!int_value_ok(op, start, start->floats[0], r->dtype, diag))
+            return false;
+        if (!(last >= -9.2e18 && last <= 9.2e18) ||
+            (r->dtype == CG_DTYPE_I32 && !(last >= -2147483648.0 && last <= 2147483647.0))) {
+            cg_diag_error(diag, op->line, "coreai.iota: the last element %.17g does not fit %s", last,
+                          type_str(r));
+            return false;
+        }
+    }
+    *out = *r;
+    return true;
+}
+
+static bool infer_fill(const cg_op_info *info, const cg_op *op, cg_type *out, cg_diag *diag)
+{
+    const cg_type *r = &op->results[0]->type;
+    const cg_attr *value = attr(op, "value");
+    if (!need_dtype(op, r, "the result", info->dtypes, diag))
+        return false;
+    if ((r->dtype == CG_DTYPE_I32 || r->dtype == CG_DTYPE_I64) &&
+        !int_value_ok(op, value, value->floats[0], r->dtype, diag))
+        return false;
+    *out = *r;
+    return true;
+}
+
+/* ---- convolution and pooling --------------------------------------------- */
+
+static bool need_nchw(const cg_op_info *info, const cg_op *op, const cg_type *x, cg_diag *diag)
+{
+    if (!need_dtype(op, x, "the input", info->dtypes, diag))
+        return false;
+    if (x->rank != 4) {
+        cg_diag_error(diag, op->line, "%s: the input must be [N, C, H, W], got %s", op->kind, type_str(x));
+        return false;
+    }
+    return true;
+}
+
+/* Output extent of one spatial axis; false (with a message) when the
+ * dilated window does not fit the padded input even once. */
+static bool window_extent(const cg_op *op, const cg_type *x, const char *axis, int64_t in, int64_t pad_lo,
+                          int64_t pad_hi, int64_t k, int64_t stride, int64_t dilation, bool ceil_mode,
+                          int64_t *out, cg_diag *diag)
+{
+    int64_t span = dilation * (k - 1) + 1;
+    int64_t avail = in + pad_lo + pad_hi;
+    if (avail < span) {
+        cg_diag_error(diag, op->line, "%s: the %s window spans %lld (kernel %lld, dilation %lld) but %s has only "
+                      "%lld including padding", op->kind, axis, (long long)span, (long long)k, (long long)dilation,
+                      type_str(x), (long long)avail);
+        return false;
+    }
+    int64_t num = avail - span;
+    int64_t o = (ceil_mode ? (num + stride - 1) / stride : num / stride) + 1;
+    /* as PyTorch: the last window must start inside the input or the
+     * leading padding */
+    if (ceil_mode && (o - 1) * stride >= in + pad_lo)
+        o--;
+    *out = o;
+    return true;
+}
+
+static bool infer_conv2d(const cg_op_info *info, const cg_op *op, cg_type *out, cg_diag *diag)
+{
+    const cg_type *x = &op->operands[0]->type, *w = &op->operands[1]->type;
+    if (!need_nchw(info, op, x, diag) || !need_dtype(op, w, "the weight", info->dtypes, diag))
+        return false;
+    const cg_attr *s = attr(op, "strides"), *p = attr(op, "pads"), *dl = attr(op, "dilations"), *g = attr(op, "groups");
+    if ((s && !ints_n_min(op, s, 2, 1, diag)) || (p && !ints_n_min(op, p, 4, 0, diag)) ||
+        (dl && !ints_n_min(op, dl, 2, 1, diag)))
+        return false;
+    int64_t groups = g ? g->ints[0] : 1;
+    if (groups < 1) {
+        cg_diag_error(diag, g->line, "coreai.conv2d: attribute 'groups' must be >= 1, got %lld", (long long)groups);
+        return false;
+    }
+    int64_t c = x->dims[1];
+    if (w->rank != 4) {
+        cg_diag_error(diag, op->line, "coreai.conv2d: the weight must be [O, C / groups, KH, KW], got %s", type_str(w));
+        return false;
+    }
+    if (c % groups != 0 || w->dims[0] % groups != 0 || w->dims[1] * groups != c) {
+        cg_diag_error(diag, op->line, "coreai.conv2d: input %s and weight %s do not fit groups = %lld (need C and O "
+                      "divisible by groups and weight extent 1 = C / groups)", type_str(x), type_str(w),
+                      (long long)groups);
+        return false;
+    }
+    if (op->n_operands == 3) {
+        const cg_type *b = &op->operands[2]->type;
+        if (!need_dtype(op, b, "the bias", info->dtypes, diag))
+            return false;
+        if (b->rank != 1 || b->dims[0] != w->dims[0]) {
+            cg_diag_error(diag, op->line, "coreai.conv2d: bias must be tensor<%lldxf32>, got %s",
+                          (long long)w->dims[0], type_str(b));
+            return false;
+        }
+    }
+    int64_t oh, ow;
+    if (!window_extent(op, x, "height", x->dims[2], p ? p->ints[0] : 0, p ? p->ints[2] : 0, w->dims[2],
+                       s ? s->ints[0] : 1, dl ? dl->ints[0] : 1, false, &oh, diag) ||
+        !window_extent(op, x, "width", x->dims[3], p ? p->ints[1] : 0, p ? p->ints[3] : 0, w->dims[3],
+                       s ? s->ints[1] : 1, dl ? dl->ints[1] : 1, false, &ow, diag))
+        return false;
+    *out = (cg_type){.dtype = x->dtype, .rank = 4, .dims = {x->dims[0], w->dims[0], oh, ow}};
+    return true;
+}
+
+static bool infer_pool(const cg_op_info *info, const cg_op *op, cg_type *out, cg_diag *diag)
+{
+    const cg_type *x = &op->operands[0]->type;
+    if (!need_nchw(info, op, x, diag))
+        return false;
+    const cg_attr *k = attr(op, "kernel_size"), *s = attr(op, "strides"), *p = attr(op, "pads");
+    const cg_attr *dl = attr(op, "dilations");
+    if (!ints_n_min(op, k, 2, 1, diag) || (s && !ints_n_min(op, s, 2, 1, diag)) ||
+        (p && !ints_n_min(op, p, 4, 0, diag)) || (dl && !ints_n_min(op, dl, 2, 1, diag)))
+        return false;
+    bool ceil_mode = cg_attr_get_bool(op, "ceil_mode", false);
+    int64_t oh, ow;
+    if (!window_extent(op, x, "height", x->dims[2], p ? p->ints[0] : 0, p ? p->ints[2] : 0, k->ints[0],
+                       s ? s->ints[0] : k->ints[0], dl ? dl->ints[0] : 1, ceil_mode, &oh, diag) ||
+        !window_extent(op, x, "width", x->dims[3], p ? p->ints[1] : 0, p ? p->ints[3] : 0, k->ints[1],
+                       s ? s->ints[1] : k->ints[1], dl ? dl->ints[1] : 1, ceil_mode, &ow, diag))
+        return false;
+    *out = (cg_type){.dtype = x->dtype, .rank = 4, .dims = {x->dims[0], x->dims[1], oh, ow}};
+    return true;
+}
+
+/* ---- the table ------------------------------------------------------------ */
+
+static const cg_attr_spec no_attrs[] = {{NULL, 0, false}};
+#define NO_ATTRS no_attrs
+
+static const cg_attr_spec matmul_attrs[] = {
+    {"transpose_a", CG_ATTR_BOOL, false}, {"transpose_b", CG_ATTR_BOOL, false}, {NULL, 0, false}};
+static const cg_attr_spec linear_attrs[] = {{"weight_transposed", CG_ATTR_BOOL, false}, {NULL, 0, false}};
+static const cg_attr_spec reduce_attrs[] = {
+    {"axes", CG_ATTR_SI64_ARRAY, true}, {"keep_dims", CG_ATTR_BOOL, false}, {NULL, 0, false}};
+static const cg_attr_spec argmax_attrs[] = {
+    {"axis", CG_ATTR_SI64, true}, {"keep_dims", CG_ATTR_BOOL, false}, {NULL, 0, false}};
+static const cg_attr_spec transpose_attrs[] = {{"perm", CG_ATTR_SI64_ARRAY, true}, {NULL, 0, false}};
+static const cg_attr_spec axis_attrs[] = {{"axis", CG_ATTR_SI64, true}, {NULL, 0, false}};
+static const cg_attr_spec gelu_attrs[] = {{"approximate", CG_ATTR_STR, false}, {NULL, 0, false}};
+static const cg_attr_spec clamp_attrs[] = {{"min", CG_ATTR_F32, false}, {"max", CG_ATTR_F32, false}, {NULL, 0, false}};
+static const cg_attr_spec ewk_attrs[] = {
+    {"name", CG_ATTR_STR, true}, {"source", CG_ATTR_STR, true}, {"input_names", CG_ATTR_STR_ARRAY, true},
+    {"output_names", CG_ATTR_STR_ARRAY, true}, {NULL, 0, false}};
+static const cg_attr_spec slice_attrs[] = {
+    {"begins", CG_ATTR_SI64_ARRAY, true}, {"ends", CG_ATTR_SI64_ARRAY, true}, {"steps", CG_ATTR_SI64_ARRAY, true},
+    {NULL, 0, false}};
+static const cg_attr_spec pad_attrs[] = {{"pads", CG_ATTR_SI64_ARRAY, true}, {"value", CG_ATTR_F64, false}, {NULL, 0, false}};
+static const cg_attr_spec iota_attrs[] = {{"start", CG_ATTR_F64, true}, {"step", CG_ATTR_F64, true}, {NULL, 0, false}};
+static const cg_attr_spec fill_attrs[] = {{"value", CG_ATTR_F64, true}, {NULL, 0, false}};
+static const cg_attr_spec conv_attrs[] = {
+    {"strides", CG_ATTR_SI64_ARRAY, false}, {"pads", CG_ATTR_SI64_ARRAY, false},
+    {"dilations", CG_ATTR_SI64_ARRAY, false}, {"groups", CG_ATTR_SI64, false}, {NULL, 0, false}};
+static const cg_attr_spec max_pool_attrs[] = {
+    {"kernel_size", CG_ATTR_SI64_ARRAY, true}, {"strides", CG_ATTR_SI64_ARRAY, false},
+    {"pads", CG_ATTR_SI64_ARRAY, false}, {"dilations", CG_ATTR_SI64_ARRAY, false}, {"ceil_mode", CG_ATTR_BOOL, false},
+    {NULL, 0, false}};
+static const cg_attr_spec avg_pool_attrs[] = {
+    {"kernel_size", CG_ATTR_SI64_ARRAY, true}, {"strides", CG_ATTR_SI64_ARRAY, false},
+    {"pads", CG_ATTR_SI64_ARRAY, false}, {"ceil_mode", CG_ATTR_BOOL, false},
+    {"count_include_pad", CG_ATTR_BOOL, false}, {NULL, 0, false}};
+static const cg_attr_spec sum_pool_attrs[] = {
+    {"kernel_size", CG_ATTR_SI64_ARRAY, true}, {"strides", CG_ATTR_SI64_ARRAY, true},
+    {"dilations", CG_ATTR_SI64_ARRAY, true}, {"pads", CG_ATTR_SI64_ARRAY, false}, {NULL, 0, false}};
+
+#define UNARY_F(k) {k, 1, 1, infer_unary, NO_ATTRS, DT_FLOAT, false}
 
 static const cg_op_info op_table[] = {
-    {"coreai.add", 2, 2, infer_binary, no_attrs},
-    {"coreai.sub", 2, 2, infer_binary, no_attrs},
-    {"coreai.mul", 2, 2, infer_binary, no_attrs},
-    {"coreai.div", 2, 2, infer_binary, no_attrs},
-    {"coreai.relu", 1, 1, infer_unary, no_attrs},
-    {"coreai.rsqrt", 1, 1, infer_unary, no_attrs},
-    {"coreai.sqrt", 1, 1, infer_unary, no_attrs},
-    {"coreai.exp", 1, 1, infer_unary, no_attrs},
-    {"coreai.neg", 1, 1, infer_unary, no_attrs},
-    {"coreai.matmul", 2, 2, infer_matmul, matmul_attrs},
-    {"coreai.linear", 2, 3, infer_linear, linear_attrs},
-    {"coreai.reduce_sum", 1, 1, infer_reduce, reduce_attrs},
-    {"coreai.reduce_mean", 1, 1, infer_reduce, reduce_attrs},
-    {"coreai.reshape", 1, 1, infer_reshape, no_attrs},
-    {"coreai.transpose", 1, 1, infer_transpose, transpose_attrs},
-    {"coreai.softmax", 1, 1, infer_softmax, softmax_attrs},
-    {"coreai.cast", 1, 1, infer_cast, no_attrs},
+    /* elementwise */
+    {"coreai.add", 2, 2, infer_binary, NO_ATTRS, DT_NUMERIC, false},
+    {"coreai.sub", 2, 2, infer_binary, NO_ATTRS, DT_NUMERIC, false},
+    {"coreai.mul", 2, 2, infer_binary, NO_ATTRS, DT_NUMERIC, false},
+    {"coreai.maximum", 2, 2, infer_binary, NO_ATTRS, DT_NUMERIC, false},
+    {"coreai.minimum", 2, 2, infer_binary, NO_ATTRS, DT_NUMERIC, false},
+    {"coreai.div", 2, 2, infer_binary, NO_ATTRS, DT_FLOAT, false},
+    {"coreai.pow", 2, 2, infer_binary, NO_ATTRS, DT_FLOAT, false},
+    {"coreai.equal", 2, 2, infer_compare, NO_ATTRS, DT_ANY, false},
+    {"coreai.not_equal", 2, 2, infer_compare, NO_ATTRS, DT_ANY, false},
+    {"coreai.less", 2, 2, infer_compare, NO_ATTRS, DT_NUMERIC, false},
+    {"coreai.less_equal", 2, 2, infer_compare, NO_ATTRS, DT_NUMERIC, false},
+    {"coreai.greater", 2, 2, infer_compare, NO_ATTRS, DT_NUMERIC, false},
+    {"coreai.greater_equal", 2, 2, infer_compare, NO_ATTRS, DT_NUMERIC, false},
+    {"coreai.logical_and", 2, 2, infer_binary, NO_ATTRS, DT(BOOL), false},
+    {"coreai.logical_or", 2, 2, infer_binary, NO_ATTRS, DT(BOOL), false},
+    {"coreai.logical_not", 1, 1, infer_unary, NO_ATTRS, DT(BOOL), false},
+    {"coreai.where", 3, 3, infer_where, NO_ATTRS, DT_ALL, false},
+    UNARY_F("coreai.relu"), UNARY_F("coreai.rsqrt"), UNARY_F("coreai.sqrt"), UNARY_F("coreai.exp"),
+    UNARY_F("coreai.log"), UNARY_F("coreai.tanh"), UNARY_F("coreai.sigmoid"), UNARY_F("coreai.silu"),
+    UNARY_F("coreai.erf"), UNARY_F("coreai.sin"), UNARY_F("coreai.cos"), UNARY_F("coreai.reciprocal"),
+    UNARY_F("coreai.floor"), UNARY_F("coreai.ceil"),
+    {"coreai.neg", 1, 1, infer_unary, NO_ATTRS, DT_NUMERIC, false},
+    {"coreai.abs", 1, 1, infer_unary, NO_ATTRS, DT_NUMERIC, false},
+    {"coreai.gelu", 1, 1, infer_gelu, gelu_attrs, DT_FLOAT, false},
+    {"coreai.clamp", 1, 1, infer_unary, clamp_attrs, DT_FLOAT, false},
+    {"coreai.cast", 1, 1, infer_cast, NO_ATTRS, DT_ALL, false},
+    {"coreai.elementwise_kernel", 0, SIZE_MAX, infer_elementwise_kernel, ewk_attrs, DT_ANY, true},
+    /* linear algebra and reductions */
+    {"coreai.matmul", 2, 2, infer_matmul, matmul_attrs, DT_FLOAT, false},
+    {"coreai.linear", 2, 3, infer_linear, linear_attrs, DT_FLOAT, false},
+    {"coreai.reduce_sum", 1, 1, infer_reduce, reduce_attrs, DT_FLOAT, false},
+    {"coreai.reduce_mean", 1, 1, infer_reduce, reduce_attrs, DT_FLOAT, false},
+    {"coreai.reduce_max", 1, 1, infer_reduce, reduce_attrs, DT_FLOAT, false},
+    {"coreai.reduce_min", 1, 1, infer_reduce, reduce_attrs, DT_FLOAT, false},
+    {"coreai.argmax", 1, 1, infer_argmax, argmax_attrs, DT_FLOAT, false},
+    {"coreai.softmax", 1, 1, infer_softmax, axis_attrs, DT_FLOAT, false},
+    /* layout and data movement */
+    {"coreai.reshape", 1, 1, infer_reshape, NO_ATTRS, DT_ALL, false},
+    {"coreai.transpose", 1, 1, infer_transpose, transpose_attrs, DT_ALL, false},
+    {"coreai.broadcast_to", 1, 1, infer_broadcast_to, NO_ATTRS, DT_ALL, false},
+    {"coreai.concat", 1, SIZE_MAX, infer_concat, axis_attrs, DT_ALL, false},
+    {"coreai.slice", 1, 1, infer_slice, slice_attrs, DT_ALL, false},
+    {"coreai.gather", 2, 2, infer_gather, axis_attrs, DT_ALL, false},
+    {"coreai.pad", 1, 1, infer_pad, pad_attrs, DT_NUMERIC, false},
+    {"coreai.iota", 0, 0, infer_iota, iota_attrs, DT_NUMERIC, false},
+    {"coreai.fill", 0, 0, infer_fill, fill_attrs, DT_ALL, false},
+    /* convolution and pooling */
+    {"coreai.conv2d", 2, 3, infer_conv2d, conv_attrs, DT_FLOAT, false},
+    {"coreai.max_pool2d", 1, 1, infer_pool, max_pool_attrs, DT_FLOAT, false},
+    {"coreai.avg_pool2d", 1, 1, infer_pool, avg_pool_attrs, DT_FLOAT, false},
+    {"coreai.sumpool2d", 1, 1, infer_pool, sum_pool_attrs, DT_FLOAT, false},
 };
 
 static const cg_op_info *op_info(const char *kind)
@@ -279,13 +902,32 @@ bool cg_op_kind_known(const char *kind)
     return strcmp(kind, "coreai.invoke") == 0 || op_info(kind) != NULL;
 }
 
-static bool check_bool_attrs(const cg_op *op, cg_diag *diag)
+/* Unknown attributes, wrong attribute types and missing required ones. */
+static bool check_attrs(const cg_op_info *info, const cg_op *op, cg_diag *diag)
 {
-    static const char *const bools[] = {"transpose_a", "transpose_b", "weight_transposed", "keep_dims"};
-    for (size_t i = 0; i < sizeof bools / sizeof bools[0]; i++) {
-        const cg_attr *a;
-        if (!need_kind(op, bools[i], CG_ATTR_BOOL, false, &a, diag))
+    for (size_t i = 0; i < op->attrs.count; i++) {
+        const cg_attr *a = &op->attrs.items[i];
+        const cg_attr_spec *spec = NULL;
+        for (const cg_attr_spec *s = info->attrs; s->name && !spec; s++) {
+            if (strcmp(s->name, a->name) == 0)
+                spec = s;
+        }
+        if (!spec) {
+            cg_diag_error(diag, a->line, "%s has no attribute '%s'", op->kind, a->name);
             return false;
+        }
+        if (a->kind != spec->kind) {
+            cg_diag_error(diag, a->line, "attribute '%s' of %s must be %s, not %s", a->name, op->kind,
+                          attr_kind_names[spec->kind], attr_kind_names[a->kind]);
+            return false;
+        }
+    }
+    for (const cg_attr_spec *s = info->attrs; s->name; s++) {
+        if (s->required && !attr(op, s->name)) {
+            cg_diag_error(diag, op->line, "%s needs attribute '%s' (%s)", op->kind, s->name,
+                          attr_kind_names[s->kind]);
+            return false;
+        }
     }
     return true;
 }
@@ -301,26 +943,19 @@ bool cg_op_infer(const cg_op *op, cg_type *out, cg_diag *diag)
         if (info->min_operands == info->max_operands)
             cg_diag_error(diag, op->line, "%s takes %zu operands, got %zu", op->kind, info->min_operands,
                           op->n_operands);
+        else if (info->max_operands == SIZE_MAX)
+            cg_diag_error(diag, op->line, "%s takes at least %zu operands, got %zu", op->kind,
+                          info->min_operands, op->n_operands);
         else
             cg_diag_error(diag, op->line, "%s takes %zu to %zu operands, got %zu", op->kind,
                           info->min_operands, info->max_operands, op->n_operands);
         return false;
     }
-    if (op->n_results != 1) {
+    if (!info->multi_result && op->n_results != 1) {
         cg_diag_error(diag, op->line, "%s has exactly one result, got %zu", op->kind, op->n_results);
         return false;
     }
-    for (size_t i = 0; i < op->attrs.count; i++) {
-        const cg_attr *a = &op->attrs.items[i];
-        bool known = false;
-        for (const char *const *n = info->attrs; *n; n++)
-            known = known || strcmp(*n, a->name) == 0;
-        if (!known) {
-            cg_diag_error(diag, a->line, "%s has no attribute '%s'", op->kind, a->name);
-            return false;
-        }
-    }
-    if (!check_bool_attrs(op, diag))
+    if (!check_attrs(info, op, diag))
         return false;
-    return info->infer(op, out, diag);
+    return info->infer(info, op, out, diag);
 }

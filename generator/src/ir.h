@@ -38,7 +38,8 @@ typedef enum cg_attr_kind {
     CG_ATTR_BOOL,       /* "bool"   true/false                    -> ints[0] (0/1) */
     CG_ATTR_STR,        /* "str"    text                          -> str */
     CG_ATTR_SI64_ARRAY, /* "si64[]" whitespace-separated integers -> ints[0..count) */
-    CG_ATTR_F32_ARRAY   /* "f32[]"  whitespace-separated floats   -> floats[0..count) */
+    CG_ATTR_F32_ARRAY,  /* "f32[]"  whitespace-separated floats   -> floats[0..count) */
+    CG_ATTR_STR_ARRAY   /* "str[]"  whitespace-separated tokens   -> strs[0..count) */
 } cg_attr_kind;
 
 typedef struct cg_attr {
@@ -49,6 +50,7 @@ typedef struct cg_attr {
     int64_t *ints;  /* SI64, BOOL, SI64_ARRAY */
     double *floats; /* F32 (already rounded to float precision), F64, F32_ARRAY */
     const char *str;
+    const char **strs; /* STR_ARRAY */
 } cg_attr;
 
 typedef struct cg_attr_list {

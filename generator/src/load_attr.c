@@ -21,6 +21,7 @@ static const struct {
     {"str", CG_ATTR_STR},
     {"si64[]", CG_ATTR_SI64_ARRAY},
     {"f32[]", CG_ATTR_F32_ARRAY},
+    {"str[]", CG_ATTR_STR_ARRAY},
 };
 
 static bool cg_attr_kind_parse(const char *text, cg_attr_kind *out)
@@ -120,6 +121,19 @@ static bool cg_load_attr(cg_load *load, void *owner, xmlNodePtr node, cg_attr *a
     }
 
     size_t count = cg_token_count(text);
+    if (attr->kind == CG_ATTR_STR_ARRAY) {
+        /* the tokens are split in place and stay in text, owned by owner */
+        attr->count = count;
+        attr->strs = talloc_zero_array(owner, const char *, count + 1);
+        if (attr->strs == NULL)
+            return cg_load_oom(load);
+        char *cursor = text;
+        size_t i = 0;
+        for (char *tok; (tok = cg_token_next(&cursor)) != NULL; i++)
+            attr->strs[i] = tok;
+        talloc_free(type_name);
+        return true;
+    }
     if (cg_attr_is_scalar(attr->kind) && count != 1) {
         cg_load_error(load, attr->line, "attribute '%s' (%s) needs exactly one value, got %zu",
                       attr->name, type_name, count);

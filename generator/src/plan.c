@@ -70,6 +70,9 @@ static bool op_is_view(const cg_op *op)
 {
     if (strcmp(op->kind, "coreai.reshape") == 0)
         return true;
+    /* a broadcast that repeats nothing only inserts extent-1 axes */
+    if (strcmp(op->kind, "coreai.broadcast_to") == 0)
+        return cg_type_numel(&op->operands[0]->type) == cg_type_numel(&op->results[0]->type);
     return strcmp(op->kind, "coreai.cast") == 0 &&
            op->operands[0]->type.dtype == op->results[0]->type.dtype;
 }
@@ -77,9 +80,18 @@ static bool op_is_view(const cg_op *op)
 /* Ops whose kernels allow the output to be an operand's buffer. */
 static bool op_in_place_ok(const cg_op *op, size_t operand)
 {
-    static const char *const unary[] = {"coreai.relu", "coreai.rsqrt", "coreai.sqrt", "coreai.exp",
-                                        "coreai.neg", "coreai.softmax"};
-    static const char *const binary[] = {"coreai.add", "coreai.sub", "coreai.mul", "coreai.div"};
+    /* out[i] = f(x[i]) over a flat run, elements of one size */
+    static const char *const unary[] = {
+        "coreai.relu", "coreai.rsqrt", "coreai.sqrt", "coreai.exp", "coreai.neg", "coreai.softmax",
+        "coreai.log", "coreai.tanh", "coreai.sigmoid", "coreai.silu", "coreai.erf", "coreai.sin",
+        "coreai.cos", "coreai.reciprocal", "coreai.floor", "coreai.ceil", "coreai.abs", "coreai.gelu",
+        "coreai.clamp", "coreai.logical_not"};
+    /* broadcasting kernels: only an operand laid out like the output (same
+     * shape, hence dense strides, and same dtype, hence element size) */
+    static const char *const binary[] = {
+        "coreai.add", "coreai.sub", "coreai.mul", "coreai.div", "coreai.maximum", "coreai.minimum",
+        "coreai.pow", "coreai.equal", "coreai.not_equal", "coreai.less", "coreai.less_equal",
+        "coreai.greater", "coreai.greater_equal", "coreai.logical_and", "coreai.logical_or", "coreai.where"};
     for (size_t i = 0; i < sizeof unary / sizeof unary[0]; i++) {
         if (strcmp(op->kind, unary[i]) == 0)
             return true;
@@ -250,9 +262,12 @@ static cg_graph_plan *plan_graph(cg_program_plan *pp, const cg_graph *g, bool ke
     gp->use_kernel = kernels && cg_composite_kernel_available(g);
     assign_slots(gp);
     if (gp->use_kernel) {
-        /* The kernel writes straight into the result; no frame needed. */
+        /* The kernel writes straight into the result; its frame is only the
+         * scratch the kernel asks for (passed to it as ws). */
         gp->scratch_offset = talloc_zero_array(gp, uint64_t, g->n_ops + 1);
         gp->copy_out = talloc_zero_array(gp, bool, g->n_outputs + 1);
+        gp->frame_size = align_up(cg_composite_scratch_bytes(g));
+        gp->lower_bound = gp->frame_size;
     } else {
         plan_body(gp, pp, tmp);
     }

@@ -133,6 +133,9 @@ static void cg_print_attr_value(cg_printer *p, const cg_attr *attr)
         }
         cg_out(p, "]");
         break;
+    case CG_ATTR_STR_ARRAY:
+        cg_print_string_list(p, attr->strs, attr->count);
+        break;
     }
 }
 

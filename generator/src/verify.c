@@ -49,17 +49,23 @@ static bool verify_op(cg_module *m, cg_op *op, cg_diag *diag)
         cg_diag_error(diag, op->line, "%s does not take a callee", op->kind);
         return false;
     }
-    cg_type inferred;
-    if (!cg_op_infer(op, &inferred, diag))
-        return false;
-    if (!cg_type_equal(&inferred, &op->results[0]->type)) {
-        char *a = cg_type_to_string(op, &inferred);
-        char *b = cg_type_to_string(op, &op->results[0]->type);
-        cg_diag_error(diag, op->results[0]->line, "%s: result '%s' is declared %s but the operands give %s",
-                      op->kind, op->results[0]->id, b, a);
+    cg_type *inferred = talloc_zero_array(op, cg_type, op->n_results + 1);
+    if (!inferred) {
+        cg_diag_error(diag, op->line, "out of memory");
         return false;
     }
-    return true;
+    bool ok = cg_op_infer(op, inferred, diag);
+    for (size_t r = 0; ok && r < op->n_results; r++) {
+        if (!cg_type_equal(&inferred[r], &op->results[r]->type)) {
+            char *a = cg_type_to_string(op, &inferred[r]);
+            char *b = cg_type_to_string(op, &op->results[r]->type);
+            cg_diag_error(diag, op->results[r]->line, "%s: result '%s' is declared %s but the operands give %s",
+                          op->kind, op->results[r]->id, b, a);
+            ok = false;
+        }
+    }
+    talloc_free(inferred);
+    return ok;
 }
 
 static bool verify_composite(const cg_graph *g, cg_diag *diag)

@@ -1,38 +1,111 @@
-/* coreai_unary_f32: element-wise math on a flat run (out may equal x). */
+/* coreai_unary_{f32,i32,i64} and coreai_clamp_f32: element-wise math on a
+ * flat run (out may equal x: every element is read before it is written). */
 #include "coreai/kernels/elementwise.h"
 
 #include <math.h>
+
+/* The op is switched on once, outside the loops, so each loop body is a
+ * single expression the compiler can vectorise. */
+#define UNARY_LOOP(EXPR)                   \
+    do {                                   \
+        for (int64_t i = 0; i < n; ++i) {  \
+            const float v = x[i];          \
+            out[i] = (EXPR);               \
+        }                                  \
+        return COREAI_STATUS_OK;           \
+    } while (0)
 
 coreai_status coreai_unary_f32(const coreai_unary_params *params, const float *x, float *out)
 {
     if (params == NULL || x == NULL || out == NULL || params->count < 0)
         return COREAI_STATUS_INVALID_ARGUMENT;
     const int64_t n = params->count;
-    /* The op is switched on once, outside the loops, so each loop body is a
-     * single expression the compiler can vectorise. */
+    const float k_sqrt1_2 = 0.70710678118654752440f;
+    const float k_sqrt2_pi = 0.79788456080286535588f;
     switch (params->op) {
     case COREAI_UNARY_OP_RELU:
         /* Written so a NaN input stays NaN (as torch.relu and
          * numpy.maximum do) instead of silently becoming 0. */
-        for (int64_t i = 0; i < n; ++i)
-            out[i] = x[i] < 0.0f ? 0.0f : x[i];
-        return COREAI_STATUS_OK;
-    case COREAI_UNARY_OP_RSQRT:
-        for (int64_t i = 0; i < n; ++i)
-            out[i] = 1.0f / sqrtf(x[i]);
-        return COREAI_STATUS_OK;
-    case COREAI_UNARY_OP_SQRT:
-        for (int64_t i = 0; i < n; ++i)
-            out[i] = sqrtf(x[i]);
-        return COREAI_STATUS_OK;
-    case COREAI_UNARY_OP_EXP:
-        for (int64_t i = 0; i < n; ++i)
-            out[i] = expf(x[i]);
-        return COREAI_STATUS_OK;
-    case COREAI_UNARY_OP_NEG:
-        for (int64_t i = 0; i < n; ++i)
-            out[i] = -x[i];
-        return COREAI_STATUS_OK;
+        UNARY_LOOP(v < 0.0f ? 0.0f : v);
+    case COREAI_UNARY_OP_RSQRT: UNARY_LOOP(1.0f / sqrtf(v));
+    case COREAI_UNARY_OP_SQRT: UNARY_LOOP(sqrtf(v));
+    case COREAI_UNARY_OP_EXP: UNARY_LOOP(expf(v));
+    case COREAI_UNARY_OP_NEG: UNARY_LOOP(-v);
+    case COREAI_UNARY_OP_LOG: UNARY_LOOP(logf(v));
+    case COREAI_UNARY_OP_TANH: UNARY_LOOP(tanhf(v));
+    /* exp(-v) overflows to inf for v < -88, which gives the right limits:
+     * sigmoid 0 and silu -0. */
+    case COREAI_UNARY_OP_SIGMOID: UNARY_LOOP(1.0f / (1.0f + expf(-v)));
+    case COREAI_UNARY_OP_SILU: UNARY_LOOP(v / (1.0f + expf(-v)));
+    case COREAI_UNARY_OP_ERF: UNARY_LOOP(erff(v));
+    case COREAI_UNARY_OP_SIN: UNARY_LOOP(sinf(v));
+    case COREAI_UNARY_OP_COS: UNARY_LOOP(cosf(v));
+    case COREAI_UNARY_OP_RECIPROCAL: UNARY_LOOP(1.0f / v);
+    case COREAI_UNARY_OP_FLOOR: UNARY_LOOP(floorf(v));
+    case COREAI_UNARY_OP_CEIL: UNARY_LOOP(ceilf(v));
+    case COREAI_UNARY_OP_ABS: UNARY_LOOP(fabsf(v));
+    case COREAI_UNARY_OP_GELU: UNARY_LOOP(0.5f * v * (1.0f + erff(v * k_sqrt1_2)));
+    case COREAI_UNARY_OP_GELU_TANH:
+        UNARY_LOOP(0.5f * v * (1.0f + tanhf(k_sqrt2_pi * (v + 0.044715f * v * v * v))));
     }
     return COREAI_STATUS_INVALID_ARGUMENT;
+}
+
+/* Negation and absolute value through the unsigned type, where -INT_MIN is
+ * defined (it wraps back to INT_MIN). */
+#define UNARY_INT(NAME, T, U)                                                       \
+    coreai_status NAME(const coreai_unary_params *params, const T *x, T *out)       \
+    {                                                                               \
+        if (params == NULL || x == NULL || out == NULL || params->count < 0)        \
+            return COREAI_STATUS_INVALID_ARGUMENT;                                  \
+        const int64_t n = params->count;                                            \
+        switch (params->op) {                                                       \
+        case COREAI_UNARY_OP_NEG:                                                   \
+            for (int64_t i = 0; i < n; ++i)                                         \
+                out[i] = (T)(0u - (U)x[i]);                                         \
+            return COREAI_STATUS_OK;                                                \
+        case COREAI_UNARY_OP_ABS:                                                   \
+            for (int64_t i = 0; i < n; ++i) {                                       \
+                const T v = x[i];                                                   \
+                out[i] = v < 0 ? (T)(0u - (U)v) : v;                                \
+            }                                                                       \
+            return COREAI_STATUS_OK;                                                \
+        case COREAI_UNARY_OP_RELU:                                                  \
+        case COREAI_UNARY_OP_RSQRT:                                                 \
+        case COREAI_UNARY_OP_SQRT:                                                  \
+        case COREAI_UNARY_OP_EXP:                                                   \
+        case COREAI_UNARY_OP_LOG:                                                   \
+        case COREAI_UNARY_OP_TANH:                                                  \
+        case COREAI_UNARY_OP_SIGMOID:                                               \
+        case COREAI_UNARY_OP_SILU:                                                  \
+        case COREAI_UNARY_OP_ERF:                                                   \
+        case COREAI_UNARY_OP_SIN:                                                   \
+        case COREAI_UNARY_OP_COS:                                                   \
+        case COREAI_UNARY_OP_RECIPROCAL:                                            \
+        case COREAI_UNARY_OP_FLOOR:                                                 \
+        case COREAI_UNARY_OP_CEIL:                                                  \
+        case COREAI_UNARY_OP_GELU:                                                  \
+        case COREAI_UNARY_OP_GELU_TANH:                                             \
+            return COREAI_STATUS_UNSUPPORTED;                                       \
+        }                                                                           \
+        return COREAI_STATUS_INVALID_ARGUMENT;                                      \
+    }
+
+UNARY_INT(coreai_unary_i32, int32_t, uint32_t)
+UNARY_INT(coreai_unary_i64, int64_t, uint64_t)
+
+coreai_status coreai_clamp_f32(const coreai_clamp_params *params, const float *x, float *out)
+{
+    if (params == NULL || x == NULL || out == NULL || params->count < 0)
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    if (isnan(params->min) || isnan(params->max))
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    const int64_t n = params->count;
+    const float lo = params->min, hi = params->max;
+    for (int64_t i = 0; i < n; ++i) {
+        float v = x[i];
+        v = v < lo ? lo : v;
+        out[i] = v > hi ? hi : v;
+    }
+    return COREAI_STATUS_OK;
 }

@@ -4,12 +4,13 @@
 #include <string.h>
 
 /*
- * One register-blocked micro-kernel serves all four transpose cases: a tile
- * of 4 rows x 16 columns of out is accumulated in local arrays over a block
- * of k, loading one 16-wide row of B and 4 scalars of A per step. Its inner
- * loops have constant trip counts and contiguous B rows, which gcc and clang
- * vectorise at -O2 and -O3 alike (an accumulate-per-lane dot product does
- * not survive -O3 well, hence no dot-product form).
+ * One register-blocked micro-kernel serves all four transpose cases, in i-k-j
+ * order: a tile of 4 rows x 16 columns of out is accumulated in local arrays
+ * over a block of k, loading one contiguous 16-wide row of B and 4 scalars of
+ * A per step. The constant trip counts let gcc and clang vectorise it at -O2
+ * and -O3 alike; a dot product with per-lane sums, the other natural form,
+ * loses most of its speed at -O3, so it is kept for matrix-vector shapes
+ * only, where it reads B once instead of packing it.
  * A(i,p) is addressed as a[i*a_rs + p*a_cs], so transpose_a costs nothing.
  * B must present rows of its (k x n) view contiguously: used in place when
  * not transposed, and otherwise packed block by block into a stack panel.

@@ -5,8 +5,8 @@
 
 /*
  * The tensor is viewed as outer x n x inner, n being the normalised axes.
- * Statistics are accumulated in double (two passes for the variance, so a
- * large mean does not cancel it away). The centred value (x - mean) * rstd is
+ * Statistics are accumulated in double in a single pass over the input,
+ * shifted by a sample so that a large mean does not cancel the variance away. The centred value (x - mean) * rstd is
  * also formed in double: with a small variance rstd is large and would
  * magnify the rounding of an f32 mean into the result. The affine part is f32.
  * rms_norm is the same computation without centring: its "variance" about 0
@@ -77,34 +77,35 @@ static int affine_is_dense_row(const coreai_norm_params *p, const int64_t *s)
     return 1;
 }
 
+/*
+ * Statistics in one pass: sums of d = x - k and d * d in double, k being the
+ * first element of the run. Shifting by a sample keeps E[d^2] - E[d]^2 free
+ * of the cancellation a mean far from zero would cause.
+ */
 static void row_stats(const float *restrict x, int64_t n, int center, double eps,
                       double *mean_out, double *rstd_out)
 {
-    double mean = 0.0;
-    if (center) {
-        double s0 = 0.0, s1 = 0.0;
-        int64_t t = 0;
-        for (; t + 2 <= n; t += 2) {
-            s0 += x[t];
-            s1 += x[t + 1];
-        }
-        if (t < n)
-            s0 += x[t];
-        mean = (s0 + s1) / (double)n;
-    }
-    double q0 = 0.0, q1 = 0.0;
+    const double k = center ? (double)x[0] : 0.0;
+    double s0 = 0.0, s1 = 0.0, q0 = 0.0, q1 = 0.0;
     int64_t t = 0;
     for (; t + 2 <= n; t += 2) {
-        const double d0 = x[t] - mean, d1 = x[t + 1] - mean;
+        const double d0 = x[t] - k, d1 = x[t + 1] - k;
+        s0 += d0;
+        s1 += d1;
         q0 += d0 * d0;
         q1 += d1 * d1;
     }
     if (t < n) {
-        const double d0 = x[t] - mean;
+        const double d0 = x[t] - k;
+        s0 += d0;
         q0 += d0 * d0;
     }
-    *mean_out = mean;
-    *rstd_out = 1.0 / sqrt((q0 + q1) / (double)n + eps);
+    const double s = s0 + s1, q = q0 + q1;
+    double var = center ? (q - s * s / (double)n) / (double)n : q / (double)n;
+    if (var < 0.0)
+        var = 0.0;
+    *mean_out = center ? k + s / (double)n : 0.0;
+    *rstd_out = 1.0 / sqrt(var + eps);
 }
 
 /* Dense-row fast path: inner == 1 and each affine operand NULL or indexed by t. */
@@ -153,30 +154,29 @@ static void norm_general(const coreai_norm_params *p, int64_t n, int64_t inner,
         float *oo = out + o * plane;
         for (int64_t j0 = 0; j0 < inner; j0 += NORM_CHUNK) {
             const int64_t cols = inner - j0 < NORM_CHUNK ? inner - j0 : NORM_CHUNK;
-            double mean[NORM_CHUNK], q[NORM_CHUNK], rstd[NORM_CHUNK];
+            double mean[NORM_CHUNK], q[NORM_CHUNK], rstd[NORM_CHUNK], shift[NORM_CHUNK];
             int64_t wi[NORM_CHUNK], bi[NORM_CHUNK];
+            /* one pass, shifted by the first row (see row_stats) */
             for (int64_t c = 0; c < cols; ++c) {
+                shift[c] = center ? (double)xo[j0 + c] : 0.0;
                 mean[c] = 0.0;
                 q[c] = 0.0;
-            }
-            if (center) {
-                for (int64_t t = 0; t < n; ++t) {
-                    const float *xr = xo + t * inner + j0;
-                    for (int64_t c = 0; c < cols; ++c)
-                        mean[c] += xr[c];
-                }
-                for (int64_t c = 0; c < cols; ++c)
-                    mean[c] /= (double)n;
             }
             for (int64_t t = 0; t < n; ++t) {
                 const float *xr = xo + t * inner + j0;
                 for (int64_t c = 0; c < cols; ++c) {
-                    const double d = xr[c] - mean[c];
+                    const double d = xr[c] - shift[c];
+                    mean[c] += d;
                     q[c] += d * d;
                 }
             }
-            for (int64_t c = 0; c < cols; ++c)
-                rstd[c] = 1.0 / sqrt(q[c] / (double)n + eps);
+            for (int64_t c = 0; c < cols; ++c) {
+                double var = center ? (q[c] - mean[c] * mean[c] / (double)n) / (double)n : q[c] / (double)n;
+                if (var < 0.0)
+                    var = 0.0;
+                mean[c] = center ? shift[c] + mean[c] / (double)n : 0.0;
+                rstd[c] = 1.0 / sqrt(var + eps);
+            }
             /* Blocks run in order, so the inner walk just continues; it wraps
              * back to 0 after the last column of each outer index. */
             for (int64_t c = 0; c < cols; ++c) {
@@ -247,4 +247,97 @@ coreai_status coreai_layer_norm_f32(const coreai_norm_params *params, const floa
                                     const float *weight, const float *bias, float *out)
 {
     return norm_run(params, x, weight, bias, out, 1);
+}
+
+/* ---- channel normalisations: [N, C, spatial] ---------------------------- */
+
+static int channel_params_ok(const coreai_channel_norm_params *p, int64_t *total)
+{
+    if (p == NULL || p->batch < 0 || p->channels < 0 || p->spatial < 0)
+        return 0;
+    int64_t t = 1;
+    const int64_t e[3] = {p->batch, p->channels, p->spatial};
+    for (int i = 0; i < 3; ++i) {
+        if (e[i] != 0 && t > INT64_MAX / e[i])
+            return 0;
+        t *= e[i];
+    }
+    *total = t;
+    return 1;
+}
+
+/* Single-pass mean and 1 / sqrt(var + eps) of a contiguous run. */
+static void run_stats(const float *x, int64_t n, double eps, double *mean, double *rstd)
+{
+    row_stats(x, n, 1, eps, mean, rstd);
+}
+
+/* out = (x - mean) * rstd * w + b over `spatial` elements of one channel. */
+static void channel_affine(const float *restrict x, float *restrict out, int64_t n, double mean,
+                           double rstd, const float *w, const float *b, int64_t c)
+{
+    const double a = w != NULL ? rstd * (double)w[c] : rstd;
+    const double sh = b != NULL ? (double)b[c] : 0.0;
+    for (int64_t i = 0; i < n; ++i)
+        out[i] = (float)(((double)x[i] - mean) * a + sh);
+}
+
+coreai_status coreai_batch_norm_f32(const coreai_channel_norm_params *params, const float *x,
+                                    const float *gamma, const float *beta, const float *mean,
+                                    const float *variance, float *out)
+{
+    int64_t total;
+    if (!channel_params_ok(params, &total) || x == NULL || out == NULL || mean == NULL ||
+        variance == NULL)
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    const int64_t nc = params->channels, sp = params->spatial;
+    if (total == 0)
+        return COREAI_STATUS_OK;
+    for (int64_t n = 0; n < params->batch; ++n) {
+        for (int64_t c = 0; c < nc; ++c) {
+            const int64_t o = (n * nc + c) * sp;
+            const double rstd = 1.0 / sqrt((double)variance[c] + (double)params->eps);
+            channel_affine(x + o, out + o, sp, (double)mean[c], rstd, gamma, beta, c);
+        }
+    }
+    return COREAI_STATUS_OK;
+}
+
+static coreai_status grouped(const coreai_channel_norm_params *p, int64_t groups, const float *x,
+                             const float *w, const float *b, float *out)
+{
+    int64_t total;
+    if (!channel_params_ok(p, &total) || x == NULL || out == NULL)
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    if (groups < 1 || p->channels % groups != 0)
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    if (total == 0)
+        return COREAI_STATUS_OK;
+    const int64_t nc = p->channels, sp = p->spatial, cpg = nc / groups;
+    for (int64_t n = 0; n < p->batch; ++n) {
+        for (int64_t g = 0; g < groups; ++g) {
+            const int64_t o = (n * nc + g * cpg) * sp; /* a group is one contiguous run */
+            double mean, rstd;
+            run_stats(x + o, cpg * sp, (double)p->eps, &mean, &rstd);
+            for (int64_t c = g * cpg; c < (g + 1) * cpg; ++c) {
+                const int64_t oc = (n * nc + c) * sp;
+                channel_affine(x + oc, out + oc, sp, mean, rstd, w, b, c);
+            }
+        }
+    }
+    return COREAI_STATUS_OK;
+}
+
+coreai_status coreai_group_norm_f32(const coreai_channel_norm_params *params, const float *x,
+                                    const float *weight, const float *bias, float *out)
+{
+    return grouped(params, params != NULL ? params->groups : 0, x, weight, bias, out);
+}
+
+coreai_status coreai_instance_norm_f32(const coreai_channel_norm_params *params, const float *x,
+                                       const float *gamma, const float *beta, float *out)
+{
+    if (params != NULL && params->channels == 0)
+        return COREAI_STATUS_OK;
+    return grouped(params, params != NULL ? params->channels : 0, x, gamma, beta, out);
 }

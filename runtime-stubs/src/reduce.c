@@ -1,4 +1,5 @@
-/* coreai_reduce_f32: sum / mean over a set of axes, accumulated in double. */
+/* coreai_reduce_f32: sum / mean (accumulated in double) and max / min over a
+ * set of axes. */
 #include "coreai/kernels/reduce.h"
 
 #include <math.h>
@@ -53,6 +54,23 @@ static double run_sum(const float *restrict x, int64_t n)
     return (s0 + s1) + (s2 + s3);
 }
 
+/* NaN-propagating maximum / minimum: a NaN v wins by the second test, a NaN
+ * accumulator because the comparison is false. */
+#define PICK_MAX(m, v) (((v) > (m) || (v) != (v)) ? (v) : (m))
+#define PICK_MIN(m, v) (((v) < (m) || (v) != (v)) ? (v) : (m))
+
+static float run_extreme(const float *restrict x, int64_t n, int is_max, float m)
+{
+    if (is_max) {
+        for (int64_t i = 0; i < n; ++i)
+            m = PICK_MAX(m, x[i]);
+    } else {
+        for (int64_t i = 0; i < n; ++i)
+            m = PICK_MIN(m, x[i]);
+    }
+    return m;
+}
+
 coreai_status coreai_reduce_f32(const coreai_reduce_params *params, const float *x, float *out)
 {
     if (params == NULL || x == NULL || out == NULL)
@@ -60,8 +78,12 @@ coreai_status coreai_reduce_f32(const coreai_reduce_params *params, const float 
     const coreai_reduce_params *p = params;
     if (p->rank < 0 || p->rank > COREAI_MAX_RANK)
         return COREAI_STATUS_INVALID_ARGUMENT;
-    if (p->op != COREAI_REDUCE_OP_SUM && p->op != COREAI_REDUCE_OP_MEAN)
+    if (p->op != COREAI_REDUCE_OP_SUM && p->op != COREAI_REDUCE_OP_MEAN &&
+        p->op != COREAI_REDUCE_OP_MAX && p->op != COREAI_REDUCE_OP_MIN)
         return COREAI_STATUS_INVALID_ARGUMENT;
+    const int extreme = p->op == COREAI_REDUCE_OP_MAX || p->op == COREAI_REDUCE_OP_MIN;
+    const int is_max = p->op == COREAI_REDUCE_OP_MAX;
+    const float identity = is_max ? -INFINITY : INFINITY;
     if ((p->axis_mask >> p->rank) != 0)
         return COREAI_STATUS_INVALID_ARGUMENT;
 
@@ -91,8 +113,10 @@ coreai_status coreai_reduce_f32(const coreai_reduce_params *params, const float 
             out_total *= e;
     }
     if (reduce_empty) {
-        /* An empty reduction: the sum is 0 and the mean 0/0, NaN as in NumPy. */
-        const float v = p->op == COREAI_REDUCE_OP_MEAN ? NAN : 0.0f;
+        /* An empty reduction: the sum is 0, the mean 0/0, NaN as in NumPy,
+         * and max / min their identity (the verifier does not let a model
+         * ask for them). */
+        const float v = extreme ? identity : p->op == COREAI_REDUCE_OP_MEAN ? NAN : 0.0f;
         for (int64_t i = 0; i < out_total; ++i)
             out[i] = v;
         return COREAI_STATUS_OK;
@@ -130,6 +154,42 @@ coreai_status coreai_reduce_f32(const coreai_reduce_params *params, const float 
 
     axis_walk kept = {0}, reduced = {0};
     const int last = rank - 1;
+    if (extreme) {
+        const int64_t len = shape[last];
+        for (int d = 0; d < last; ++d)
+            walk_add(red[d] ? &reduced : &kept, shape[d], stride[d]);
+        if (red[last]) {
+            int64_t o = 0;
+            do {
+                float m = identity;
+                reduced.off = 0;
+                do {
+                    m = run_extreme(x + kept.off + reduced.off, len, is_max, m);
+                } while (walk_next(&reduced));
+                out[o++] = m;
+            } while (walk_next(&kept));
+        } else {
+            /* The innermost axis is kept: fold whole rows into the outputs. */
+            float *o = out;
+            do {
+                for (int64_t j = 0; j < len; ++j)
+                    o[j] = identity;
+                reduced.off = 0;
+                do {
+                    const float *restrict xr = x + kept.off + reduced.off;
+                    if (is_max) {
+                        for (int64_t j = 0; j < len; ++j)
+                            o[j] = PICK_MAX(o[j], xr[j]);
+                    } else {
+                        for (int64_t j = 0; j < len; ++j)
+                            o[j] = PICK_MIN(o[j], xr[j]);
+                    }
+                } while (walk_next(&reduced));
+                o += len;
+            } while (walk_next(&kept));
+        }
+        return COREAI_STATUS_OK;
+    }
     if (red[last]) {
         /* The innermost axis is reduced: each output sums contiguous runs. */
         const int64_t len = shape[last];

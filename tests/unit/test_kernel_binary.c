@@ -3,8 +3,10 @@
 
 #include "coreai/kernels.h"
 
-static const coreai_binary_op k_ops[] = {COREAI_BINARY_OP_ADD, COREAI_BINARY_OP_SUB,
-                                         COREAI_BINARY_OP_MUL, COREAI_BINARY_OP_DIV};
+static const coreai_binary_op k_ops[] = {
+    COREAI_BINARY_OP_ADD,     COREAI_BINARY_OP_SUB,     COREAI_BINARY_OP_MUL, COREAI_BINARY_OP_DIV,
+    COREAI_BINARY_OP_MAXIMUM, COREAI_BINARY_OP_MINIMUM, COREAI_BINARY_OP_POW};
+#define N_OPS ((int)(sizeof k_ops / sizeof k_ops[0]))
 
 static double ref_apply(coreai_binary_op op, double a, double b)
 {
@@ -13,6 +15,9 @@ static double ref_apply(coreai_binary_op op, double a, double b)
     case COREAI_BINARY_OP_SUB: return a - b;
     case COREAI_BINARY_OP_MUL: return a * b;
     case COREAI_BINARY_OP_DIV: return a / b;
+    case COREAI_BINARY_OP_MAXIMUM: return isnan(a) || isnan(b) ? NAN : fmax(a, b);
+    case COREAI_BINARY_OP_MINIMUM: return isnan(a) || isnan(b) ? NAN : fmin(a, b);
+    case COREAI_BINARY_OP_POW: return pow(a, b);
     }
     return NAN;
 }
@@ -95,7 +100,7 @@ static void test_all_patterns_low_rank(void **state)
             random_shape(&rng, rank, shape);
             for (unsigned am = 0; am < (1u << rank); ++am)
                 for (unsigned bm = 0; bm < (1u << rank); ++bm)
-                    for (int o = 0; o < 4; ++o)
+                    for (int o = 0; o < N_OPS; ++o)
                         run_case(&rng, k_ops[o], rank, shape, am, bm, (int)ref_int(&rng, 0, 7));
         }
     }
@@ -112,7 +117,7 @@ static void test_patterns_high_rank(void **state)
             random_shape(&rng, rank, shape);
             for (unsigned am = 0; am < (1u << rank); ++am) {
                 const unsigned bm = (unsigned)ref_int(&rng, 0, (1 << rank) - 1);
-                const coreai_binary_op op = k_ops[ref_int(&rng, 0, 3)];
+                const coreai_binary_op op = k_ops[ref_int(&rng, 0, N_OPS - 1)];
                 run_case(&rng, op, rank, shape, am, bm, (int)ref_int(&rng, 0, 7));
                 run_case(&rng, op, rank, shape, bm, am, (int)ref_int(&rng, 0, 7));
             }
@@ -127,7 +132,7 @@ static void test_fast_paths(void **state)
     (void)state;
     ref_rng rng = ref_rng_make(3);
     static const int64_t sizes[] = {1, 3, 7, 17, 33, 65, 1001};
-    for (int o = 0; o < 4; ++o) {
+    for (int o = 0; o < N_OPS; ++o) {
         for (int i = 0; i < 7; ++i) {
             const int64_t flat[1] = {sizes[i]};
             run_case(&rng, k_ops[o], 1, flat, 0, 0, 0);
@@ -228,7 +233,7 @@ static void test_invalid(void **state)
     q.out_shape[0] = -1;
     assert_int_equal(coreai_binary_f32(&q, a, b, out), COREAI_STATUS_INVALID_ARGUMENT);
     q = p;
-    q.op = (coreai_binary_op)4;
+    q.op = (coreai_binary_op)99;
     assert_int_equal(coreai_binary_f32(&q, a, b, out), COREAI_STATUS_INVALID_ARGUMENT);
     q.op = (coreai_binary_op)-1;
     assert_int_equal(coreai_binary_f32(&q, a, b, out), COREAI_STATUS_INVALID_ARGUMENT);

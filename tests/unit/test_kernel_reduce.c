@@ -1,4 +1,4 @@
-/* coreai_reduce_f32 over every axis subset, against a scatter-add reference. */
+/* coreai_reduce_f32 over every axis subset, against a scatter reference. */
 #include "kernel_ref.h"
 
 #include "coreai/kernels.h"
@@ -26,8 +26,10 @@ static void run(ref_rng *rng, coreai_reduce_op op, int rank, const int64_t *shap
     float *x = ref_alloc_f(nin), *out = ref_alloc_f(nout);
     double *want = ref_alloc_d(nout);
     ref_fill(rng, x, nin, -1, 1);
+    const int is_max = op == COREAI_REDUCE_OP_MAX, is_min = op == COREAI_REDUCE_OP_MIN;
     for (int64_t i = 0; i < nout; ++i) {
-        want[i] = 0.0;
+        /* Max / min over no elements give their identity (reduce.h). */
+        want[i] = is_max ? -INFINITY : is_min ? INFINITY : 0.0;
         out[i] = 12345.0f;
     }
     for (int64_t f = 0; f < nin; ++f) {
@@ -40,7 +42,12 @@ static void run(ref_rng *rng, coreai_reduce_op op, int rank, const int64_t *shap
         int64_t o = 0;
         for (int d = 0; d < out_rank; ++d)
             o = o * out_shape[d] + oidx[d];
-        want[o] += x[f];
+        if (is_max)
+            want[o] = fmax(want[o], x[f]);
+        else if (is_min)
+            want[o] = fmin(want[o], x[f]);
+        else
+            want[o] += x[f];
     }
     if (op == COREAI_REDUCE_OP_MEAN)
         for (int64_t i = 0; i < nout; ++i)
@@ -70,6 +77,8 @@ static void test_all_masks(void **state)
             for (unsigned mask = 0; mask < (1u << rank); ++mask) {
                 run(&rng, COREAI_REDUCE_OP_SUM, rank, shape, mask);
                 run(&rng, COREAI_REDUCE_OP_MEAN, rank, shape, mask);
+                run(&rng, COREAI_REDUCE_OP_MAX, rank, shape, mask);
+                run(&rng, COREAI_REDUCE_OP_MIN, rank, shape, mask);
             }
         }
     }
@@ -86,7 +95,7 @@ static void test_high_rank(void **state)
             for (int d = 0; d < rank; ++d)
                 shape[d] = ref_int(&rng, 1, rank <= 5 ? 4 : 3);
             const unsigned mask = (unsigned)ref_int(&rng, 0, (1 << rank) - 1);
-            run(&rng, (coreai_reduce_op)(trial & 1), rank, shape, mask);
+            run(&rng, (coreai_reduce_op)(trial & 3), rank, shape, mask);
         }
     }
 }
@@ -109,6 +118,10 @@ static void test_long_axes(void **state)
     }
     run(&rng, COREAI_REDUCE_OP_SUM, 1, s5, 1);
     run(&rng, COREAI_REDUCE_OP_MEAN, 1, s5, 1);
+    for (unsigned m = 0; m < 4; ++m) {
+        run(&rng, COREAI_REDUCE_OP_MAX, 2, s1, m);
+        run(&rng, COREAI_REDUCE_OP_MIN, 2, s2, m);
+    }
 }
 
 /* Empty reduced axis: sum 0, mean NaN. Empty kept axis: nothing written. */
@@ -122,6 +135,8 @@ static void test_empty(void **state)
     run(&rng, COREAI_REDUCE_OP_MEAN, 3, s, 0x7);
     run(&rng, COREAI_REDUCE_OP_SUM, 3, s, 0x5);
     run(&rng, COREAI_REDUCE_OP_SUM, 3, s, 0x0);
+    run(&rng, COREAI_REDUCE_OP_MAX, 3, s, 0x2);
+    run(&rng, COREAI_REDUCE_OP_MIN, 3, s, 0x7);
     float x[1] = {1}, out[1] = {42};
     coreai_reduce_params p;
     memset(&p, 0, sizeof p);
@@ -183,7 +198,7 @@ static void test_invalid(void **state)
     q.in_shape[1] = -3;
     assert_int_equal(coreai_reduce_f32(&q, x, out), COREAI_STATUS_INVALID_ARGUMENT);
     q = p;
-    q.op = (coreai_reduce_op)2;
+    q.op = (coreai_reduce_op)99;
     assert_int_equal(coreai_reduce_f32(&q, x, out), COREAI_STATUS_INVALID_ARGUMENT);
     q = p;
     q.rank = 0;

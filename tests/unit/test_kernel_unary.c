@@ -11,17 +11,37 @@ static double ref_unary(coreai_unary_op op, double x)
     case COREAI_UNARY_OP_SQRT: return sqrt(x);
     case COREAI_UNARY_OP_EXP: return exp(x);
     case COREAI_UNARY_OP_NEG: return -x;
+    case COREAI_UNARY_OP_LOG: return log(x);
+    case COREAI_UNARY_OP_TANH: return tanh(x);
+    case COREAI_UNARY_OP_SIGMOID: return 1.0 / (1.0 + exp(-x));
+    case COREAI_UNARY_OP_SILU: return x / (1.0 + exp(-x));
+    case COREAI_UNARY_OP_ERF: return erf(x);
+    case COREAI_UNARY_OP_SIN: return sin(x);
+    case COREAI_UNARY_OP_COS: return cos(x);
+    case COREAI_UNARY_OP_RECIPROCAL: return 1.0 / x;
+    case COREAI_UNARY_OP_FLOOR: return floor(x);
+    case COREAI_UNARY_OP_CEIL: return ceil(x);
+    case COREAI_UNARY_OP_ABS: return fabs(x);
+    case COREAI_UNARY_OP_GELU: return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
+    case COREAI_UNARY_OP_GELU_TANH:
+        return 0.5 * x * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
     }
     return NAN;
 }
+
+#define N_UNARY_OPS 18
 
 /* Input ranges where each op is defined and f32 does not overflow. */
 static void op_range(coreai_unary_op op, double *lo, double *hi)
 {
     switch (op) {
     case COREAI_UNARY_OP_RSQRT:
-    case COREAI_UNARY_OP_SQRT: *lo = 1e-6; *hi = 1e4; return;
+    case COREAI_UNARY_OP_SQRT:
+    case COREAI_UNARY_OP_LOG: *lo = 1e-6; *hi = 1e4; return;
+    case COREAI_UNARY_OP_RECIPROCAL: *lo = 0.01; *hi = 100; return;
     case COREAI_UNARY_OP_EXP: *lo = -80; *hi = 80; return;
+    case COREAI_UNARY_OP_SIN:
+    case COREAI_UNARY_OP_COS: *lo = -10; *hi = 10; return;
     default: *lo = -100; *hi = 100; return;
     }
 }
@@ -52,7 +72,7 @@ static void test_sizes_and_ops(void **state)
     (void)state;
     ref_rng rng = ref_rng_make(11);
     static const int64_t sizes[] = {0, 1, 3, 7, 17, 33, 65, 1000, 4099};
-    for (int op = 0; op <= 4; ++op)
+    for (int op = 0; op < N_UNARY_OPS; ++op)
         for (int i = 0; i < 9; ++i)
             for (int ip = 0; ip < 2; ++ip)
                 run(&rng, (coreai_unary_op)op, sizes[i], ip);
@@ -103,7 +123,7 @@ static void test_invalid(void **state)
     p.count = -1;
     assert_int_equal(coreai_unary_f32(&p, x, out), COREAI_STATUS_INVALID_ARGUMENT);
     p.count = 2;
-    p.op = (coreai_unary_op)5;
+    p.op = (coreai_unary_op)99;
     assert_int_equal(coreai_unary_f32(&p, x, out), COREAI_STATUS_INVALID_ARGUMENT);
     p.op = (coreai_unary_op)-1;
     assert_int_equal(coreai_unary_f32(&p, x, out), COREAI_STATUS_INVALID_ARGUMENT);

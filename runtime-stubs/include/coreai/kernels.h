@@ -17,5 +17,23 @@
 #include "coreai/kernels/layout.h"
 #include "coreai/kernels/softmax.h"
 #include "coreai/kernels/norm.h"
+#include "coreai/kernels/compare.h"
+#include "coreai/kernels/select.h"
+#include "coreai/kernels/gather.h"
+#include "coreai/kernels/fill.h"
+#include "coreai/kernels/conv.h"
+#include "coreai/kernels/pool.h"
+
+/* composite-op kernels (docs/composite-ops.md) */
+#include "coreai/kernels/attention.h"
+#include "coreai/kernels/rope.h"
+#include "coreai/kernels/gather_mm.h"
+#include "coreai/kernels/gated_delta.h"
+#include "coreai/kernels/recurrent.h"
+#include "coreai/kernels/pixel_shuffle.h"
+#include "coreai/kernels/log_softmax.h"
+#include "coreai/kernels/hard_sigmoid.h"
+#include "coreai/kernels/swiglu.h"
+#include "coreai/kernels/vector_norm.h"
 
 #endif /* COREAI_KERNELS_H */

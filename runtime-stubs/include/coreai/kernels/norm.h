@@ -39,6 +39,39 @@ coreai_status coreai_rms_norm_f32(const coreai_norm_params *params, const float 
 coreai_status coreai_layer_norm_f32(const coreai_norm_params *params, const float *x,
                                     const float *weight, const float *bias, float *out);
 
+/*
+ * Normalisations over the channel axis 1 of a dense [N, C, *spatial] tensor
+ * (batch_norm, group_norm and instance_norm composites). `spatial` is the
+ * product of the axes after the channel axis (1 when there are none). The
+ * per-channel operands are dense [C] vectors; each optional one may be NULL.
+ * Statistics are single-pass in double; the variance is the biased one; the
+ * affine part is evaluated in double and rounded once.
+ */
+typedef struct coreai_channel_norm_params {
+    int64_t batch;    /* N */
+    int64_t channels; /* C */
+    int64_t spatial;
+    int64_t groups;   /* group_norm: G, dividing C (ignored by the others) */
+    float eps;
+} coreai_channel_norm_params;
+
+/* Inference batch_norm with running statistics:
+ * out = (x - mean[c]) / sqrt(variance[c] + eps) * gamma[c] + beta[c].
+ * mean and variance are required. */
+coreai_status coreai_batch_norm_f32(const coreai_channel_norm_params *params, const float *x,
+                                    const float *gamma, const float *beta, const float *mean,
+                                    const float *variance, float *out);
+
+/* group_norm: statistics over each group of C / G channels and all spatial
+ * positions of one sample; then the per-channel weight and bias. */
+coreai_status coreai_group_norm_f32(const coreai_channel_norm_params *params, const float *x,
+                                    const float *weight, const float *bias, float *out);
+
+/* instance_norm: statistics over the spatial positions of each (sample,
+ * channel) pair; then the per-channel gamma and beta. */
+coreai_status coreai_instance_norm_f32(const coreai_channel_norm_params *params, const float *x,
+                                       const float *gamma, const float *beta, float *out);
+
 #ifdef __cplusplus
 }
 #endif

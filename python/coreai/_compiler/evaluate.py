@@ -1,0 +1,361 @@
+"""NumPy semantics of every op, used for constant folding and as a reference
+interpreter (`interpret`).
+
+Data are in dtype storage (float32, float16, uint16 bf16 bit patterns,
+int64, int32, bool). Float arithmetic is computed in float64 and rounded
+once to the result dtype, which is exact for + - * / and sqrt and within
+an ulp of libm for the transcendental functions. Integer arithmetic wraps.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import infer as _inf
+from .dtypes import DType, small_float_from_f64, storage_to_float64
+
+_SQRT1_2 = 1.0 / math.sqrt(2.0)
+
+
+class EvalError(ValueError):
+    """The op cannot be evaluated on these data (e.g. a gather index out of
+    range, or an op with no host semantics)."""
+
+
+def _f64(x, t):
+    return storage_to_float64(x, t.element_type)
+
+
+def _store(values, t):
+    """Round computed values to the storage of type t (no range errors)."""
+    dt = t.element_type
+    v = np.asarray(values)
+    if dt is DType.f32:
+        with np.errstate(over="ignore", invalid="ignore"):
+            return v.astype(np.float64).astype(np.float32).reshape(t.shape)
+    if dt in (DType.f16, DType.bf16):
+        bits, _ = small_float_from_f64(v.astype(np.float64), dt)
+        bits = bits.reshape(t.shape)
+        return bits.view(np.float16) if dt is DType.f16 else bits
+    if dt is DType.bool_:
+        return (v != 0).reshape(t.shape)
+    return v.astype(dt.storage).reshape(t.shape)
+
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def _unary_float(kind, x):
+    with np.errstate(all="ignore"):
+        if kind == "coreai.relu":
+            return np.where(x > 0, x, 0.0 * x)  # keeps NaN, gives +0 for negatives
+        if kind == "coreai.rsqrt":
+            return 1.0 / np.sqrt(x)
+        if kind == "coreai.sqrt":
+            return np.sqrt(x)
+        if kind == "coreai.exp":
+            return np.exp(x)
+        if kind == "coreai.log":
+            return np.log(x)
+        if kind == "coreai.tanh":
+            return np.tanh(x)
+        if kind == "coreai.sigmoid":
+            return 1.0 / (1.0 + np.exp(-x))
+        if kind == "coreai.silu":
+            return x / (1.0 + np.exp(-x))
+        if kind == "coreai.erf":
+            return _erf(x) if x.size else x
+        if kind == "coreai.sin":
+            return np.sin(x)
+        if kind == "coreai.cos":
+            return np.cos(x)
+        if kind == "coreai.reciprocal":
+            return 1.0 / x
+        if kind == "coreai.floor":
+            return np.floor(x)
+        if kind == "coreai.ceil":
+            return np.ceil(x)
+    raise EvalError(f"no host semantics for {kind}")
+
+
+def cast_values(x, src: DType, dst_type):
+    """coreai.cast per runtime-stubs/src/cast.c: float -> int truncates toward
+    zero, NaN -> 0, out of range saturates; i64 -> i32 wraps; -> bool is != 0;
+    to f16/bf16 rounds to nearest even from the exact value."""
+    dst = dst_type.element_type
+    if src is dst:
+        return np.array(x, copy=True)
+    if dst is DType.bool_:
+        if src is DType.bf16:
+            return (storage_to_float64(x, src) != 0)
+        return np.asarray(x) != 0
+    if dst.is_int:
+        if src.is_int or src is DType.bool_:
+            return np.asarray(x).astype(np.int64).astype(dst.storage)  # wraps like two's complement
+        v = storage_to_float64(x, src)
+        info = np.iinfo(dst.storage)
+        with np.errstate(invalid="ignore"):
+            t = np.trunc(np.nan_to_num(v, nan=0.0, posinf=math.inf, neginf=-math.inf))
+            out = np.where(t >= float(info.max), info.max,
+                           np.where(t <= float(info.min), info.min, 0))
+            inside = (t < float(info.max)) & (t > float(info.min))
+            res = out.astype(np.int64)
+            res[inside] = t[inside].astype(np.int64)
+        return res.astype(dst.storage).reshape(dst_type.shape)
+    # to a float type
+    if src is DType.i64 and dst is DType.f32:
+        return np.asarray(x).astype(np.float32)  # direct, correctly rounded
+    return _store(storage_to_float64(x, src), dst_type)
+
+
+def _window_sum(xp, kh, kw, s, d, oh, ow, reduce):
+    acc = None
+    for i in range(kh):
+        for j in range(kw):
+            patch = xp[:, :, i * d[0]: i * d[0] + s[0] * (oh - 1) + 1: s[0],
+                       j * d[1]: j * d[1] + s[1] * (ow - 1) + 1: s[1]]
+            acc = patch.copy() if acc is None else reduce(acc, patch)
+    return acc
+
+
+def _pool(kind, x, attrs, out_t):
+    n, c, h, w = x.shape
+    k = list(attrs["kernel_size"].value)
+    s = list(attrs["strides"].value) if "strides" in attrs else k
+    p = list(attrs["pads"].value) if "pads" in attrs else [0, 0, 0, 0]
+    d = list(attrs["dilations"].value) if "dilations" in attrs else [1, 1]
+    oh, ow = out_t.shape[2], out_t.shape[3]
+    need_h = (oh - 1) * s[0] + d[0] * (k[0] - 1) + 1
+    need_w = (ow - 1) * s[1] + d[1] * (k[1] - 1) + 1
+    extra_h = max(0, need_h - (h + p[0] + p[2]))
+    extra_w = max(0, need_w - (w + p[1] + p[3]))
+    widths = ((0, 0), (0, 0), (p[0], p[2] + extra_h), (p[1], p[3] + extra_w))
+    if kind == "coreai.max_pool2d":
+        xp = np.pad(x, widths, constant_values=-np.inf)
+        return _window_sum(xp, k[0], k[1], s, d, oh, ow, np.maximum)
+    xp = np.pad(x, widths, constant_values=0.0)
+    total = _window_sum(xp, k[0], k[1], s, d, oh, ow, np.add)
+    if kind == "coreai.sumpool2d":
+        return total
+    include = attrs["count_include_pad"].value if "count_include_pad" in attrs else True
+    mask = np.zeros((1, 1, h + p[0] + p[2] + extra_h, w + p[1] + p[3] + extra_w))
+    if include:
+        mask[:, :, : h + p[0] + p[2], : w + p[1] + p[3]] = 1.0
+    else:
+        mask[:, :, p[0]: p[0] + h, p[1]: p[1] + w] = 1.0
+    count = _window_sum(mask, k[0], k[1], s, d, oh, ow, np.add)
+    with np.errstate(all="ignore"):
+        return total / count
+
+
+def _conv2d(x, w, b, attrs, out_t):
+    s = list(attrs["strides"].value) if "strides" in attrs else [1, 1]
+    p = list(attrs["pads"].value) if "pads" in attrs else [0, 0, 0, 0]
+    d = list(attrs["dilations"].value) if "dilations" in attrs else [1, 1]
+    groups = attrs["groups"].value if "groups" in attrs else 1
+    n, o, oh, ow = out_t.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (p[0], p[2]), (p[1], p[3])))
+    cg, og = x.shape[1] // groups, o // groups
+    out = np.zeros((n, o, oh, ow))
+    for g in range(groups):
+        xs = xp[:, g * cg:(g + 1) * cg]
+        for i in range(w.shape[2]):
+            for j in range(w.shape[3]):
+                patch = xs[:, :, i * d[0]: i * d[0] + s[0] * (oh - 1) + 1: s[0],
+                           j * d[1]: j * d[1] + s[1] * (ow - 1) + 1: s[1]]
+                out[:, g * og:(g + 1) * og] += np.einsum("nchw,oc->nohw", patch, w[g * og:(g + 1) * og, :, i, j])
+    if b is not None:
+        out += b.reshape(1, o, 1, 1)
+    return out
+
+
+def evaluate_op(op, inputs: list) -> list:
+    """Results (storage arrays) of `op` applied to operand data `inputs`."""
+    kind = op.kind
+    attrs = op.attributes
+    ts = [v.type for v in op.operands]
+    rts = [r.type for r in op.results]
+    rt = rts[0]
+
+    def a(name, default=None):
+        x = attrs.get(name)
+        return x.value if x is not None else default
+
+    def f(i):
+        return _f64(inputs[i], ts[i])
+
+    if kind in _inf.BINARY_NUMERIC or kind in _inf.BINARY_FLOAT:
+        fn = {"coreai.add": np.add, "coreai.sub": np.subtract, "coreai.mul": np.multiply,
+              "coreai.maximum": np.maximum, "coreai.minimum": np.minimum, "coreai.div": np.divide,
+              "coreai.pow": np.power}[kind]
+        with np.errstate(all="ignore"):
+            if rt.element_type.is_int:
+                return [fn(inputs[0], inputs[1]).astype(rt.element_type.storage).reshape(rt.shape)]
+            return [_store(fn(f(0), f(1)), rt)]
+    if kind in _inf.COMPARE_ANY or kind in _inf.COMPARE_NUMERIC:
+        fn = {"coreai.equal": np.equal, "coreai.not_equal": np.not_equal, "coreai.less": np.less,
+              "coreai.less_equal": np.less_equal, "coreai.greater": np.greater,
+              "coreai.greater_equal": np.greater_equal}[kind]
+        x, y = (f(0), f(1)) if ts[0].element_type.is_float else (inputs[0], inputs[1])
+        return [np.asarray(fn(x, y)).reshape(rt.shape)]
+    if kind in _inf.LOGICAL:
+        fn = np.logical_and if kind == "coreai.logical_and" else np.logical_or
+        return [np.asarray(fn(inputs[0], inputs[1])).reshape(rt.shape)]
+    if kind == "coreai.logical_not":
+        return [np.logical_not(inputs[0])]
+    if kind == "coreai.where":
+        return [np.where(inputs[0], inputs[1], inputs[2]).astype(inputs[1].dtype).reshape(rt.shape)]
+    if kind in _inf.UNARY_FLOAT:
+        return [_store(_unary_float(kind, f(0)), rt)]
+    if kind in ("coreai.neg", "coreai.abs"):
+        fn = np.negative if kind == "coreai.neg" else np.abs
+        with np.errstate(all="ignore"):
+            if rt.element_type.is_int:
+                return [fn(inputs[0]).astype(rt.element_type.storage)]
+            return [_store(fn(f(0)), rt)]
+    if kind == "coreai.gelu":
+        x = f(0)
+        with np.errstate(all="ignore"):
+            if a("approximate", "none") == "tanh":
+                y = 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+            else:
+                y = 0.5 * x * (1.0 + (_erf(x * _SQRT1_2) if x.size else x))
+        return [_store(y, rt)]
+    if kind == "coreai.clamp":
+        y = f(0)
+        if a("min") is not None:
+            y = np.where(y < a("min"), a("min"), y)
+        if a("max") is not None:
+            y = np.where(y > a("max"), a("max"), y)
+        return [_store(y, rt)]
+    if kind == "coreai.cast":
+        return [cast_values(inputs[0], ts[0].element_type, rt).reshape(rt.shape)]
+    if kind == "coreai.matmul":
+        x, y = f(0), f(1)
+        if a("transpose_a", False):
+            x = np.swapaxes(x, -1, -2)
+        if a("transpose_b", False):
+            y = np.swapaxes(y, -1, -2)
+        return [_store(np.matmul(x, y), rt)]
+    if kind == "coreai.linear":
+        x, w = f(0), f(1)
+        y = x @ (w if a("weight_transposed", False) else w.T)
+        if len(inputs) == 3:
+            y = y + f(2)
+        return [_store(y, rt)]
+    if kind in _inf.REDUCE:
+        x = f(0)
+        axes = tuple(_inf.normalize_axes(a("axes"), x.ndim))
+        fn = {"coreai.reduce_sum": np.sum, "coreai.reduce_mean": np.mean, "coreai.reduce_max": np.max,
+              "coreai.reduce_min": np.min}[kind]
+        if x.size == 0 and kind in ("coreai.reduce_max", "coreai.reduce_min") and axes:
+            raise EvalError(f"{kind} of an empty tensor")
+        with np.errstate(all="ignore"):
+            y = fn(x, axis=axes, keepdims=True) if axes else x
+        return [_store(y, rt)]
+    if kind == "coreai.argmax":
+        x = f(0)
+        ax = _inf.normalize_axis(a("axis"), x.ndim)
+        y = np.argmax(x, axis=ax)
+        return [y.astype(np.int64).reshape(rt.shape)]
+    if kind == "coreai.softmax":
+        x = f(0)
+        ax = _inf.normalize_axis(a("axis"), x.ndim)
+        with np.errstate(all="ignore"):
+            e = np.exp(x - np.max(x, axis=ax, keepdims=True)) if x.size else x
+            y = e / np.sum(e, axis=ax, keepdims=True) if x.size else x
+        return [_store(y, rt)]
+    if kind == "coreai.reshape":
+        return [np.array(inputs[0]).reshape(rt.shape)]
+    if kind == "coreai.transpose":
+        return [np.array(np.transpose(inputs[0], a("perm")), order="C")]
+    if kind == "coreai.broadcast_to":
+        return [np.array(np.broadcast_to(inputs[0], rt.shape))]
+    if kind == "coreai.concat":
+        ax = _inf.normalize_axis(a("axis"), ts[0].rank)
+        return [np.concatenate([np.asarray(x) for x in inputs], axis=ax)]
+    if kind == "coreai.slice":
+        idx = tuple(slice(b, e, s) for b, e, s in zip(a("begins"), a("ends"), a("steps")))
+        return [np.array(np.asarray(inputs[0])[idx])]
+    if kind == "coreai.gather":
+        x, idx = inputs
+        ax = _inf.normalize_axis(a("axis"), ts[0].rank)
+        n = ts[0].shape[ax]
+        i = np.asarray(idx).astype(np.int64)
+        if i.size and (i.min() < -n or i.max() >= n):
+            raise EvalError(f"coreai.gather: an index is outside [{-n}, {n})")
+        i = np.where(i < 0, i + n, i)
+        return [np.take(x, i, axis=ax).reshape(rt.shape)]
+    if kind == "coreai.pad":
+        x = inputs[0]
+        r = ts[0].rank
+        p = a("pads")
+        widths = [(p[i], p[r + i]) for i in range(r)]
+        fill = _store(np.asarray(a("value", 0.0)), type(rt)((), rt.element_type))
+        return [np.pad(x, widths, constant_values=fill.item())]
+    if kind == "coreai.iota":
+        n = rt.shape[0]
+        v = a("start") + np.arange(n, dtype=np.float64) * a("step")
+        if rt.element_type.is_int:
+            return [np.trunc(v).astype(rt.element_type.storage)]
+        return [_store(v, rt)]
+    if kind == "coreai.fill":
+        return [_store(np.full(rt.shape, a("value"), dtype=np.float64), rt)]
+    if kind == "coreai.conv2d":
+        b = f(2) if len(inputs) == 3 else None
+        return [_store(_conv2d(f(0), f(1), b, attrs, rt), rt)]
+    if kind in ("coreai.max_pool2d", "coreai.avg_pool2d", "coreai.sumpool2d"):
+        return [_store(_pool(kind, f(0), attrs, rt), rt)]
+    raise EvalError(f"no host semantics for {kind}")
+
+
+def run_graph(module, graph, args: list) -> list:
+    """Interpret `graph` on argument data (storage arrays); returns its outputs."""
+    env = {}
+    for v, x in zip(graph.arguments, args):
+        env[v] = np.asarray(x)
+    for op in graph.operations:
+        if op.is_constant:
+            env[op.results[0]] = op.data
+            continue
+        ins = [env[v] for v in op.operands]
+        if op.kind == "coreai.invoke":
+            callee = module.find_graph(op.callee) if module is not None else None
+            if callee is None:
+                raise EvalError(f"coreai.invoke: unknown graph @{op.callee}")
+            outs = run_graph(module, callee, ins)
+        else:
+            outs = evaluate_op(op, ins)
+        for r, x in zip(op.results, outs):
+            env[r] = x
+    return [env[v] for v in graph.outputs]
+
+
+def interpret(module, entrypoint: str, inputs: dict, states: dict | None = None) -> dict:
+    """Run an entrypoint with the reference semantics: {name: storage array}
+    for outputs, then updated states (initial states as in the module)."""
+    e = module.find_entrypoint(entrypoint)
+    if e is None:
+        raise ValueError(f"no entrypoint '{entrypoint}'")
+    g = module.find_graph(e.graph)
+    states = dict(states or {})
+    args = []
+    for i, s in enumerate(e.states):
+        t = g.arguments[i].type
+        if s in states:
+            args.append(np.asarray(states[s]).astype(t.element_type.storage).reshape(t.shape))
+        elif s in e.initial_states:
+            args.append(np.asarray(e.initial_states[s]).astype(t.element_type.storage).reshape(t.shape))
+        else:
+            args.append(np.zeros(t.shape, t.element_type.storage))
+    for i, n in enumerate(e.inputs):
+        t = g.arguments[len(e.states) + i].type
+        if n not in inputs:
+            raise ValueError(f"missing input '{n}'")
+        args.append(np.asarray(inputs[n]).astype(t.element_type.storage).reshape(t.shape))
+    outs = run_graph(module, g, args)
+    ns = len(e.states)
+    result = {n: outs[ns + i] for i, n in enumerate(e.outputs)}
+    result.update({n: outs[i] for i, n in enumerate(e.states)})
+    return result

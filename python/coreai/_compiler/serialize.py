@@ -1,0 +1,239 @@
+"""Module -> model file (format v1, docs/model-format.md) + weights file.
+
+Deterministic: the bytes depend only on the program (graph order, op order,
+attribute names sorted, value ids by position), never on dict order, object
+ids or time.
+
+Constants with >= 16 elements, or of rank >= 1 and >= 64 bytes, or holding
+a NaN (which the loader does not read as text) go to the weights file at
+64-byte-aligned offsets; identical payloads are stored once. The others are
+written inline with text that reads back exactly.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from .dtypes import DType, small_float_to_f64
+from .ir import Module, Operation
+from .numbers import xml_float
+
+EXTERNAL_MIN_ELEMENTS = 16
+EXTERNAL_MIN_BYTES = 64
+ALIGNMENT = 64
+
+_LE = {DType.f32: "<f4", DType.f16: "<f2", DType.bf16: "<u2", DType.i64: "<i8", DType.i32: "<i4",
+       DType.bool_: "u1"}
+
+
+def constant_bytes(op: Operation) -> bytes:
+    """Little-endian bytes of a constant (f16/bf16 as bit patterns, bool as 0/1)."""
+    dt = op.results[0].type.element_type
+    return np.ascontiguousarray(op.data).astype(_LE[dt]).tobytes()
+
+
+def _has_nan(op: Operation) -> bool:
+    dt = op.results[0].type.element_type
+    if dt is DType.bf16:
+        bits = np.asarray(op.data, dtype=np.uint16)
+        return bool(np.any(((bits & 0x7F80) == 0x7F80) & ((bits & 0x7F) != 0)))
+    if dt.is_float:
+        return bool(np.any(np.isnan(op.data)))
+    return False
+
+
+def is_external(op: Operation) -> bool:
+    t = op.results[0].type
+    if t.numel >= EXTERNAL_MIN_ELEMENTS or (t.rank > 0 and t.nbytes >= EXTERNAL_MIN_BYTES):
+        return True
+    return _has_nan(op)
+
+
+class WeightsLayout:
+    """Where each external constant lives in the weights file."""
+
+    def __init__(self) -> None:
+        self.offsets: dict = {}  # Operation -> (offset, length)
+        self.blob = b""
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.blob).hexdigest()
+
+    @property
+    def size(self) -> int:
+        return len(self.blob)
+
+    def __bool__(self) -> bool:
+        return bool(self.offsets)
+
+
+def layout_weights(graphs) -> WeightsLayout:
+    lay = WeightsLayout()
+    parts = []
+    size = 0
+    by_content: dict = {}
+    for g in graphs:
+        for op in g.serialized_operations():
+            if not op.is_constant or not is_external(op):
+                continue
+            data = constant_bytes(op)
+            key = (hashlib.sha256(data).digest(), len(data))
+            if key in by_content:
+                lay.offsets[op] = (by_content[key], len(data))
+                continue
+            offset = (size + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+            if offset > size:
+                parts.append(b"\0" * (offset - size))
+            parts.append(data)
+            size = offset + len(data)
+            by_content[key] = offset
+            lay.offsets[op] = (offset, len(data))
+    lay.blob = b"".join(parts)
+    return lay
+
+
+# ---------------------------------------------------------------------------
+# XML
+# ---------------------------------------------------------------------------
+
+def _esc_text(s: str) -> str:
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\r", "&#13;")
+
+
+def _esc_attr(s: str) -> str:
+    return (_esc_text(s).replace('"', "&quot;").replace("\n", "&#10;").replace("\t", "&#9;"))
+
+
+def _shape(t) -> str:
+    return " ".join(str(d) for d in t.shape)
+
+
+def attr_text(a) -> str:
+    k, v = a.kind, a.value
+    if k == "si64":
+        return str(v)
+    if k in ("f32", "f64"):
+        return xml_float(v)
+    if k == "bool":
+        return "true" if v else "false"
+    if k == "str":
+        return _esc_text(v)
+    if k == "si64[]":
+        return " ".join(str(x) for x in v)
+    if k == "f32[]":
+        return " ".join(xml_float(x) for x in v)
+    return " ".join(_esc_text(x) for x in v)  # str[]
+
+
+def _attr_lines(attrs: dict, indent: str) -> list:
+    return [f'{indent}<attr name="{name}" type="{attrs[name].kind}">{attr_text(attrs[name])}</attr>'
+            for name in sorted(attrs)]
+
+
+def inline_text(op: Operation) -> str:
+    dt = op.results[0].type.element_type
+    flat = np.asarray(op.data).reshape(-1)
+    if dt is DType.bool_:
+        return " ".join("true" if x else "false" for x in flat.tolist())
+    if dt.is_int:
+        return " ".join(str(int(x)) for x in flat.tolist())
+    if dt is DType.bf16:
+        vals = small_float_to_f64(flat, dt)
+    else:
+        vals = flat.astype(np.float64)
+    return " ".join(xml_float(x) for x in vals.tolist())
+
+
+def module_to_xml(module: Module, layout: WeightsLayout, weights_href: str | None) -> str:
+    out = ['<?xml version="1.0" encoding="UTF-8"?>', '<coreai-model format="1">']
+    if layout:
+        out.append(f'  <weights href="{_esc_attr(weights_href)}" size="{layout.size}" sha256="{layout.sha256}"/>')
+    for g in module.graphs:
+        flags = (' private="true"' if g.private else "") + (' noinline="true"' if g.noinline else "")
+        out.append(f'  <graph name="{g.name}"{flags}>')
+        c = g.composite
+        if c is not None:
+            out.append(f'    <composite-decl op="{c.op_name}">')
+            out += [f"      <input-name>{n}</input-name>" for n in c.input_names]
+            out += [f"      <output-name>{n}</output-name>" for n in c.output_names]
+            out += _attr_lines(c.attrs, "      ")
+            out.append("    </composite-decl>")
+        for a in g.arguments:
+            name = f' name="{a.name}"' if a.name is not None else ""
+            out.append(f'    <arg id="{a.id}" dtype="{a.type.element_type}" shape="{_shape(a.type)}"{name}/>')
+        for op in g.serialized_operations():
+            if op.is_constant:
+                r = op.results[0]
+                head = f'    <const id="{r.id}" dtype="{r.type.element_type}" shape="{_shape(r.type)}"'
+                if op in layout.offsets:
+                    off, length = layout.offsets[op]
+                    out.append(f'{head} offset="{off}" length="{length}"/>')
+                else:
+                    out.append(f"{head}>{inline_text(op)}</const>")
+                continue
+            callee = f' callee="{op.callee}"' if op.kind == "coreai.invoke" else ""
+            out.append(f'    <op kind="{op.kind}"{callee}>')
+            out += [f'      <operand ref="{v.id}"/>' for v in op.operands]
+            out += _attr_lines(op.attributes, "      ")
+            out += [f'      <result id="{r.id}" dtype="{r.type.element_type}" shape="{_shape(r.type)}"/>'
+                    for r in op.results]
+            out.append("    </op>")
+        out.append("    <output>" + "".join(f'<value ref="{v.id}"/>' for v in g.outputs) + "</output>")
+        out.append("  </graph>")
+    for e in module.entrypoints:
+        out.append(f'  <entrypoint name="{e.name}" graph="{e.graph}">')
+        out += [f'    <state name="{n}"/>' for n in e.states]
+        out += [f'    <input name="{n}"/>' for n in e.inputs]
+        out += [f'    <output name="{n}"/>' for n in e.outputs]
+        out.append("  </entrypoint>")
+    out.append("</coreai-model>")
+    return "\n".join(out) + "\n"
+
+
+def model_paths(path) -> tuple:
+    """(model file, weights file) for a save path: "m.xml" -> m.xml + m.weights,
+    anything else -> path.xml + path.weights."""
+    p = Path(os.fspath(path))
+    if p.suffix == ".xml":
+        return p, p.with_suffix(".weights")
+    return Path(str(p) + ".xml"), Path(str(p) + ".weights")
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=str(path.parent), prefix="." + path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def serialize(module: Module, weights_href: str = "model.weights") -> tuple:
+    """(xml text, weights bytes or None) without writing anything."""
+    module.verify()
+    lay = layout_weights(module.graphs)
+    return module_to_xml(module, lay, weights_href), (lay.blob if lay else None)
+
+
+def save_module(module: Module, path) -> tuple:
+    """Writes the model (and weights) files; returns (model path, weights path or None)."""
+    model_path, weights_path = model_paths(path)
+    href = weights_path.name
+    if ":" in href or "\\" in href:
+        raise ValueError(f"weights file name {href!r} may not contain ':' or '\\'")
+    xml, blob = serialize(module, href)
+    model_path.parent.mkdir(parents=True, exist_ok=True)
+    if blob is not None:
+        _write_atomic(weights_path, blob)
+    _write_atomic(model_path, xml.encode("utf-8"))
+    return model_path, (weights_path if blob is not None else None)

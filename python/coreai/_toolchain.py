@@ -1,0 +1,170 @@
+"""Finding coreai-gen and the runtime sources, and turning a model file into
+a loadable shared library (generate C, compile, link), cached by content."""
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+_REPO = Path(__file__).resolve().parents[2]
+
+_RESERVED = {
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
+    "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return",
+    "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void",
+    "volatile", "while", "_Alignas", "_Alignof", "_Atomic", "_Bool", "_Complex", "_Generic", "_Imaginary",
+    "_Noreturn", "_Static_assert", "_Thread_local", "bool", "true", "false", "asm", "typeof", "workspace", "ws",
+}
+
+
+class ToolchainError(RuntimeError):
+    """coreai-gen or the C compiler could not be found or failed."""
+
+
+def repo_root() -> Path:
+    return _REPO
+
+
+def find_coreai_gen() -> str:
+    """COREAI_GEN (a path), else coreai-gen on PATH, else the newest
+    build*/generator/coreai-gen of this checkout."""
+    env = os.environ.get("COREAI_GEN")
+    if env:
+        p = Path(env)
+        if not p.is_file() or not os.access(p, os.X_OK):
+            raise ToolchainError(f"COREAI_GEN={env} is not an executable file")
+        return str(p.resolve())
+    found = shutil.which("coreai-gen")
+    if found:
+        return found
+    candidates = [c for c in glob.glob(str(_REPO / "build*" / "generator" / "coreai-gen"))
+                  if os.access(c, os.X_OK)]
+    if candidates:
+        return max(candidates, key=lambda c: os.stat(c).st_mtime)
+    raise ToolchainError("coreai-gen not found: set COREAI_GEN to its path, put it on PATH, or build it "
+                         f"(cmake -S {_REPO} -B {_REPO}/build && ninja -C {_REPO}/build coreai-gen)")
+
+
+def runtime_dir() -> Path:
+    env = os.environ.get("COREAI_RUNTIME_DIR")
+    d = Path(env) if env else _REPO / "runtime-stubs"
+    if not (d / "include" / "coreai" / "runtime.h").is_file() or not list((d / "src").glob("*.c")):
+        raise ToolchainError(f"runtime sources not found in {d} (expected include/coreai/runtime.h and src/*.c; "
+                             "set COREAI_RUNTIME_DIR)")
+    return d
+
+
+def c_compiler() -> list:
+    return shlex.split(os.environ.get("CC", "cc"))
+
+
+def cache_root() -> Path:
+    env = os.environ.get("COREAI_CACHE_DIR")
+    d = Path(env) if env else Path(tempfile.gettempdir()) / f"coreai-py-cache-{os.getuid()}"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def c_prefix(model_path) -> str:
+    """A C prefix from the model's file name (before the first '.'), like coreai-gen's default."""
+    base = Path(model_path).name
+    if "." in base[1:]:
+        base = base[: base.index(".", 1)]
+    s = re.sub(r"[^A-Za-z0-9]", "_", base)
+    if not s or s[0].isdigit() or s[0] == "_":
+        s = "t_" + s
+    if s in _RESERVED:
+        s += "_"
+    return s
+
+
+def _run(cmd, what: str) -> subprocess.CompletedProcess:
+    try:
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    except OSError as e:
+        raise ToolchainError(f"{what}: cannot run {cmd[0]}: {e}") from None
+    if r.returncode != 0:
+        raise ToolchainError(f"{what} failed (exit {r.returncode}): {' '.join(map(str, cmd))}\n"
+                             f"{r.stderr.strip() or r.stdout.strip()}")
+    return r
+
+
+def _hash_files(h, paths) -> None:
+    for p in sorted(paths):
+        h.update(str(p.name).encode() + b"\0")
+        h.update(p.read_bytes())
+        h.update(b"\0")
+
+
+def _runtime_objects(rt: Path, cc: list, flags: list) -> list:
+    """Compile the runtime sources once per (sources, compiler, flags)."""
+    h = hashlib.sha256()
+    _hash_files(h, list((rt / "src").glob("*.c")) + list((rt / "include").rglob("*.h")))
+    h.update(repr((cc, flags)).encode())
+    d = cache_root() / f"runtime-{h.hexdigest()[:24]}"
+    sources = sorted((rt / "src").glob("*.c"))
+    objs = [d / (s.stem + ".o") for s in sources]
+    if all(o.is_file() for o in objs):
+        return objs
+    tmp = Path(tempfile.mkdtemp(dir=cache_root(), prefix=".rt-"))
+    try:
+        for s in sources:
+            _run(cc + flags + ["-c", str(s), "-o", str(tmp / (s.stem + ".o"))], f"compiling {s.name}")
+        try:
+            os.replace(tmp, d)
+        except OSError:  # another process won the race
+            shutil.rmtree(tmp, ignore_errors=True)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return objs
+
+
+def build_library(model_path, prefix: str, composite_kernels: bool = True) -> Path:
+    """coreai-gen generate + cc -shared; returns the path of the cached .so."""
+    model_path = Path(model_path)
+    gen = find_coreai_gen()
+    rt = runtime_dir()
+    cc = c_compiler()
+    flags = ["-std=c11", "-O2", "-fPIC", "-I", str(rt / "include")]
+    h = hashlib.sha256()
+    # the model text records the weights' SHA-256, so it pins the weights too
+    h.update(model_path.read_bytes())
+    h.update(Path(gen).read_bytes())
+    _hash_files(h, list((rt / "src").glob("*.c")) + list((rt / "include").rglob("*.h")))
+    h.update(repr((cc, flags, prefix, composite_kernels)).encode())
+    key = h.hexdigest()[:32]
+    d = cache_root() / f"model-{key}"
+    lib = d / f"lib{prefix}.so"
+    if lib.is_file():
+        return lib
+    objs = _runtime_objects(rt, cc, flags)
+    tmp = Path(tempfile.mkdtemp(dir=cache_root(), prefix=".model-"))
+    try:
+        cmd = [gen, "generate", str(model_path), "-o", str(tmp), "--prefix", prefix]
+        if not composite_kernels:
+            cmd.append("--no-composite-kernels")
+        _run(cmd, "coreai-gen generate")
+        _run(cc + flags + ["-shared", str(tmp / f"{prefix}.c"), str(tmp / f"{prefix}_weights.c")]
+             + [str(o) for o in objs] + ["-o", str(tmp / lib.name), "-lm"], "compiling the generated model")
+        try:
+            os.replace(tmp, d)
+        except OSError:
+            shutil.rmtree(tmp, ignore_errors=True)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    if not lib.is_file():
+        raise ToolchainError(f"building {model_path} produced no library at {lib}")
+    return lib
+
+
+def coreai_gen(*args: str) -> subprocess.CompletedProcess:
+    """Run coreai-gen with args; returns the completed process (never raises on exit status)."""
+    return subprocess.run([find_coreai_gen(), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

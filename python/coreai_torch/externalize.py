@@ -1,0 +1,479 @@
+"""Externalization: keeping a submodule's boundary through conversion.
+
+``ExternalizeSpec`` is the public dataclass.  The rest of this module is the
+machinery ``TorchConverter.add_pytorch_module`` uses:
+
+1. **Mark.**  Every instance of a target class (``isinstance``; the root
+   module included) gets its ``forward`` replaced, for the duration of
+   ``export_fn``, by a call to a custom op
+   ``torch.ops.coreai_ext.<path>_e<N>`` defined with ``torch.library``
+   (CPU kernel: the original ``forward``; Meta kernel: empty tensors shaped
+   like the recorded eager results).  Tensor arguments (plus the instance's
+   own parameters and buffers, first) are the op's inputs; ``None``
+   arguments are left out; other Python values are fixed at the call.  The
+   op returns ``Tensor[]`` and the original output structure is rebuilt, so
+   a whole submodule call traces to one node (and its ``getitem``s).
+   Every call records its real inputs.
+2. **Sub-export.**  For every such op found in the exported program (and,
+   recursively, in the sub-exports), the instance is exported on its own
+   (``coreai_torch.export`` with the recorded inputs, then
+   ``run_decompositions`` with the table the caller's program used),
+   while its nested marked children stay marked, so they appear as op nodes
+   in its body.
+3. **Emit** (in the converter).  Each sub-export becomes one
+   ``coreai.graph``: ``private noinline`` with a composite declaration when
+   the spec names a composite op (graph name ``<module path>.<op>_<hash8>``),
+   plain ``noinline`` named by the module path otherwise; the op node in the
+   parent lowers to ``coreai.invoke``.
+
+Composite declaration contents: ``input_names`` are the instance's parameter
+and buffer names (as ``named_parameters``/``named_buffers`` spell them)
+followed by the ``forward()`` parameter names of the tensor arguments
+actually passed (``None`` optionals excluded); ``output_names`` is
+``["output"]`` for one result, else ``output_0 .. output_{n-1}``;
+``op_attrs`` are the ``composite_attrs`` read from the instance, typed
+``bool``->bool, ``int``->si64, ``float``->f32, ``str``->str,
+``list[int]``->si64[], ``list[float]``->f32[].  The 8-hex hash is the first
+8 hex digits of SHA-256 of ``"<op>|<name>:<type>=<text>;..."`` (attributes
+in ``composite_attrs`` order, values as the model file spells them), so it
+depends only on the op name and the attributes: identical configurations
+share a hash, different ones differ.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import inspect
+import itertools
+import re
+import warnings
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+import torch.fx as fx
+import torch.utils._pytree as pytree
+
+from .compat import library_for
+
+from ._export import swap_tensors
+
+__all__ = ["ExternalizeSpec"]
+
+EXTERNALIZE_NAMESPACE = "coreai_ext"
+_SYMBOL = re.compile(r"[A-Za-z0-9_.\-]+\Z")
+_op_counter = itertools.count()
+
+
+@dataclasses.dataclass
+class ExternalizeSpec:
+    """Which submodule class to externalize, and as which composite op.
+
+    ``target_class``: the ``nn.Module`` subclass to match (``isinstance``).
+    ``composite_op_name``: when set, each match becomes a named composite op
+    (``private noinline`` graph with a composite declaration).
+    ``composite_attrs``: instance attribute names recorded as the op's
+    attributes; only valid together with ``composite_op_name``.
+    """
+
+    target_class: type
+    composite_op_name: Optional[str] = None
+    composite_attrs: Optional[List[str]] = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.target_class, type) or not issubclass(self.target_class, torch.nn.Module):
+            raise ValueError(
+                f"ExternalizeSpec: target_class must be an nn.Module subclass, got {self.target_class!r}")
+        if self.composite_op_name is None:
+            if self.composite_attrs is not None:
+                raise ValueError(
+                    "ExternalizeSpec: ['composite_attrs'] can only be set when composite_op_name is provided.")
+            return
+        if not isinstance(self.composite_op_name, str) or not _SYMBOL.match(self.composite_op_name):
+            raise ValueError(
+                f"ExternalizeSpec: composite_op_name must be a non-empty name of letters, digits, "
+                f"'_', '.', '-', got {self.composite_op_name!r}")
+        if self.composite_attrs is not None:
+            if isinstance(self.composite_attrs, str) or not all(
+                    isinstance(a, str) and a.isidentifier() for a in self.composite_attrs):
+                raise ValueError(
+                    f"ExternalizeSpec: composite_attrs must be a list of attribute names, "
+                    f"got {self.composite_attrs!r}")
+            self.composite_attrs = list(self.composite_attrs)
+
+
+def normalize_specs(targets: Optional[Sequence[Any]]) -> List[ExternalizeSpec]:
+    specs = []
+    for t in targets or []:
+        if isinstance(t, ExternalizeSpec):
+            specs.append(t)
+        elif isinstance(t, type):
+            specs.append(ExternalizeSpec(target_class=t))
+        else:
+            raise ValueError(
+                f"externalize_modules entries must be ExternalizeSpec objects or nn.Module classes, got {t!r}")
+    return specs
+
+
+# ---------------------------------------------------------------------------
+# composite attributes
+# ---------------------------------------------------------------------------
+
+
+def _f32_text(value: float) -> str:
+    return "%.9g" % float(np.float32(value))
+
+
+def attr_kind_and_text(name: str, value: Any) -> Tuple[str, str]:
+    """(model-file type, text) of a composite attribute value."""
+    if isinstance(value, (bool, np.bool_)):
+        return "bool", "true" if value else "false"
+    if isinstance(value, (int, np.integer)):
+        return "si64", str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return "f32", _f32_text(value)
+    if isinstance(value, str):
+        return "str", value
+    if isinstance(value, torch.Size):
+        value = list(value)
+    if isinstance(value, (list, tuple)):
+        if all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in value):
+            return "si64[]", " ".join(str(int(v)) for v in value)
+        if all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in value):
+            return "f32[]", " ".join(_f32_text(v) for v in value)
+    raise ValueError(
+        f"composite attribute '{name}' has a value of unsupported type {type(value).__name__} ({value!r}); "
+        "supported: bool, int, float, str, list of ints, list of floats")
+
+
+def composite_attr_values(module: torch.nn.Module, spec: ExternalizeSpec, path: str) -> Dict[str, Any]:
+    out = {}
+    for attr in spec.composite_attrs or []:
+        if not hasattr(module, attr):
+            raise ValueError(
+                f"ExternalizeSpec for {spec.target_class.__name__}: instance at '{path or '<root>'}' has no "
+                f"attribute '{attr}' (composite_attrs must name instance attributes)")
+        value = getattr(module, attr)
+        attr_kind_and_text(attr, value)  # validates
+        if isinstance(value, (tuple, torch.Size)):
+            value = list(value)
+        out[attr] = value
+    return out
+
+
+def composite_hash(op_name: str, attrs: Dict[str, Any]) -> str:
+    parts = []
+    for name, value in attrs.items():
+        kind, text = attr_kind_and_text(name, value)
+        parts.append(f"{name}:{kind}={text}")
+    canon = op_name + "|" + ";".join(parts)
+    return hashlib.sha256(canon.encode("utf-8")).hexdigest()[:8]
+
+
+def ir_attr(value: Any):
+    """The ``coreai`` ``ir.Attr`` of a composite attribute value."""
+    from coreai._compiler import ir
+
+    kind, _ = attr_kind_and_text("attr", value)
+    if kind in ("si64[]", "f32[]"):
+        return ir.Attr(kind, list(value))
+    return ir.Attr(kind, value)
+
+
+# ---------------------------------------------------------------------------
+# marking
+# ---------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class CallSignature:
+    """One way a marked instance was called: which inputs were tensors."""
+
+    op_name: str                 # custom op name in coreai_ext
+    state_names: List[str]       # own parameters then buffers (their names)
+    arg_names: List[str]         # forward() parameter names of the tensor args
+    static: Dict[str, Any]       # non-tensor arguments (fixed at trace time)
+    recorded: Optional[Tuple[List[torch.Tensor], List[torch.Tensor]]] = None  # (state, args) last call
+    out_spec: Any = None
+    out_meta: Optional[List[Tuple[torch.Size, torch.dtype]]] = None
+
+
+@dataclasses.dataclass
+class Marked:
+    module: torch.nn.Module
+    path: str
+    spec: ExternalizeSpec
+    original_forward: Any
+    signatures: Dict[Tuple, CallSignature] = dataclasses.field(default_factory=dict)
+
+
+class Externalizer:
+    """Marks the matching submodules of ``root`` (see the module docstring)."""
+
+    def __init__(self, root: torch.nn.Module, targets: Optional[Sequence[Any]]):
+        self.root = root
+        self.specs = normalize_specs(targets)
+        self.marked: Dict[int, Marked] = {}
+        self.by_op: Dict[str, Tuple[Marked, CallSignature]] = {}
+
+    # -- patching ------------------------------------------------------------
+    def mark(self) -> None:
+        matched = [False] * len(self.specs)
+        for path, mod in self.root.named_modules():
+            for i, spec in enumerate(self.specs):
+                if isinstance(mod, spec.target_class):
+                    matched[i] = True
+                    if id(mod) not in self.marked:
+                        if spec.composite_op_name:
+                            composite_attr_values(mod, spec, path)  # fail early on bad attrs
+                        self._patch(mod, path, spec)
+                    break
+        unmatched = [self.specs[i].target_class.__name__ for i, ok in enumerate(matched) if not ok]
+        if unmatched:
+            warnings.warn(
+                f"externalize_modules: the following target class(es) did not match any submodule in "
+                f"the model: {', '.join(unmatched)}. Nothing is externalized for them.",
+                UserWarning,
+                stacklevel=3,
+            )
+
+    def _patch(self, mod: torch.nn.Module, path: str, spec: ExternalizeSpec) -> None:
+        had_instance_forward = "forward" in mod.__dict__
+        original = mod.forward
+        marked = Marked(mod, path, spec, original)
+        marked.had_instance_forward = had_instance_forward  # type: ignore[attr-defined]
+        self.marked[id(mod)] = marked
+        externalizer = self
+
+        def patched_forward(*args, **kwargs):
+            return externalizer._call(marked, args, kwargs)
+
+        patched_forward.__wrapped__ = original  # inspect.signature() sees the real parameters
+        mod.forward = patched_forward
+
+    def restore(self) -> None:
+        for marked in self.marked.values():
+            self._unpatch(marked)
+
+    def _unpatch(self, marked: Marked) -> None:
+        mod = marked.module
+        if getattr(marked, "had_instance_forward", False):
+            mod.forward = marked.original_forward
+        else:
+            mod.__dict__.pop("forward", None)
+
+    def _repatch(self, marked: Marked) -> None:
+        externalizer = self
+
+        def patched_forward(*args, **kwargs):
+            return externalizer._call(marked, args, kwargs)
+
+        patched_forward.__wrapped__ = marked.original_forward
+        marked.module.forward = patched_forward
+
+    # -- the call --------------------------------------------------------------
+    def _call(self, marked: Marked, args: tuple, kwargs: dict):
+        sig = inspect.signature(marked.original_forward)
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{type(marked.module).__name__}.forward at '{marked.path}': {e}") from None
+        bound.apply_defaults()
+        arg_names: List[str] = []
+        tensors: List[torch.Tensor] = []
+        static: Dict[str, Any] = {}
+        for name, value in bound.arguments.items():
+            kind = sig.parameters[name].kind
+            if kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+                raise TypeError(
+                    f"externalized module '{marked.path}' ({type(marked.module).__name__}): forward() with "
+                    "*args/**kwargs cannot be externalized")
+            if isinstance(value, torch.Tensor):
+                arg_names.append(name)
+                tensors.append(value)
+            elif value is None:
+                continue
+            else:
+                flat, _ = pytree.tree_flatten(value)
+                if any(isinstance(v, torch.Tensor) for v in flat):
+                    raise TypeError(
+                        f"externalized module '{marked.path}' ({type(marked.module).__name__}): argument "
+                        f"'{name}' holds tensors inside a container; composite op inputs must be tensors")
+                static[name] = value
+        params = list(marked.module.named_parameters())
+        pids = {id(p) for _, p in params}
+        buffers = [(n, b) for n, b in marked.module.named_buffers() if id(b) not in pids]
+        state_names = [n for n, _ in params] + [n for n, _ in buffers]
+        # Attribute access (not named_parameters()) sees the tensors that an
+        # enclosing export swapped in (swap_tensors), i.e. the traced ones.
+        state = [_fetch_attr(marked.module, n) for n in state_names]
+        key = (tuple(arg_names), repr(sorted(static.items())))
+        csig = marked.signatures.get(key)
+        if csig is None:
+            csig = self._define(marked, state_names, arg_names, static)
+            marked.signatures[key] = csig
+        outs = csig.op(*state, *tensors)
+        return pytree.tree_unflatten(list(outs), csig.out_spec)
+
+    def _define(self, marked: Marked, state_names, arg_names, static) -> CallSignature:
+        base = re.sub(r"[^A-Za-z0-9_]", "_", marked.path) or type(marked.module).__name__
+        op_name = f"{base}_e{next(_op_counter)}"
+        csig = CallSignature(op_name, list(state_names), list(arg_names), dict(static))
+        n_state = len(state_names)
+        params = [f"Tensor s{i}" for i in range(n_state)] + [f"Tensor a{i}" for i in range(len(arg_names))]
+        lib = library_for(EXTERNALIZE_NAMESPACE)
+        lib.define(f"{op_name}({', '.join(params)}) -> Tensor[]")
+        original = marked.original_forward
+
+        def cpu_impl(*inputs):
+            state_vals = list(inputs[:n_state])
+            arg_vals = list(inputs[n_state:])
+            call_kwargs = dict(zip(csig.arg_names, arg_vals))
+            call_kwargs.update(csig.static)
+            # Run the original forward on the kernel's own (plain) tensors: the
+            # module attributes may hold the tracer's wrapped tensors.
+            current = [_fetch_attr(marked.module, n) for n in csig.state_names]
+            with swap_tensors(marked.module, {id(c): v for c, v in zip(current, state_vals)}):
+                out = _call_with_names(original, call_kwargs)
+            flat, spec = pytree.tree_flatten(out)
+            for o in flat:
+                if not isinstance(o, torch.Tensor):
+                    raise TypeError(
+                        f"externalized module '{marked.path}' returned a non-tensor value {o!r}")
+            result = []
+            for o in flat:
+                if any(o.data_ptr() == i.data_ptr() for i in inputs) or any(o is r for r in result):
+                    o = o.clone()
+                result.append(o)
+            csig.out_spec = spec
+            csig.out_meta = [(o.shape, o.dtype) for o in result]
+            csig.recorded = ([s.detach().clone() for s in state_vals], [a.detach().clone() for a in arg_vals])
+            return result
+
+        def meta_impl(*inputs):
+            if csig.out_meta is None:
+                raise RuntimeError(f"externalized module '{marked.path}': no eager run recorded for its shapes")
+            return [torch.empty(shape, dtype=dtype, device="meta") for shape, dtype in csig.out_meta]
+
+        lib.impl(op_name, cpu_impl, "CPU")
+        lib.impl(op_name, meta_impl, "Meta")
+        csig.op = getattr(torch.ops, EXTERNALIZE_NAMESPACE).__getattr__(op_name).default  # type: ignore
+        self.by_op[op_name] = (marked, csig)
+        return csig
+
+    # -- sub-export ------------------------------------------------------------
+    def sub_export(self, parent_program, decomp_table) -> Dict[str, "SubProgram"]:
+        """Export every marked instance called in ``parent_program`` (and, in
+        turn, in those sub-exports).  Returns ``{op name: SubProgram}``."""
+        from ._export import export
+
+        results: Dict[str, SubProgram] = {}
+        pending = [parent_program]
+        while pending:
+            program = pending.pop()
+            for node in program.graph.nodes:
+                op = externalized_op_name(node)
+                if op is None or op in results:
+                    continue
+                if op not in self.by_op:
+                    raise RuntimeError(f"externalized op {op} does not belong to this module")
+                marked, csig = self.by_op[op]
+                if csig.recorded is None:
+                    raise RuntimeError(f"externalized module '{marked.path}' has no recorded call")
+                _, arg_vals = csig.recorded
+                kwargs = dict(zip(csig.arg_names, [a.clone() for a in arg_vals]))
+                kwargs.update(csig.static)
+                self._unpatch(marked)
+                try:
+                    sub = export(marked.module, args=(), kwargs=kwargs)
+                    if decomp_table is not None:
+                        sub = sub.run_decompositions(decomp_table)
+                finally:
+                    self._repatch(marked)
+                if sub.graph_signature.mutated_buffers or sub.graph_signature.mutated_user_inputs:
+                    raise ValueError(
+                        f"externalized module '{marked.path}' ({type(marked.module).__name__}) mutates "
+                        f"{sub.graph_signature.mutated_buffers + sub.graph_signature.mutated_user_inputs} "
+                        "in place; externalized modules must be functional")
+                results[op] = SubProgram(marked, csig, sub)
+                pending.append(sub)
+        return results
+
+
+@dataclasses.dataclass
+class SubProgram:
+    marked: Marked
+    signature: CallSignature
+    program: Any  # coreai_torch ExportedProgram
+
+    @property
+    def state_as_inputs(self) -> bool:
+        """Composite ops take the instance's parameters/buffers as inputs;
+        a simple externalization keeps them as constants of its graph."""
+        return bool(self.marked.spec.composite_op_name)
+
+    @property
+    def input_names(self) -> List[str]:
+        if self.state_as_inputs:
+            return list(self.signature.state_names) + list(self.signature.arg_names)
+        return list(self.signature.arg_names)
+
+    @property
+    def output_names(self) -> List[str]:
+        n = len(self.program.graph_signature.user_outputs)
+        return ["output"] if n == 1 else [f"output_{i}" for i in range(n)]
+
+    @property
+    def spec(self) -> ExternalizeSpec:
+        return self.marked.spec
+
+    @property
+    def path(self) -> str:
+        return self.marked.path
+
+    def composite_attrs(self) -> Dict[str, Any]:
+        return composite_attr_values(self.marked.module, self.marked.spec, self.marked.path)
+
+    def graph_name(self) -> str:
+        spec = self.marked.spec
+        if spec.composite_op_name:
+            attrs = self.composite_attrs()
+            suffix = f"{spec.composite_op_name}_{composite_hash(spec.composite_op_name, attrs)}"
+            return f"{self.path}.{suffix}" if self.path else suffix
+        return self.path or type(self.marked.module).__name__
+
+
+def _fetch_attr(root: torch.nn.Module, target: str):
+    obj = root
+    for atom in target.split("."):
+        obj = getattr(obj, atom)
+    return obj
+
+
+def _call_with_names(fn, kwargs: dict):
+    """Call ``fn`` binding ``kwargs`` by name, positional-only parameters included."""
+    sig = inspect.signature(fn)
+    args = []
+    rest = dict(kwargs)
+    for name, p in sig.parameters.items():
+        if p.kind == inspect.Parameter.POSITIONAL_ONLY:
+            if name in rest:
+                args.append(rest.pop(name))
+            else:
+                break
+    return fn(*args, **rest)
+
+
+def externalized_op_name(node: fx.Node) -> Optional[str]:
+    """The ``coreai_ext`` op name of a call-site node, else ``None``."""
+    if node.op != "call_function":
+        return None
+    target = node.target
+    schema = getattr(target, "_schema", None)
+    if schema is None:
+        return None
+    name = schema.name
+    if not name.startswith(EXTERNALIZE_NAMESPACE + "::"):
+        return None
+    return name.split("::", 1)[1]

@@ -1,0 +1,28 @@
+#ifndef COREAI_KERNELS_LOG_SOFTMAX_H
+#define COREAI_KERNELS_LOG_SOFTMAX_H
+
+#include "coreai/runtime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * log_softmax composite along one axis of a dense tensor viewed as
+ * outer x axis_len x inner: out = x - max - log(sum exp(x - max)), the sum
+ * and the logarithm in double. out may equal x.
+ */
+typedef struct coreai_log_softmax_params {
+    int64_t outer;
+    int64_t axis_len;
+    int64_t inner;
+} coreai_log_softmax_params;
+
+coreai_status coreai_log_softmax_f32(const coreai_log_softmax_params *params, const float *x,
+                                     float *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* COREAI_KERNELS_LOG_SOFTMAX_H */

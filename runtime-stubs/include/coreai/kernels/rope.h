@@ -1,0 +1,78 @@
+#ifndef COREAI_KERNELS_ROPE_H
+#define COREAI_KERNELS_ROPE_H
+
+#include <stddef.h>
+
+#include "coreai/runtime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * rope composite (docs/composite-ops.md): rotary position embedding over the
+ * last axis of a dense tensor x of `shape` (rank >= 2, the sequence axis is
+ * rank - 2). The first rotary_dims features (even, 2..D) are rotated, the
+ * rest are copied:
+ *   split-half:  x1 = x[i], x2 = x[i + R/2]        (i < R/2, R = rotary_dims)
+ *   interleaved: x1 = x[2i], x2 = x[2i + 1]
+ *   y1 = cos_i * x1 - sin_i * x2,  y2 = sin_i * x1 + cos_i * x2, written back
+ *   to the same places.
+ *
+ * COREAI_ROPE_COS_SIN: cos_i / sin_i are read from the cos and sin operands
+ * through cos_strides / sin_strides, element strides over `shape` with the
+ * last extent replaced by R/2 (0 on broadcast axes).
+ *
+ * COREAI_ROPE_POSITIONS: cos_i / sin_i are those of the f32 angle
+ * pos * (freq_i * scale), evaluated in f32 in that order like the reference:
+ *   freq_i = freqs[i] when freqs is given, else
+ *            1 / (float)pow(base, (float)i / (float)(R/2));
+ *   pos    = (float)(P + t) where t is the row's sequence index when
+ *            add_seq_index is set (0 otherwise) and P is the element of the
+ *            positions operand at pos_strides (last axis ignored; dtype
+ *            pos_dtype: I32, I64 or F32) or, without that operand
+ *            (pos_dtype < 0), the constant `offset`.
+ *   Integer P + t is added exactly before the conversion. The angles are
+ *   computed once per distinct position into the caller's scratch buffer
+ *   (coreai_rope_scratch_size bytes) and then applied to every row.
+ *
+ * out may equal x.
+ */
+typedef enum coreai_rope_mode {
+    COREAI_ROPE_COS_SIN = 0,
+    COREAI_ROPE_POSITIONS = 1
+} coreai_rope_mode;
+
+typedef struct coreai_rope_params {
+    int32_t rank;
+    int64_t shape[COREAI_MAX_RANK];
+    int64_t rotary_dims;
+    int32_t interleaved;
+    int32_t mode;  /* coreai_rope_mode */
+    int64_t cos_strides[COREAI_MAX_RANK];
+    int64_t sin_strides[COREAI_MAX_RANK];
+    int32_t pos_dtype; /* coreai_dtype of the positions operand, -1 when absent */
+    int64_t pos_strides[COREAI_MAX_RANK];
+    int32_t add_seq_index;
+    int64_t offset;
+    float scale;
+    float base;
+    int32_t has_freqs;
+} coreai_rope_params;
+
+/* Bytes of scratch coreai_rope_f32 needs (0 in COS_SIN mode); (size_t)-1
+ * for invalid params. */
+size_t coreai_rope_scratch_size(const coreai_rope_params *params);
+
+/* cos/sin are read in COS_SIN mode only, positions/freqs in POSITIONS mode
+ * only (each may be NULL when unused). scratch must hold at least
+ * coreai_rope_scratch_size(params) bytes, aligned for float. */
+coreai_status coreai_rope_f32(const coreai_rope_params *params, const float *x, const float *cos,
+                              const float *sin, const void *positions, const float *freqs,
+                              void *scratch, size_t scratch_bytes, float *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* COREAI_KERNELS_ROPE_H */

@@ -1,0 +1,208 @@
+/* coreai_rope_f32: rotary position embedding, cos/sin given or from positions. */
+#include "coreai/kernels/rope.h"
+
+#include <math.h>
+#include <string.h>
+
+static int params_ok(const coreai_rope_params *p)
+{
+    if (p == NULL || p->rank < 2 || p->rank > COREAI_MAX_RANK)
+        return 0;
+    for (int d = 0; d < p->rank; ++d)
+        if (p->shape[d] < 0)
+            return 0;
+    const int64_t dim = p->shape[p->rank - 1];
+    if (p->rotary_dims < 2 || p->rotary_dims % 2 != 0 || p->rotary_dims > dim)
+        return 0;
+    if (p->mode != COREAI_ROPE_COS_SIN && p->mode != COREAI_ROPE_POSITIONS)
+        return 0;
+    if (p->mode == COREAI_ROPE_POSITIONS && p->pos_dtype >= 0 && p->pos_dtype != COREAI_DTYPE_I32 &&
+        p->pos_dtype != COREAI_DTYPE_I64 && p->pos_dtype != COREAI_DTYPE_F32)
+        return 0;
+    return 1;
+}
+
+/* An axis (not the last) along which the position of a row changes. */
+static int is_key_axis(const coreai_rope_params *p, int a)
+{
+    if (p->shape[a] <= 1)
+        return 0;
+    if (p->add_seq_index && a == p->rank - 2)
+        return 1;
+    return p->pos_dtype >= 0 && p->pos_strides[a] != 0;
+}
+
+/* Dense strides of the position table over the key axes; returns the number
+ * of distinct positions, or -1 on overflow. */
+static int64_t key_layout(const coreai_rope_params *p, int64_t *key_strides)
+{
+    int64_t n = 1;
+    for (int a = p->rank - 2; a >= 0; --a) {
+        key_strides[a] = 0;
+        if (!is_key_axis(p, a))
+            continue;
+        key_strides[a] = n;
+        if (n > INT64_MAX / p->shape[a])
+            return -1;
+        n *= p->shape[a];
+    }
+    return n;
+}
+
+size_t coreai_rope_scratch_size(const coreai_rope_params *params)
+{
+    if (!params_ok(params))
+        return (size_t)-1;
+    if (params->mode == COREAI_ROPE_COS_SIN)
+        return 0;
+    int64_t ks[COREAI_MAX_RANK];
+    const int64_t keys = key_layout(params, ks);
+    const int64_t rot = params->rotary_dims;
+    if (keys < 0 || keys > (INT64_MAX / (int64_t)sizeof(float) - rot) / rot)
+        return (size_t)-1;
+    const uint64_t floats = (uint64_t)(rot / 2 + keys * rot);
+    if (floats > SIZE_MAX / sizeof(float))
+        return (size_t)-1;
+    return (size_t)floats * sizeof(float);
+}
+
+/* The f32 position of the row at idx (last axis ignored). */
+static float row_position(const coreai_rope_params *p, const void *positions, const int64_t *idx)
+{
+    const int64_t t = p->add_seq_index ? idx[p->rank - 2] : 0;
+    if (p->pos_dtype < 0)
+        return (float)(p->offset + t);
+    int64_t off = 0;
+    for (int a = 0; a < p->rank - 1; ++a)
+        if (p->shape[a] > 1)
+            off += idx[a] * p->pos_strides[a];
+    switch (p->pos_dtype) {
+    case COREAI_DTYPE_I32:
+        return (float)((int64_t)((const int32_t *)positions)[off] + t);
+    case COREAI_DTYPE_I64:
+        return (float)(((const int64_t *)positions)[off] + t);
+    default:
+        return ((const float *)positions)[off] + (float)t;
+    }
+}
+
+/* Fills freq_i * scale and then cos / sin for each distinct position. */
+static void fill_table(const coreai_rope_params *p, const void *positions, const float *freqs,
+                       float *scratch)
+{
+    const int64_t half = p->rotary_dims / 2;
+    float *fs = scratch;
+    for (int64_t i = 0; i < half; ++i) {
+        float f;
+        if (freqs != NULL) {
+            f = freqs[i];
+        } else {
+            const float e = (float)i / (float)half;
+            const float period = (float)pow((double)p->base, (double)e);
+            f = 1.0f / period;
+        }
+        fs[i] = f * p->scale;
+    }
+    /* Visit each key once: an odometer over the key axes only. */
+    int64_t idx[COREAI_MAX_RANK] = {0};
+    int64_t ks[COREAI_MAX_RANK];
+    key_layout(p, ks);
+    float *row = scratch + half;
+    for (;;) {
+        const float pos = row_position(p, positions, idx);
+        for (int64_t i = 0; i < half; ++i) {
+            const float angle = pos * fs[i];
+            row[i] = (float)cos((double)angle);
+            row[half + i] = (float)sin((double)angle);
+        }
+        row += 2 * half;
+        int a = p->rank - 2;
+        for (; a >= 0; --a) {
+            if (!is_key_axis(p, a))
+                continue;
+            if (++idx[a] < p->shape[a])
+                break;
+            idx[a] = 0;
+        }
+        if (a < 0)
+            break;
+    }
+}
+
+static void rotate_row(const float *restrict x, float *out, int64_t dim, int64_t rot, int interleaved,
+                       const float *c, int64_t cstep, const float *s, int64_t sstep)
+{
+    const int64_t half = rot / 2;
+    for (int64_t i = 0; i < half; ++i) {
+        const int64_t i1 = interleaved ? 2 * i : i, i2 = interleaved ? 2 * i + 1 : i + half;
+        const double x1 = x[i1], x2 = x[i2];
+        const double ci = c[i * cstep], si = s[i * sstep];
+        out[i1] = (float)(ci * x1 - si * x2);
+        out[i2] = (float)(si * x1 + ci * x2);
+    }
+    if (out != x)
+        for (int64_t i = rot; i < dim; ++i)
+            out[i] = x[i];
+}
+
+coreai_status coreai_rope_f32(const coreai_rope_params *params, const float *x, const float *cos_in,
+                              const float *sin_in, const void *positions, const float *freqs,
+                              void *scratch, size_t scratch_bytes, float *out)
+{
+    if (!params_ok(params) || x == NULL || out == NULL)
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    const coreai_rope_params *p = params;
+    const int pos_mode = p->mode == COREAI_ROPE_POSITIONS;
+    if (!pos_mode && (cos_in == NULL || sin_in == NULL))
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    if (pos_mode && p->pos_dtype >= 0 && positions == NULL)
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    const size_t need = coreai_rope_scratch_size(p);
+    if (need == (size_t)-1 || (need > 0 && (scratch == NULL || scratch_bytes < need)))
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    int64_t rows = 1;
+    for (int a = 0; a < p->rank - 1; ++a) {
+        if (p->shape[a] == 0)
+            return COREAI_STATUS_OK;
+        if (rows > INT64_MAX / p->shape[a])
+            return COREAI_STATUS_INVALID_ARGUMENT;
+        rows *= p->shape[a];
+    }
+    const int64_t dim = p->shape[p->rank - 1], rot = p->rotary_dims, half = rot / 2;
+    int64_t ks[COREAI_MAX_RANK];
+    float *table = NULL;
+    if (pos_mode) {
+        key_layout(p, ks);
+        fill_table(p, positions, freqs, (float *)scratch);
+        table = (float *)scratch + half;
+    }
+    int64_t idx[COREAI_MAX_RANK] = {0};
+    for (int64_t r = 0; r < rows; ++r) {
+        const float *xr = x + r * dim;
+        float *orow = out + r * dim;
+        if (pos_mode) {
+            int64_t key = 0;
+            for (int a = 0; a < p->rank - 1; ++a)
+                key += idx[a] * ks[a];
+            const float *c = table + key * rot;
+            rotate_row(xr, orow, dim, rot, p->interleaved, c, 1, c + half, 1);
+        } else {
+            int64_t co = 0, so = 0;
+            for (int a = 0; a < p->rank - 1; ++a) {
+                if (p->shape[a] > 1) {
+                    co += idx[a] * p->cos_strides[a];
+                    so += idx[a] * p->sin_strides[a];
+                }
+            }
+            const int64_t cstep = half > 1 ? p->cos_strides[p->rank - 1] : 0;
+            const int64_t sstep = half > 1 ? p->sin_strides[p->rank - 1] : 0;
+            rotate_row(xr, orow, dim, rot, p->interleaved, cos_in + co, cstep, sin_in + so, sstep);
+        }
+        for (int a = p->rank - 2; a >= 0; --a) {
+            if (++idx[a] < p->shape[a])
+                break;
+            idx[a] = 0;
+        }
+    }
+    return COREAI_STATUS_OK;
+}

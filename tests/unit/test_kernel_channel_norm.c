@@ -1,0 +1,175 @@
+/*
+ * coreai_batch_norm_f32 / coreai_group_norm_f32 / coreai_instance_norm_f32
+ * (and layer_norm far from zero, for the single-pass statistics) against a
+ * two-pass double reference that gathers each group element by element.
+ */
+#include "kernel_ref.h"
+
+#include "coreai/kernels.h"
+
+enum { BATCH, GROUP, INSTANCE };
+
+static void run(ref_rng *rng, int kind, int rank, const int64_t *shape, int64_t groups, int has_w, int has_b,
+                double offset, float eps)
+{
+    const int64_t total = ref_numel(shape, rank), nb = shape[0], nc = shape[1];
+    const int64_t sp = ref_numel(shape + 2, rank - 2);
+    float *x = ref_alloc_f(total), *out = ref_alloc_f(total);
+    float *w = ref_alloc_f(nc), *b = ref_alloc_f(nc), *mean = ref_alloc_f(nc), *var = ref_alloc_f(nc);
+    double *want = ref_alloc_d(total);
+    ref_fill(rng, x, total, offset - 2, offset + 2);
+    ref_fill(rng, w, nc, -2, 2);
+    ref_fill(rng, b, nc, -1, 1);
+    ref_fill(rng, mean, nc, offset - 1, offset + 1);
+    ref_fill(rng, var, nc, 0.1, 3);
+    const int64_t g = kind == BATCH ? 1 : kind == GROUP ? groups : nc;
+    const int64_t cpg = nc / g;
+    for (int64_t n = 0; n < nb; ++n) {
+        for (int64_t gi = 0; gi < g; ++gi) {
+            double mu = 0.0, v = 0.0;
+            if (kind != BATCH) {
+                const int64_t cnt = cpg * sp;
+                for (int64_t c = gi * cpg; c < (gi + 1) * cpg; ++c)
+                    for (int64_t s = 0; s < sp; ++s)
+                        mu += x[(n * nc + c) * sp + s];
+                mu /= (double)cnt;
+                for (int64_t c = gi * cpg; c < (gi + 1) * cpg; ++c)
+                    for (int64_t s = 0; s < sp; ++s) {
+                        const double dd = x[(n * nc + c) * sp + s] - mu;
+                        v += dd * dd;
+                    }
+                v /= (double)cnt;
+            }
+            for (int64_t c = gi * cpg; c < (gi + 1) * cpg; ++c) {
+                const double m = kind == BATCH ? mean[c] : mu, vv = kind == BATCH ? var[c] : v;
+                for (int64_t s = 0; s < sp; ++s) {
+                    const int64_t f = (n * nc + c) * sp + s;
+                    double y = (x[f] - m) / sqrt(vv + (double)eps);
+                    if (has_w)
+                        y *= w[c];
+                    if (has_b)
+                        y += b[c];
+                    want[f] = y;
+                }
+            }
+        }
+    }
+    coreai_channel_norm_params p = {.batch = nb, .channels = nc, .spatial = sp, .groups = groups, .eps = eps};
+    const float *wp = has_w ? w : NULL, *bp = has_b ? b : NULL;
+    coreai_status st = kind == BATCH ? coreai_batch_norm_f32(&p, x, wp, bp, mean, var, out)
+                     : kind == GROUP ? coreai_group_norm_f32(&p, x, wp, bp, out)
+                                     : coreai_instance_norm_f32(&p, x, wp, bp, out);
+    assert_int_equal(st, COREAI_STATUS_OK);
+    char sb[96], what[192];
+    snprintf(what, sizeof what, "%s %s groups %lld w%d b%d offset %g",
+             kind == BATCH ? "batch_norm" : kind == GROUP ? "group_norm" : "instance_norm",
+             ref_shape_str(sb, sizeof sb, shape, rank), (long long)groups, has_w, has_b, offset);
+    /* statistics of values near `offset` lose what f32 inputs cannot hold */
+    ref_check(out, want, total, offset > 100 ? 2e-4 : REF_TOL, what);
+    free(x);
+    free(out);
+    free(w);
+    free(b);
+    free(mean);
+    free(var);
+    free(want);
+}
+
+static const int64_t shapes[][6] = {{2, 3, 5, 0, 0, 0}, {3, 2, 6, 7, 0, 0}, {4, 1, 4, 3, 5, 0},
+                                    {5, 2, 6, 2, 3, 2}, {3, 1, 12, 1, 0, 0}, {4, 2, 8, 17, 9, 0}};
+
+static void test_batch_norm(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(701);
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i)
+        for (int aff = 0; aff < 4; ++aff)
+            run(&rng, BATCH, (int)shapes[i][0], shapes[i] + 1, 1, aff & 1, aff >> 1, aff == 3 ? 50.0 : 0.0,
+                1e-5f);
+    const int64_t rank2[2] = {7, 3}; /* (N, C) */
+    run(&rng, BATCH, 2, rank2, 1, 1, 1, 0.0, 1e-3f);
+}
+
+static void test_group_norm(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(702);
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i) {
+        const int64_t nc = shapes[i][2];
+        for (int64_t g = 1; g <= nc; ++g) {
+            if (nc % g != 0)
+                continue;
+            for (int aff = 0; aff < 4; ++aff)
+                run(&rng, GROUP, (int)shapes[i][0], shapes[i] + 1, g, aff & 1, aff >> 1, aff == 2 ? 1000.0 : 0.5,
+                    aff == 1 ? 0.25f : 1e-5f);
+        }
+    }
+    const int64_t rank2[2] = {3, 6};
+    run(&rng, GROUP, 2, rank2, 3, 1, 1, 0.0, 1e-5f);
+}
+
+static void test_instance_norm(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(703);
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i) {
+        if (shapes[i][0] < 3)
+            continue;
+        for (int aff = 0; aff < 4; ++aff)
+            run(&rng, INSTANCE, (int)shapes[i][0], shapes[i] + 1, 0, aff & 1, aff >> 1, aff == 3 ? -300.0 : 0.0,
+                1e-5f);
+    }
+}
+
+/* layer_norm over values far from zero: the single-pass statistics must
+ * not cancel the variance away. */
+static void test_layer_norm_offset(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(704);
+    const int64_t n = 1000;
+    float *x = ref_alloc_f(2 * n), *out = ref_alloc_f(2 * n);
+    for (int64_t i = 0; i < 2 * n; ++i)
+        x[i] = (float)(10000.0 + (double)ref_float(&rng, -1, 1));
+    coreai_norm_params p = {.rank = 2, .shape = {2, n}, .axis_begin = 1, .axis_end = 2, .eps = 1e-5f};
+    assert_int_equal(coreai_layer_norm_f32(&p, x, NULL, NULL, out), COREAI_STATUS_OK);
+    double *want = ref_alloc_d(2 * n);
+    for (int r = 0; r < 2; ++r) {
+        double mu = 0, v = 0;
+        for (int64_t i = 0; i < n; ++i)
+            mu += x[r * n + i];
+        mu /= (double)n;
+        for (int64_t i = 0; i < n; ++i)
+            v += (x[r * n + i] - mu) * (x[r * n + i] - mu);
+        v /= (double)n;
+        for (int64_t i = 0; i < n; ++i)
+            want[r * n + i] = (x[r * n + i] - mu) / sqrt(v + 1e-5);
+    }
+    ref_check(out, want, 2 * n, REF_TOL, "layer_norm at 1e4");
+    free(x);
+    free(out);
+    free(want);
+}
+
+static void test_invalid(void **state)
+{
+    (void)state;
+    float x[12] = {0}, out[12];
+    coreai_channel_norm_params p = {.batch = 1, .channels = 6, .spatial = 2, .groups = 4, .eps = 1e-5f};
+    assert_int_equal(coreai_group_norm_f32(&p, x, NULL, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_batch_norm_f32(&p, x, NULL, NULL, NULL, x, out), COREAI_STATUS_INVALID_ARGUMENT);
+    p.groups = 3;
+    assert_int_equal(coreai_group_norm_f32(&p, x, NULL, NULL, out), COREAI_STATUS_OK);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_batch_norm),
+        cmocka_unit_test(test_group_norm),
+        cmocka_unit_test(test_instance_norm),
+        cmocka_unit_test(test_layer_norm_offset),
+        cmocka_unit_test(test_invalid),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,198 @@
+/*
+ * coreai_conv2d_f32 against the definition, summed in double with a bounds
+ * test per tap: every combination of stride, padding (asymmetric), dilation
+ * and groups (1, a divisor, depthwise), with and without bias, odd sizes,
+ * inputs smaller than the kernel (padding only), and zero sizes.
+ */
+#include "kernel_ref.h"
+
+#include "coreai/kernels.h"
+
+static int64_t out_extent(int64_t in, int64_t lo, int64_t hi, int64_t k, int64_t s, int64_t d)
+{
+    return (in + lo + hi - d * (k - 1) - 1) / s + 1;
+}
+
+static void run(ref_rng *rng, const coreai_conv2d_params *p, int with_bias)
+{
+    const int64_t N = p->batch, C = p->in_channels, H = p->in_h, W = p->in_w, O = p->out_channels;
+    const int64_t KH = p->kernel_h, KW = p->kernel_w, OH = p->out_h, OW = p->out_w, G = p->groups;
+    const int64_t nx = N * C * H * W, nw = O * (C / G) * KH * KW, no = N * O * OH * OW;
+    float *x = ref_alloc_f(nx), *w = ref_alloc_f(nw), *b = ref_alloc_f(O), *out = ref_alloc_f(no);
+    double *want = ref_alloc_d(no);
+    ref_fill(rng, x, nx, -1, 1);
+    ref_fill(rng, w, nw, -1, 1);
+    ref_fill(rng, b, O, -1, 1);
+    const int64_t cg = C / G, og = O / G;
+    for (int64_t n = 0; n < N; ++n)
+        for (int64_t o = 0; o < O; ++o)
+            for (int64_t i = 0; i < OH; ++i)
+                for (int64_t j = 0; j < OW; ++j) {
+                    double s = with_bias ? b[o] : 0.0;
+                    for (int64_t c = 0; c < cg; ++c)
+                        for (int64_t a = 0; a < KH; ++a)
+                            for (int64_t e = 0; e < KW; ++e) {
+                                const int64_t r = i * p->stride_h - p->pad_top + a * p->dilation_h;
+                                const int64_t q = j * p->stride_w - p->pad_left + e * p->dilation_w;
+                                if (r < 0 || r >= H || q < 0 || q >= W)
+                                    continue;
+                                const int64_t ic = (o / og) * cg + c;
+                                s += (double)x[((n * C + ic) * H + r) * W + q] * w[((o * cg + c) * KH + a) * KW + e];
+                            }
+                    want[((n * O + o) * OH + i) * OW + j] = s;
+                }
+    assert_int_equal(coreai_conv2d_f32(p, x, w, with_bias ? b : NULL, out), COREAI_STATUS_OK);
+    char what[200];
+    snprintf(what, sizeof what,
+             "conv N%lld C%lld %lldx%lld O%lld k%lldx%lld s%lld,%lld p%lld,%lld d%lld,%lld g%lld bias %d",
+             (long long)N, (long long)C, (long long)H, (long long)W, (long long)O, (long long)KH, (long long)KW,
+             (long long)p->stride_h, (long long)p->stride_w, (long long)p->pad_top, (long long)p->pad_left,
+             (long long)p->dilation_h, (long long)p->dilation_w, (long long)G, with_bias);
+    ref_check(out, want, no, 2e-5, what);
+    free(x);
+    free(w);
+    free(b);
+    free(out);
+    free(want);
+}
+
+/* A random configuration that the verifier would accept. */
+static int random_params(ref_rng *rng, coreai_conv2d_params *p, int groups_kind)
+{
+    memset(p, 0, sizeof *p);
+    p->batch = ref_int(rng, 1, 2);
+    const int64_t g = groups_kind == 0 ? 1 : groups_kind == 1 ? 2 : ref_int(rng, 1, 4);
+    p->groups = g;
+    p->in_channels = g * (groups_kind == 2 ? 1 : ref_int(rng, 1, 3)); /* 2: depthwise */
+    p->out_channels = g * ref_int(rng, 1, 3);
+    p->in_h = ref_int(rng, 1, 9);
+    p->in_w = ref_int(rng, 1, 11);
+    p->kernel_h = ref_int(rng, 1, 3);
+    p->kernel_w = ref_int(rng, 1, 4);
+    p->stride_h = ref_int(rng, 1, 3);
+    p->stride_w = ref_int(rng, 1, 3);
+    p->pad_top = ref_int(rng, 0, 2);
+    p->pad_left = ref_int(rng, 0, 2);
+    const int64_t pb = ref_int(rng, 0, 2), pr = ref_int(rng, 0, 2);
+    p->dilation_h = ref_int(rng, 1, 2);
+    p->dilation_w = ref_int(rng, 1, 3);
+    if (p->in_h + p->pad_top + pb < p->dilation_h * (p->kernel_h - 1) + 1 ||
+        p->in_w + p->pad_left + pr < p->dilation_w * (p->kernel_w - 1) + 1)
+        return 0;
+    p->out_h = out_extent(p->in_h, p->pad_top, pb, p->kernel_h, p->stride_h, p->dilation_h);
+    p->out_w = out_extent(p->in_w, p->pad_left, pr, p->kernel_w, p->stride_w, p->dilation_w);
+    return 1;
+}
+
+static void test_random(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(1001);
+    int done = 0;
+    for (int t = 0; done < 1500; ++t) {
+        coreai_conv2d_params p;
+        if (!random_params(&rng, &p, t % 3))
+            continue;
+        run(&rng, &p, t & 1);
+        ++done;
+    }
+}
+
+/* Every attribute combination on one shape, so none is left to chance. */
+static void test_all_combinations(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(1002);
+    for (int s = 1; s <= 2; ++s)
+        for (int pad = 0; pad <= 2; ++pad)
+            for (int d = 1; d <= 2; ++d)
+                for (int gk = 0; gk < 3; ++gk)
+                    for (int bias = 0; bias < 2; ++bias) {
+                        const int64_t g = gk == 0 ? 1 : gk == 1 ? 2 : 4;
+                        coreai_conv2d_params p = {2, gk == 2 ? 4 : 4, 7, 6, gk == 2 ? 8 : 6, 3, 2, 0, 0,
+                                                  s, s, pad, pad, d, d, g};
+                        p.out_h = out_extent(7, pad, pad, 3, s, d);
+                        p.out_w = out_extent(6, pad, pad, 2, s, d);
+                        run(&rng, &p, bias);
+                    }
+}
+
+/* Larger planes (the vectorised inner loop) and a realistic 3x3 layer. */
+static void test_larger(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(1003);
+    coreai_conv2d_params p = {1, 8, 33, 47, 16, 3, 3, 33, 47, 1, 1, 1, 1, 1, 1, 1};
+    run(&rng, &p, 1);
+    coreai_conv2d_params q = {1, 16, 32, 32, 16, 3, 3, 16, 16, 2, 2, 1, 1, 1, 1, 16};
+    run(&rng, &q, 0);
+}
+
+static void test_edges(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(1004);
+    /* input smaller than the kernel: only padding makes room */
+    coreai_conv2d_params p = {1, 2, 1, 1, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    run(&rng, &p, 1);
+    /* kernels wider than the kernel's column-range cache (16), both paths */
+    coreai_conv2d_params wide = {1, 2, 3, 25, 5, 2, 19, 0, 0, 1, 2, 1, 2, 1, 1, 1};
+    wide.out_h = out_extent(3, 1, 0, 2, 1, 1);
+    wide.out_w = out_extent(25, 2, 1, 19, 2, 1);
+    run(&rng, &wide, 1);
+    /* zero sizes: nothing to do */
+    float x[1] = {0}, w[1] = {0}, out[4] = {5, 5, 5, 5};
+    coreai_conv2d_params z = {0, 1, 2, 2, 1, 1, 1, 2, 2, 1, 1, 0, 0, 1, 1, 1};
+    assert_int_equal(coreai_conv2d_f32(&z, x, w, NULL, out), COREAI_STATUS_OK);
+    z.batch = 1;
+    z.out_channels = 0;
+    assert_int_equal(coreai_conv2d_f32(&z, x, w, NULL, out), COREAI_STATUS_OK);
+    assert_true(out[0] == 5);
+    /* no input channel at all: the output is the bias */
+    coreai_conv2d_params e = {1, 0, 2, 2, 2, 1, 1, 2, 2, 1, 1, 0, 0, 1, 1, 1};
+    const float bias[2] = {1.5f, -2.0f};
+    float o8[8];
+    assert_int_equal(coreai_conv2d_f32(&e, x, w, bias, o8), COREAI_STATUS_OK);
+    for (int i = 0; i < 8; ++i)
+        assert_true(o8[i] == bias[i / 4]);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    float x[4] = {0}, w[4] = {0}, out[4];
+    const coreai_conv2d_params ok = {1, 1, 2, 2, 1, 1, 1, 2, 2, 1, 1, 0, 0, 1, 1, 1};
+    assert_int_equal(coreai_conv2d_f32(&ok, x, w, NULL, out), COREAI_STATUS_OK);
+    coreai_conv2d_params p = ok;
+    p.stride_w = 0;
+    assert_int_equal(coreai_conv2d_f32(&p, x, w, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    p = ok;
+    p.dilation_h = 0;
+    assert_int_equal(coreai_conv2d_f32(&p, x, w, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    p = ok;
+    p.groups = 2; /* 1 channel is not divisible */
+    assert_int_equal(coreai_conv2d_f32(&p, x, w, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    p = ok;
+    p.groups = 0;
+    assert_int_equal(coreai_conv2d_f32(&p, x, w, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    p = ok;
+    p.pad_left = -1;
+    assert_int_equal(coreai_conv2d_f32(&p, x, w, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    p = ok;
+    p.in_h = -1;
+    assert_int_equal(coreai_conv2d_f32(&p, x, w, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_conv2d_f32(NULL, x, w, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_conv2d_f32(&ok, NULL, w, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_conv2d_f32(&ok, x, NULL, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_conv2d_f32(&ok, x, w, NULL, NULL), COREAI_STATUS_INVALID_ARGUMENT);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_random),     cmocka_unit_test(test_all_combinations),
+        cmocka_unit_test(test_larger),     cmocka_unit_test(test_edges),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

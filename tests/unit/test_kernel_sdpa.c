@@ -1,0 +1,269 @@
+/*
+ * coreai_sdpa_f32 against a naive double reference that follows the
+ * reference implementation literally: the full logit matrix per head, -1e4
+ * added to every masked logit (never skipped), the sink appended as one
+ * more softmax column, K/V heads repeated by repeat_interleave.
+ */
+#include "kernel_ref.h"
+
+#include "coreai/kernels.h"
+
+typedef struct sdpa_case {
+    int64_t b, hq, hk, hv, tq, tk, d, dv, kb, vb;
+    int causal;
+    int64_t window;
+    int mask;              /* 0 none, 1 bool, 2 float */
+    int mask_rank;         /* 2: [Tq, Tkv], 3: [1, Tq, Tkv], 4: [B, Hq|1, Tq, Tkv] */
+    int mask_heads;        /* rank 4: mask has Hq heads (else 1) */
+    double mask_density;   /* probability that a key is visible */
+    int sinks;
+    int has_scale;
+    float scale;
+} sdpa_case;
+
+/* Visible under the causal / window rule (reference formula, lower-right). */
+static int rule_visible(const sdpa_case *c, int64_t i, int64_t j)
+{
+    const int64_t q = i, k = j, ql = c->tq, kl = c->tk, w = c->window;
+    if (w <= 0)
+        return !c->causal || q >= k - (kl - ql);
+    const int left_out = q >= k - (kl - ql - w);
+    if (c->causal) {
+        const int causal = q >= k - (kl - ql);
+        return causal != left_out; /* logical_xor */
+    }
+    const int right_out = q <= k - (kl - ql + w);
+    return !(left_out || right_out);
+}
+
+static void run(ref_rng *rng, const sdpa_case *c)
+{
+    const int64_t qn = c->b * c->hq * c->tq * c->d, kn = c->kb * c->hk * c->tk * c->d;
+    const int64_t vn = c->vb * c->hv * c->tk * c->dv, on = c->b * c->hq * c->tq * c->dv;
+    float *q = ref_alloc_f(qn), *k = ref_alloc_f(kn), *v = ref_alloc_f(vn), *out = ref_alloc_f(on);
+    float *sinks = ref_alloc_f(c->hq);
+    double *want = ref_alloc_d(on);
+    ref_fill(rng, q, qn, -1.5, 1.5);
+    ref_fill(rng, k, kn, -1.5, 1.5);
+    ref_fill(rng, v, vn, -1, 1);
+    ref_fill(rng, sinks, c->hq, -1, 2);
+
+    coreai_sdpa_params p;
+    memset(&p, 0, sizeof p);
+    p.batch = c->b;
+    p.q_heads = c->hq;
+    p.k_heads = c->hk;
+    p.v_heads = c->hv;
+    p.q_len = c->tq;
+    p.kv_len = c->tk;
+    p.head_dim = c->d;
+    p.v_head_dim = c->dv;
+    p.k_batch = c->kb;
+    p.v_batch = c->vb;
+    p.scale = c->has_scale ? c->scale : (float)pow((double)c->d, -0.5);
+    p.is_causal = c->causal;
+    p.window_size = c->window;
+    p.mask_kind = c->mask;
+
+    /* mask operand, dense over its own shape */
+    int64_t mshape[4] = {1, 1, c->tq, c->tk};
+    if (c->mask_rank == 4) {
+        mshape[0] = c->b;
+        mshape[1] = c->mask_heads ? c->hq : 1;
+    }
+    const int64_t mn = mshape[0] * mshape[1] * c->tq * c->tk;
+    uint8_t *mb = (uint8_t *)ref_alloc((size_t)mn);
+    float *mf = ref_alloc_f(mn);
+    for (int64_t i = 0; i < mn; ++i) {
+        const int vis = ref_unit(rng) < c->mask_density;
+        mb[i] = (uint8_t)vis;
+        /* float masks: nonzero attends, whatever the sign or size */
+        mf[i] = vis ? (ref_unit(rng) < 0.5 ? -INFINITY : ref_float(rng, 0.5, 3)) : 0.0f;
+    }
+    if (c->mask) {
+        p.mask_strides[0] = mshape[0] == 1 ? 0 : mshape[1] * c->tq * c->tk;
+        p.mask_strides[1] = mshape[1] == 1 ? 0 : c->tq * c->tk;
+        p.mask_strides[2] = c->tk;
+        p.mask_strides[3] = 1;
+    }
+
+    double *logit = ref_alloc_d(c->tk + 1);
+    for (int64_t b = 0; b < c->b; ++b)
+        for (int64_t h = 0; h < c->hq; ++h) {
+            const int64_t hk = h / (c->hq / c->hk), hv = h / (c->hq / c->hv);
+            const int64_t bk = c->kb == 1 ? 0 : b, bv = c->vb == 1 ? 0 : b;
+            for (int64_t i = 0; i < c->tq; ++i) {
+                double mx = -INFINITY;
+                for (int64_t j = 0; j < c->tk; ++j) {
+                    double s = 0.0;
+                    for (int64_t t = 0; t < c->d; ++t)
+                        s += (double)q[((b * c->hq + h) * c->tq + i) * c->d + t] *
+                             (double)k[((bk * c->hk + hk) * c->tk + j) * c->d + t];
+                    s *= (double)p.scale;
+                    int vis;
+                    if (c->mask) {
+                        const int64_t mo = (mshape[0] == 1 ? 0 : b) * mshape[1] * c->tq * c->tk +
+                                           (mshape[1] == 1 ? 0 : h) * c->tq * c->tk + i * c->tk + j;
+                        vis = c->mask == 1 ? mb[mo] != 0 : mf[mo] != 0.0f;
+                    } else {
+                        vis = rule_visible(c, i, j);
+                    }
+                    logit[j] = s - (vis ? 0.0 : 1e4);
+                    mx = fmax(mx, logit[j]);
+                }
+                int64_t n = c->tk;
+                if (c->sinks) {
+                    logit[n++] = sinks[h];
+                    mx = fmax(mx, sinks[h]);
+                }
+                double den = 0.0;
+                for (int64_t j = 0; j < n; ++j)
+                    den += exp(logit[j] - mx);
+                for (int64_t e = 0; e < c->dv; ++e) {
+                    double acc = 0.0;
+                    for (int64_t j = 0; j < c->tk; ++j)
+                        acc += exp(logit[j] - mx) / den * (double)v[((bv * c->hv + hv) * c->tk + j) * c->dv + e];
+                    want[((b * c->hq + h) * c->tq + i) * c->dv + e] = acc;
+                }
+            }
+        }
+    const void *mask = c->mask == 1 ? (const void *)mb : c->mask == 2 ? (const void *)mf : NULL;
+    assert_int_equal(coreai_sdpa_f32(&p, q, k, v, mask, c->sinks ? sinks : NULL, out), COREAI_STATUS_OK);
+    char what[256];
+    snprintf(what, sizeof what,
+             "sdpa B%lld Hq%lld Hk%lld Hv%lld Tq%lld Tkv%lld D%lld Dv%lld kb%lld vb%lld causal%d win%lld mask%d/r%d/h%d/%.2f sinks%d",
+             (long long)c->b, (long long)c->hq, (long long)c->hk, (long long)c->hv, (long long)c->tq,
+             (long long)c->tk, (long long)c->d, (long long)c->dv, (long long)c->kb, (long long)c->vb, c->causal,
+             (long long)c->window, c->mask, c->mask_rank, c->mask_heads, c->mask_density, c->sinks);
+    ref_check(out, want, on, REF_TOL, what);
+    free(q);
+    free(k);
+    free(v);
+    free(out);
+    free(sinks);
+    free(want);
+    free(mb);
+    free(mf);
+    free(logit);
+}
+
+/* Every causal / window combination on MHA, GQA and MQA, Tq < = > Tkv. */
+static void test_rules(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(501);
+    static const int64_t heads[][3] = {{4, 4, 4}, {4, 2, 2}, {4, 1, 1}, {6, 3, 2}, {8, 2, 4}};
+    static const int64_t lens[][2] = {{5, 7}, {7, 7}, {1, 9}, {3, 70}, {70, 70}, {9, 130}, {1, 1}};
+    static const int64_t windows[] = {0, 1, 2, 11, 100};
+    for (size_t hi = 0; hi < sizeof heads / sizeof heads[0]; ++hi)
+        for (size_t li = 0; li < sizeof lens / sizeof lens[0]; ++li)
+            for (int causal = 0; causal <= 1; ++causal)
+                for (size_t wi = 0; wi < sizeof windows / sizeof windows[0]; ++wi) {
+                    sdpa_case c = {0};
+                    c.b = 1 + (int64_t)(hi % 2);
+                    c.hq = heads[hi][0];
+                    c.hk = heads[hi][1];
+                    c.hv = heads[hi][2];
+                    c.tq = lens[li][0];
+                    c.tk = lens[li][1];
+                    c.d = (hi % 3 == 0) ? 11 : (hi % 3 == 1) ? 16 : 3;
+                    c.dv = (li % 2) ? 13 : 8;
+                    c.kb = c.vb = c.b;
+                    c.causal = causal;
+                    c.window = windows[wi];
+                    c.sinks = (int)((hi + li + wi) % 2);
+                    c.has_scale = (li % 3) == 0;
+                    c.scale = 1.5f;
+                    run(&rng, &c);
+                }
+}
+
+/* More queries than keys: lower-right causal rows with no visible key. */
+static void test_fully_masked_rows(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(502);
+    for (int sinks = 0; sinks <= 1; ++sinks)
+        for (int64_t w = 0; w <= 3; ++w) {
+            sdpa_case c = {.b = 2, .hq = 2, .hk = 1, .hv = 2, .tq = 9, .tk = 4, .d = 5, .dv = 6, .kb = 2, .vb = 1,
+                           .causal = 1, .window = w, .sinks = sinks};
+            run(&rng, &c);
+            c.causal = 0;
+            run(&rng, &c);
+        }
+}
+
+/* Explicit masks: bool and float, broadcast over batch / heads, dense and
+ * sparse (including rows with every key masked); is_causal is ignored. */
+static void test_masks(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(503);
+    static const double densities[] = {1.0, 0.7, 0.1, 0.0};
+    for (int kind = 1; kind <= 2; ++kind)
+        for (int rank = 2; rank <= 4; ++rank)
+            for (int mh = 0; mh <= (rank == 4); ++mh)
+                for (size_t di = 0; di < sizeof densities / sizeof densities[0]; ++di)
+                    for (int sinks = 0; sinks <= 1; ++sinks) {
+                        sdpa_case c = {.b = 2, .hq = 4, .hk = 2, .hv = 1, .tq = 5, .tk = 70, .d = 7, .dv = 9,
+                                       .kb = 2, .vb = 2, .causal = (int)(di % 2), .window = (int64_t)di,
+                                       .mask = kind, .mask_rank = rank, .mask_heads = mh,
+                                       .mask_density = densities[di], .sinks = sinks};
+                        run(&rng, &c);
+                    }
+}
+
+/* Key / value batch broadcast, odd and tiny head sizes, tile boundaries. */
+static void test_shapes(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(504);
+    static const int64_t tks[] = {63, 64, 65, 128, 129, 200};
+    for (size_t i = 0; i < sizeof tks / sizeof tks[0]; ++i) {
+        sdpa_case c = {.b = 3, .hq = 3, .hk = 1, .hv = 3, .tq = 6, .tk = tks[i], .d = 1 + (int64_t)i * 7,
+                       .dv = 1 + (int64_t)i * 5, .kb = 1, .vb = i % 2 ? 1 : 3, .causal = (int)(i % 2),
+                       .window = i % 3 == 2 ? 40 : 0, .sinks = (int)(i % 2)};
+        run(&rng, &c);
+        c.tq = c.tk; /* square: every query block crosses the diagonal */
+        run(&rng, &c);
+    }
+}
+
+/* Zero keys (the reference's output is 0), zero queries, bad params. */
+static void test_edges(void **state)
+{
+    (void)state;
+    float q[8] = {1, 2, 3, 4, 5, 6, 7, 8}, out[8];
+    coreai_sdpa_params p = {.batch = 1, .q_heads = 2, .k_heads = 1, .v_heads = 1, .q_len = 2, .kv_len = 0,
+                            .head_dim = 2, .v_head_dim = 2, .k_batch = 1, .v_batch = 1, .scale = 1.0f};
+    for (int i = 0; i < 8; ++i)
+        out[i] = 42.0f;
+    assert_int_equal(coreai_sdpa_f32(&p, q, q, q, NULL, NULL, out), COREAI_STATUS_OK);
+    for (int i = 0; i < 8; ++i)
+        assert_true(out[i] == 0.0f);
+    p.kv_len = 1;
+    p.k_heads = 3; /* does not divide 2 */
+    assert_int_equal(coreai_sdpa_f32(&p, q, q, q, NULL, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    p.k_heads = 1;
+    p.mask_kind = COREAI_SDPA_MASK_BOOL; /* but no mask */
+    assert_int_equal(coreai_sdpa_f32(&p, q, q, q, NULL, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    p.mask_kind = COREAI_SDPA_MASK_NONE;
+    p.k_batch = 2;
+    assert_int_equal(coreai_sdpa_f32(&p, q, q, q, NULL, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    p.k_batch = 1;
+    assert_int_equal(coreai_sdpa_f32(NULL, q, q, q, NULL, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    p.q_len = 0;
+    assert_int_equal(coreai_sdpa_f32(&p, q, q, q, NULL, NULL, out), COREAI_STATUS_OK);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rules),
+        cmocka_unit_test(test_fully_masked_rows),
+        cmocka_unit_test(test_masks),
+        cmocka_unit_test(test_shapes),
+        cmocka_unit_test(test_edges),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
