@@ -1,7 +1,10 @@
 # CoreaiAddModel.cmake - generate C from a Core AI model file at build time.
 #
 #   coreai_add_model(<target>
-#                    MODEL <file>                 # model file (XML, format v1)
+#                    MODEL <file>                 # model file (XML, format v1), or
+#                    PYTHON_SCRIPT <script.py>    # a script that converts a PyTorch model
+#                    [PYTHON_ARGS <arg>...]       #   extra arguments for the script
+#                    [PYTHON_DEPENDS <file>...]   #   files the script reads (model code, data)
 #                    [PREFIX <c_name>]            # C prefix; default: the file's basename
 #                    [OUTPUT_DIR <dir>]           # default: ${CMAKE_CURRENT_BINARY_DIR}/coreai/<target>
 #                    [RUNNER]                     # also build <target>-run (.npy in, .npy out)
@@ -21,6 +24,13 @@
 # model's <weights href="..."> is also read here, at configure time, and the
 # model file is a configure dependency so that a changed href is seen.
 #
+# With PYTHON_SCRIPT the conversion itself runs at build time: the script is
+# run as `COREAI_PYTHON_EXECUTABLE <script> --output <dir>/model/<prefix>.xml
+# [PYTHON_ARGS]` with this package's python/ directory on PYTHONPATH, and must
+# write the model file there (AIProgram.save() puts the weights beside it).
+# It reruns when the script, PYTHON_DEPENDS or the coreai / coreai_torch
+# sources change; the C is then regenerated from what it wrote.
+#
 # Which coreai-gen runs:
 #   1. COREAI_GEN_EXECUTABLE, if set (cross builds: a host build of the tool);
 #   2. the coreai-gen target of this build, if there is one;
@@ -39,6 +49,20 @@ endif()
 cmake_policy(PUSH)
 if(POLICY CMP0116)
   cmake_policy(SET CMP0116 NEW)
+endif()
+
+# The Python with PyTorch (Debian's python3-torch lives in /usr/bin/python3).
+if(EXISTS /usr/bin/python3)
+  set(_coreai_default_python /usr/bin/python3)
+else()
+  set(_coreai_default_python python3)
+endif()
+set(COREAI_PYTHON_EXECUTABLE "${_coreai_default_python}" CACHE FILEPATH
+    "Python interpreter (with torch) that runs coreai_add_model(... PYTHON_SCRIPT) scripts")
+# coreai / coreai_torch sources: python/ of this source tree, or of the
+# installed package (the package config sets COREAI_PYTHONPATH first).
+if(NOT COREAI_PYTHONPATH)
+  get_filename_component(COREAI_PYTHONPATH "${CMAKE_CURRENT_LIST_DIR}/../python" ABSOLUTE)
 endif()
 
 set(COREAI_GEN_EXECUTABLE "" CACHE FILEPATH
@@ -82,10 +106,48 @@ function(_coreai_model_weights model out_var)
   set(${out_var} "${weights}" PARENT_SCOPE)
 endfunction()
 
+# Adds the build-time conversion for PYTHON_SCRIPT; sets ARG_MODEL (and a
+# default ARG_PREFIX) in the caller.
+macro(_coreai_python_export target)
+  get_filename_component(_script "${ARG_PYTHON_SCRIPT}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+  if(NOT EXISTS "${_script}")
+    message(FATAL_ERROR "coreai_add_model(${target}): PYTHON_SCRIPT not found: ${_script}")
+  endif()
+  if(NOT DEFINED ARG_PREFIX)
+    get_filename_component(ARG_PREFIX "${_script}" NAME_WLE)
+    string(MAKE_C_IDENTIFIER "${ARG_PREFIX}" ARG_PREFIX)
+  endif()
+  if(DEFINED ARG_OUTPUT_DIR)
+    get_filename_component(_model_dir "${ARG_OUTPUT_DIR}/model" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
+  else()
+    set(_model_dir "${CMAKE_CURRENT_BINARY_DIR}/coreai/${target}/model")
+  endif()
+  file(MAKE_DIRECTORY "${_model_dir}")
+  set(ARG_MODEL "${_model_dir}/${ARG_PREFIX}.xml")
+  # Plain glob (no CONFIGURE_DEPENDS, which would make every build re-check):
+  # edits are tracked; a new module file needs a reconfigure.
+  file(GLOB_RECURSE _py_sources
+       "${COREAI_PYTHONPATH}/coreai/*.py" "${COREAI_PYTHONPATH}/coreai_torch/*.py")
+  set(_py_depends)
+  foreach(_dep IN LISTS ARG_PYTHON_DEPENDS)
+    get_filename_component(_dep "${_dep}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    list(APPEND _py_depends "${_dep}")
+  endforeach()
+  add_custom_command(
+    OUTPUT "${ARG_MODEL}"
+    COMMAND "${CMAKE_COMMAND}" -E env "PYTHONPATH=${COREAI_PYTHONPATH}" PYTHONDONTWRITEBYTECODE=1
+            "${COREAI_PYTHON_EXECUTABLE}" "${_script}" --output "${ARG_MODEL}" ${ARG_PYTHON_ARGS}
+    DEPENDS "${_script}" ${_py_depends} ${_py_sources}
+    WORKING_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}"
+    COMMENT "Converting PyTorch model with ${ARG_PYTHON_SCRIPT} (${target})"
+    VERBATIM)
+  set_source_files_properties("${ARG_MODEL}" PROPERTIES GENERATED TRUE)
+endmacro()
+
 function(coreai_add_model target)
   set(options RUNNER)
-  set(one_value MODEL PREFIX OUTPUT_DIR)
-  set(multi_value GENERATOR_OPTIONS)
+  set(one_value MODEL PYTHON_SCRIPT PREFIX OUTPUT_DIR)
+  set(multi_value GENERATOR_OPTIONS PYTHON_ARGS PYTHON_DEPENDS)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "${options}" "${one_value}" "${multi_value}")
 
   if(ARG_UNPARSED_ARGUMENTS)
@@ -94,12 +156,21 @@ function(coreai_add_model target)
       "[RUNNER] [GENERATOR_OPTIONS <option>...])")
   endif()
   foreach(kw IN LISTS ARG_KEYWORDS_MISSING_VALUES)
-    if(NOT kw STREQUAL "GENERATOR_OPTIONS")
+    if(NOT kw MATCHES "^(GENERATOR_OPTIONS|PYTHON_ARGS|PYTHON_DEPENDS)$")
       message(FATAL_ERROR "coreai_add_model(${target}): ${kw} needs a value")
     endif()
   endforeach()
-  if(NOT DEFINED ARG_MODEL)
-    message(FATAL_ERROR "coreai_add_model(${target}): MODEL <file> is required")
+  if(DEFINED ARG_MODEL AND DEFINED ARG_PYTHON_SCRIPT)
+    message(FATAL_ERROR "coreai_add_model(${target}): give MODEL or PYTHON_SCRIPT, not both")
+  endif()
+  if(NOT DEFINED ARG_MODEL AND NOT DEFINED ARG_PYTHON_SCRIPT)
+    message(FATAL_ERROR "coreai_add_model(${target}): MODEL <file> or PYTHON_SCRIPT <script> is required")
+  endif()
+  if((ARG_PYTHON_ARGS OR ARG_PYTHON_DEPENDS) AND NOT DEFINED ARG_PYTHON_SCRIPT)
+    message(FATAL_ERROR "coreai_add_model(${target}): PYTHON_ARGS and PYTHON_DEPENDS need PYTHON_SCRIPT")
+  endif()
+  if(DEFINED ARG_PYTHON_SCRIPT)
+    _coreai_python_export(${target})
   endif()
   if(TARGET "${target}")
     message(FATAL_ERROR "coreai_add_model(${target}): a target named '${target}' already exists")
@@ -108,7 +179,9 @@ function(coreai_add_model target)
   # ---- the model file ----
   get_filename_component(model "${ARG_MODEL}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
   set(model_exists FALSE)
-  if(EXISTS "${model}" AND NOT IS_DIRECTORY "${model}")
+  if(DEFINED ARG_PYTHON_SCRIPT)
+    # written by the build: the depfile reports its weights after the first run
+  elseif(EXISTS "${model}" AND NOT IS_DIRECTORY "${model}")
     set(model_exists TRUE)
   else()
     get_source_file_property(model_generated "${model}" GENERATED)

@@ -7,6 +7,8 @@
 #   * find_package(coreai-codegen) provides coreai::runtime, coreai::runner,
 #     coreai::coreai-gen and coreai_add_model();
 #   * the generated model matches PyTorch (downstream app and <target>-run);
+#   * coreai_add_model(PYTHON_SCRIPT) converts a PyTorch model at build time
+#     with the installed coreai_torch;
 #   * a second build does nothing (Ninja), touching the weights file
 #     regenerates, and changing the model's <weights href> reconfigures and
 #     tracks the new file;
@@ -73,7 +75,10 @@ run_generator() { # GENERATOR TAG
         [ -f "$build/coreai/ff_model/$f" ] || fail "[$tag] missing $build/coreai/ff_model/$f (default OUTPUT_DIR/PREFIX)"
     done
 
+    grep -q "Converting PyTorch model with export_tiny.py" "$log" \
+        || { cat "$log"; fail "[$tag] the PYTHON_SCRIPT model was not converted"; }
     step "[$tag] run"
+    "$build/tiny_app" || fail "[$tag] tiny_app (model converted at build time)"
     "$build/downstream" "$work/model/reference_input.npy" "$work/model/reference_output.npy" \
         || fail "[$tag] downstream app"
     "$build/ff_model-run" --in "x=$work/model/reference_input.npy" --out "$work/out-$tag" \
@@ -135,7 +140,7 @@ EOF
     grep -Eq "$want" "$dir/log" || { cat "$dir/log"; fail "'$call' did not report /$want/"; }
 }
 model="$work/model/feedforward.xml"
-expect_error "MODEL <file> is required" "coreai_add_model(m)"
+expect_error "MODEL <file> or PYTHON_SCRIPT <script> is required" "coreai_add_model(m)"
 expect_error "unknown arguments: BOGUS" "coreai_add_model(m MODEL \"$model\" BOGUS)"
 expect_error "model file not found" "coreai_add_model(m MODEL \"$work/nope.xml\")"
 expect_error "PREFIX '1bad' is not a C identifier" "coreai_add_model(m MODEL \"$model\" PREFIX 1bad)"

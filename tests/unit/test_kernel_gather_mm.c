@@ -131,7 +131,7 @@ static void run(ref_rng *rng, const operand *lo, const operand *ro, int nba, int
     gathered gl = do_gather(lo, l, idx64[0], nba), gr = do_gather(ro, r, idx64[1], nba);
     /* broadcast batch */
     const int lb = gl.rank - 2, rb = gr.rank - 2, ob_rank = lb > rb ? lb : rb;
-    int64_t ob[2 * COREAI_MAX_RANK];
+    int64_t ob[2 * COREAI_MAX_RANK] = {0};
     for (int d = 0; d < ob_rank; ++d) {
         const int i = d - (ob_rank - lb), j = d - (ob_rank - rb);
         const int64_t a = i >= 0 ? gl.shape[i] : 1, b = j >= 0 ? gr.shape[j] : 1;

@@ -1,0 +1,282 @@
+/*
+ * Composite recognition (generator/src/composite.c, docs/composite-ops.md).
+ *
+ * For every end-to-end case that names its kernel (tests/e2e/cases/<case>/
+ * kernel.txt): the generated NAME.c calls that kernel directly from the
+ * composite graph's function, and with --no-composite-kernels it does not.
+ * Then each declaration is perturbed in memory, one way at a time (an
+ * unknown attribute, version 2, inputs out of order, an f16 argument,
+ * another op name, a wrong attribute type), and the generator must refuse
+ * the kernel and fall back to the body.
+ */
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <talloc.h>
+
+#include "composite.h"
+#include "emit.h"
+#include "load.h"
+#include "plan.h"
+#include "verify.h"
+
+#define CASES COREAI_SOURCE_DIR "/tests/e2e/cases"
+
+static cg_module *load_ok(void *ctx, const char *path)
+{
+    cg_diag diag;
+    cg_diag_init(&diag, path);
+    cg_module *m = cg_module_load(ctx, path, &diag);
+    if (!m)
+        fail_msg("%s", diag.message);
+    if (!cg_module_verify(m, &diag))
+        fail_msg("%s", diag.message);
+    return m;
+}
+
+static char *read_line(void *ctx, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    char buf[256] = {0};
+    if (!fgets(buf, sizeof buf, f))
+        buf[0] = '\0';
+    fclose(f);
+    buf[strcspn(buf, "\r\n")] = '\0';
+    return talloc_strdup(ctx, buf);
+}
+
+static cg_graph *composite_of(const cg_module *m)
+{
+    for (size_t i = 0; i < m->n_graphs; i++)
+        if (m->graphs[i]->composite)
+            return m->graphs[i];
+    return NULL;
+}
+
+static char *generate(void *ctx, const cg_module *m, bool kernels)
+{
+    cg_program_plan *plan = cg_program_plan_build(ctx, m, kernels);
+    assert_non_null(plan);
+    cg_emit_options opt = {.prefix = "model", .model_name = "model.xml"};
+    cg_emitted_files files;
+    cg_diag diag;
+    cg_diag_init(&diag, "model.xml");
+    if (!cg_emit_program(ctx, m, plan, &opt, &files, &diag))
+        fail_msg("%s", diag.message);
+    return files.source;
+}
+
+/* Every perturbation must turn the kernel off; each is undone afterwards. */
+static void check_fallbacks(const char *name, cg_graph *g)
+{
+    cg_composite_decl *c = g->composite;
+    assert_true(cg_composite_kernel_available(g));
+
+    const char *op = c->op_name;
+    c->op_name = "not_a_composite";
+    assert_false(cg_composite_kernel_available(g));
+    c->op_name = op;
+
+    /* an attribute the generator does not know */
+    size_t ai = 0;
+    while (ai + 1 < c->attrs.count && strcmp(c->attrs.items[ai].name, "version") == 0)
+        ai++;
+    if (c->attrs.count > 0) {
+        const char *an = c->attrs.items[ai].name;
+        c->attrs.items[ai].name = "unheard_of";
+        if (cg_composite_kernel_available(g))
+            fail_msg("%s: unknown attribute accepted", name);
+        c->attrs.items[ai].name = an;
+    }
+    for (size_t i = 0; i < c->attrs.count; i++) {
+        cg_attr *a = &c->attrs.items[i];
+        if (strcmp(a->name, "version") == 0) {
+            a->ints[0] = 2;
+            if (cg_composite_kernel_available(g))
+                fail_msg("%s: version 2 accepted", name);
+            a->ints[0] = 1;
+        }
+        /* the same attribute with another type */
+        cg_attr_kind k = a->kind;
+        a->kind = k == CG_ATTR_STR ? CG_ATTR_BOOL : CG_ATTR_STR;
+        const char *s = a->str;
+        a->str = "tanh";
+        if (cg_composite_kernel_available(g))
+            fail_msg("%s: attribute %s of the wrong type accepted", name, a->name);
+        a->kind = k;
+        a->str = s;
+    }
+    /* inputs out of the declared order */
+    if (c->n_input_names >= 2 && strcmp(c->input_names[0], c->input_names[1]) != 0) {
+        const char *t = c->input_names[0];
+        c->input_names[0] = c->input_names[1];
+        c->input_names[1] = t;
+        if (cg_composite_kernel_available(g))
+            fail_msg("%s: swapped inputs accepted", name);
+        c->input_names[1] = c->input_names[0];
+        c->input_names[0] = t;
+    }
+    /* an argument that is not f32 */
+    cg_dtype d = g->args[0]->type.dtype;
+    g->args[0]->type.dtype = CG_DTYPE_F16;
+    if (cg_composite_kernel_available(g))
+        fail_msg("%s: f16 input accepted", name);
+    g->args[0]->type.dtype = d;
+    /* a result of another shape */
+    cg_type *rt = &g->outputs[0]->type;
+    const int64_t e0 = rt->rank > 0 ? rt->dims[0] : 0;
+    if (rt->rank > 0) {
+        rt->dims[0] = e0 + 1;
+        if (cg_composite_kernel_available(g))
+            fail_msg("%s: result of the wrong shape accepted", name);
+        rt->dims[0] = e0;
+    }
+    assert_true(cg_composite_kernel_available(g));
+}
+
+static void test_cases_call_their_kernel(void **state)
+{
+    (void)state;
+    DIR *dir = opendir(CASES);
+    assert_non_null(dir);
+    int n = 0;
+    for (struct dirent *e = readdir(dir); e; e = readdir(dir)) {
+        if (e->d_name[0] == '.')
+            continue;
+        void *ctx = talloc_new(NULL);
+        const char *base = talloc_asprintf(ctx, "%s/%s", CASES, e->d_name);
+        char *kernel = read_line(ctx, talloc_asprintf(ctx, "%s/kernel.txt", base));
+        if (!kernel) {
+            talloc_free(ctx);
+            continue;
+        }
+        cg_module *m = load_ok(ctx, talloc_asprintf(ctx, "%s/model.xml", base));
+        cg_graph *g = composite_of(m);
+        assert_non_null(g);
+        char *call = talloc_asprintf(ctx, "    return %s(&", kernel);
+        char *with = generate(ctx, m, true);
+        if (!strstr(with, call))
+            fail_msg("%s: the generated C does not call %s directly", e->d_name, kernel);
+        if (!strstr(with, "runtime kernel"))
+            fail_msg("%s: the composite graph is not marked as a kernel call", e->d_name);
+        char *without = generate(ctx, m, false);
+        if (strstr(without, kernel))
+            fail_msg("%s: %s is called with --no-composite-kernels", e->d_name, kernel);
+        check_fallbacks(e->d_name, g);
+        talloc_free(ctx);
+        n++;
+    }
+    closedir(dir);
+    assert_true(n >= 60); /* every composite, several configurations each */
+}
+
+/* rope with positions needs scratch; the planner makes it the graph's frame. */
+static void test_rope_scratch_is_planned(void **state)
+{
+    (void)state;
+    void *ctx = talloc_new(NULL);
+    cg_module *m = load_ok(ctx, CASES "/comp_rope_offset_batch/model.xml");
+    cg_graph *g = composite_of(m);
+    /* [3, 2, 4, 8], offset per batch: 3 x 4 positions, 8 values each, plus 4 frequencies */
+    assert_int_equal(cg_composite_scratch_bytes(g), (4 + 3 * 4 * 8) * 4);
+    cg_program_plan *plan = cg_program_plan_build(ctx, m, true);
+    const cg_graph_plan *gp = cg_program_plan_find(plan, g);
+    assert_true(gp->use_kernel);
+    assert_true(gp->frame_size >= cg_composite_scratch_bytes(g));
+    assert_true(plan->workspace_size >= gp->frame_size);
+    cg_program_plan *body = cg_program_plan_build(ctx, m, false);
+    assert_false(cg_program_plan_find(body, g)->use_kernel);
+    /* cos / sin given: no scratch */
+    cg_module *m2 = load_ok(ctx, CASES "/comp_rope_cossin/model.xml");
+    assert_int_equal(cg_composite_scratch_bytes(composite_of(m2)), 0);
+    talloc_free(ctx);
+}
+
+static cg_attr *find_attr(cg_graph *g, const char *name)
+{
+    for (size_t i = 0; i < g->composite->attrs.count; i++)
+        if (strcmp(g->composite->attrs.items[i].name, name) == 0)
+            return &g->composite->attrs.items[i];
+    return NULL;
+}
+
+/* Values the kernels cannot take, each in a well-formed declaration. */
+static void test_unsupported_values(void **state)
+{
+    (void)state;
+    void *ctx = talloc_new(NULL);
+    /* rope: an odd number of rotated features */
+    cg_graph *g = composite_of(load_ok(ctx, CASES "/comp_rope_position_ids_partial/model.xml"));
+    cg_attr *a = find_attr(g, "dims");
+    assert_non_null(a);
+    a->ints[0] = 3;
+    assert_false(cg_composite_kernel_available(g));
+    a->ints[0] = 4;
+    assert_true(cg_composite_kernel_available(g));
+    /* sdpa: key heads that do not divide the query heads */
+    g = composite_of(load_ok(ctx, CASES "/comp_sdpa_gqa_causal/model.xml"));
+    g->args[1]->type.dims[1] = 3;
+    assert_false(cg_composite_kernel_available(g));
+    g->args[1]->type.dims[1] = 2;
+    assert_true(cg_composite_kernel_available(g));
+    /* group_norm: groups that do not divide the channels, a wrong num_channels */
+    g = composite_of(load_ok(ctx, CASES "/comp_group_norm_3/model.xml"));
+    a = find_attr(g, "num_groups");
+    a->ints[0] = 4;
+    assert_false(cg_composite_kernel_available(g));
+    a->ints[0] = 3;
+    a = find_attr(g, "num_channels");
+    a->ints[0] = 5;
+    assert_false(cg_composite_kernel_available(g));
+    a->ints[0] = 6;
+    assert_true(cg_composite_kernel_available(g));
+    /* lstm: a direction or an activation other than the reference's */
+    g = composite_of(load_ok(ctx, CASES "/comp_lstm_forward/model.xml"));
+    a = find_attr(g, "direction");
+    a->str = "reverse";
+    assert_false(cg_composite_kernel_available(g));
+    a->str = "forward";
+    a = find_attr(g, "cell_activation");
+    a->str = "relu";
+    assert_false(cg_composite_kernel_available(g));
+    a->str = "tanh";
+    a = find_attr(g, "output_sequence");
+    a->ints[0] = 0;
+    assert_false(cg_composite_kernel_available(g));
+    a->ints[0] = 1;
+    assert_true(cg_composite_kernel_available(g));
+    /* vector norm: keep_dim that disagrees with the result's shape */
+    g = composite_of(load_ok(ctx, CASES "/comp_vector_norm_l1_keep/model.xml"));
+    a = find_attr(g, "keep_dim");
+    a->ints[0] = 0;
+    assert_false(cg_composite_kernel_available(g));
+    a->ints[0] = 1;
+    assert_true(cg_composite_kernel_available(g));
+    /* gather_mm: the gather axis must be a batch axis */
+    g = composite_of(load_ok(ctx, CASES "/comp_gather_mm_moe/model.xml"));
+    a = find_attr(g, "num_batch_axes");
+    a->ints[0] = 1;
+    assert_false(cg_composite_kernel_available(g));
+    a->ints[0] = 0;
+    assert_true(cg_composite_kernel_available(g));
+    talloc_free(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cases_call_their_kernel),
+        cmocka_unit_test(test_rope_scratch_is_planned),
+        cmocka_unit_test(test_unsupported_values),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
