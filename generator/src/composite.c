@@ -604,13 +604,13 @@ static bool m_rope(kcall *k)
     int64_t dims, offset;
     bool interleaved;
     if (!names_ok(k, canon, req) || !attrs_ok(k, attrs) || !attr_num(k, "scale", 1.0, &scale) ||
-        !attr_num(k, "base", 1e4, &base) || !attr_int(k, "dims", -1, &dims) ||
+        !attr_num(k, "base", 1e4, &base) || !attr_int(k, "dims", INT64_MAX, &dims) ||
         !attr_bool(k, "interleaved", false, &interleaved) || !attr_int(k, "offset", 0, &offset) ||
         !is_f32(x) || x->rank < 2 || !single_output_like(k, x))
         return false;
     const int n = x->rank;
     const int64_t d = x->dims[n - 1];
-    const int64_t rot = (dims < 0 || dims >= d) ? d : dims; /* absent or >= D: rotate everything */
+    const int64_t rot = dims >= d ? d : dims; /* absent or >= D: rotate everything */
     if (rot < 2 || rot % 2 != 0 || !isfinite(scale) || !isfinite(base))
         return false;
     /* the shape the cos / sin halves broadcast to */

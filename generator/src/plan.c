@@ -149,6 +149,13 @@ static void bind_results(cg_graph_plan *gp)
         if (s->kind == CG_STORAGE_WORKSPACE && !may_alias_arg) {
             s->kind = CG_STORAGE_RESULT;
             s->index = i;
+        } else if (s->kind == CG_STORAGE_VIEW && !may_alias_arg &&
+                   gp->storage[s->root->slot].kind == CG_STORAGE_WORKSPACE) {
+            /* a reshape (or identity cast) of a computed value: compute
+             * that value straight into the result buffer, whose bytes are
+             * the same */
+            gp->storage[s->root->slot].kind = CG_STORAGE_RESULT;
+            gp->storage[s->root->slot].index = i;
         } else {
             gp->copy_out[i] = true;
         }

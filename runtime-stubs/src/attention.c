@@ -10,19 +10,36 @@
 /* What the reference adds to the logit of a masked key. */
 #define SDPA_MASK_PENALTY 10000.0f
 
-static float dot_f32(const float *restrict a, const float *restrict b, int64_t n)
+/* Dot products of SDPA_QUERY_ROWS query rows with one key row. The key is
+ * loaded once for all rows, and each row keeps SDPA_LANES independent
+ * partial sums, which compilers turn into vector accumulators. */
+#define SDPA_LANES 4
+_Static_assert(SDPA_QUERY_ROWS == 4, "dot_rows handles four query rows");
+static void dot_rows(const float *const *q, const float *restrict k, int64_t n, float *out)
 {
-    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+    float acc[SDPA_QUERY_ROWS][SDPA_LANES] = {{0.0f}};
+    const float *restrict q0 = q[0], *restrict q1 = q[1], *restrict q2 = q[2], *restrict q3 = q[3];
     int64_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        s0 += a[i] * b[i];
-        s1 += a[i + 1] * b[i + 1];
-        s2 += a[i + 2] * b[i + 2];
-        s3 += a[i + 3] * b[i + 3];
+    for (; i + SDPA_LANES <= n; i += SDPA_LANES) {
+        for (int l = 0; l < SDPA_LANES; ++l) {
+            const float kv = k[i + l];
+            acc[0][l] += q0[i + l] * kv;
+            acc[1][l] += q1[i + l] * kv;
+            acc[2][l] += q2[i + l] * kv;
+            acc[3][l] += q3[i + l] * kv;
+        }
     }
-    for (; i < n; ++i)
-        s0 += a[i] * b[i];
-    return (s0 + s1) + (s2 + s3);
+    for (int l = 0; i < n; ++i, ++l) {
+        const float kv = k[i];
+        acc[0][l] += q0[i] * kv;
+        acc[1][l] += q1[i] * kv;
+        acc[2][l] += q2[i] * kv;
+        acc[3][l] += q3[i] * kv;
+    }
+    for (int r = 0; r < SDPA_QUERY_ROWS; ++r) {
+        const float *a = acc[r];
+        out[r] = (a[0] + a[2]) + (a[1] + a[3]);
+    }
 }
 
 static int mask_visible(const void *mask, int32_t kind, int64_t off)
@@ -145,26 +162,43 @@ static void sdpa_head(const coreai_sdpa_params *p, const float *restrict qh, con
             if (s->hi > khi)
                 khi = s->hi;
         }
+        const float *qr[SDPA_QUERY_ROWS];
+        for (int r = 0; r < SDPA_QUERY_ROWS; ++r)
+            qr[r] = qh + (i0 + (r < rows ? r : 0)) * d;
         for (int64_t k0 = klo; k0 < khi; k0 += SDPA_KEYS) {
             const int64_t kend = k0 + SDPA_KEYS < khi ? k0 + SDPA_KEYS : khi;
+            /* keys of this tile that some row of the block sees */
+            int64_t ta = kend, te = k0;
+            for (int r = 0; r < rows; ++r) {
+                const int64_t a = k0 > st[r].lo ? k0 : st[r].lo, e = kend < st[r].hi ? kend : st[r].hi;
+                if (a < e) {
+                    ta = a < ta ? a : ta;
+                    te = e > te ? e : te;
+                }
+            }
+            if (ta >= te)
+                continue; /* the whole tile lies outside every row's window */
+            /* logits of all rows at once: each key row is read once per block */
+            float logit[SDPA_QUERY_ROWS][SDPA_KEYS];
+            for (int64_t j = ta; j < te; ++j) {
+                float acc[SDPA_QUERY_ROWS];
+                dot_rows(qr, kh + j * d, d, acc);
+                for (int r = 0; r < SDPA_QUERY_ROWS; ++r)
+                    logit[r][j - ta] = acc[r] * p->scale;
+            }
             for (int r = 0; r < rows; ++r) {
                 row_state *s = &st[r];
-                const int64_t a = k0 > s->lo ? k0 : s->lo, e = kend < s->hi ? kend : s->hi;
+                const int64_t a = ta > s->lo ? ta : s->lo, e = te < s->hi ? te : s->hi;
                 if (a >= e)
-                    continue; /* the whole tile lies outside this row's window */
+                    continue;
                 const int64_t i = i0 + r;
-                const float *qi = qh + i * d;
-                float logit[SDPA_KEYS];
+                float *lg = logit[r] - ta; /* indexed by key */
                 float tmax = -INFINITY;
                 for (int64_t j = a; j < e; ++j) {
-                    if (s->use_mask && !mask_visible(mask, p->mask_kind, mbase + i * ms[2] + j * ms[3])) {
-                        logit[j - a] = -INFINITY;
-                        continue;
-                    }
-                    const float x = dot_f32(qi, kh + j * d, d) * p->scale;
-                    logit[j - a] = x;
-                    if (x > tmax)
-                        tmax = x;
+                    if (s->use_mask && !mask_visible(mask, p->mask_kind, mbase + i * ms[2] + j * ms[3]))
+                        lg[j] = -INFINITY;
+                    else if (lg[j] > tmax)
+                        tmax = lg[j];
                 }
                 if (tmax == -INFINITY)
                     continue;
@@ -177,13 +211,30 @@ static void sdpa_head(const coreai_sdpa_params *p, const float *restrict qh, con
                     s->l *= alpha;
                     s->m = mnew;
                 }
+                /* weights of the visible keys, then the value rows four at a
+                 * time so the accumulator row is loaded and stored less */
                 double psum = 0.0;
+                float pw[SDPA_KEYS];
+                const float *vr[SDPA_KEYS];
+                int nk = 0;
                 for (int64_t j = a; j < e; ++j) {
-                    if (logit[j - a] == -INFINITY)
+                    if (lg[j] == -INFINITY)
                         continue;
-                    const float pj = expf(logit[j - a] - mnew);
-                    psum += pj;
-                    const float *restrict vj = vh + j * dv;
+                    pw[nk] = expf(lg[j] - mnew);
+                    psum += pw[nk];
+                    vr[nk++] = vh + j * dv;
+                }
+                int t = 0;
+                for (; t + 4 <= nk; t += 4) {
+                    const float p0 = pw[t], p1 = pw[t + 1], p2 = pw[t + 2], p3 = pw[t + 3];
+                    const float *restrict v0 = vr[t], *restrict v1 = vr[t + 1];
+                    const float *restrict v2 = vr[t + 2], *restrict v3 = vr[t + 3];
+                    for (int64_t c = 0; c < dv; ++c)
+                        oi[c] += ((p0 * v0[c] + p1 * v1[c]) + (p2 * v2[c] + p3 * v3[c]));
+                }
+                for (; t < nk; ++t) {
+                    const float pj = pw[t];
+                    const float *restrict vj = vr[t];
                     for (int64_t c = 0; c < dv; ++c)
                         oi[c] += pj * vj[c];
                 }

@@ -220,6 +220,10 @@ static void test_unsupported_values(void **state)
     assert_non_null(a);
     a->ints[0] = 3;
     assert_false(cg_composite_kernel_available(g));
+    a->ints[0] = -2; /* the reference rejects it; it does not mean "all" */
+    assert_false(cg_composite_kernel_available(g));
+    a->ints[0] = 0;
+    assert_false(cg_composite_kernel_available(g));
     a->ints[0] = 4;
     assert_true(cg_composite_kernel_available(g));
     /* sdpa: key heads that do not divide the query heads */
