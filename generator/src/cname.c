@@ -10,17 +10,23 @@ static const char *const reserved[] = {
     "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return",
     "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void",
     "volatile", "while", "_Alignas", "_Alignof", "_Atomic", "_Bool", "_Complex", "_Generic", "_Imaginary",
-    "_Noreturn", "_Static_assert", "_Thread_local", "bool", "true", "false", "asm", "typeof",
-    /* names the generated functions use for their own parameters */
-    "workspace", "ws", NULL};
+    "_Noreturn", "_Static_assert", "_Thread_local", "bool", "true", "false", "asm", "typeof", NULL};
 
-static bool is_reserved(const char *s)
+/* names the generated functions use for their own parameters */
+static const char *const own_params[] = {"workspace", "ws", "state", NULL};
+
+static bool in_list(const char *const *list, const char *s)
 {
-    for (const char *const *r = reserved; *r; r++) {
+    for (const char *const *r = list; *r; r++) {
         if (strcmp(*r, s) == 0)
             return true;
     }
     return false;
+}
+
+static bool is_reserved(const char *s)
+{
+    return in_list(reserved, s) || in_list(own_params, s);
 }
 
 char *cg_cname(void *mem_ctx, const char *name)
@@ -44,5 +50,5 @@ bool cg_cname_is_valid(const char *text)
         if (!(isalnum((unsigned char)*p) || *p == '_') || (unsigned char)*p > 127)
             return false;
     }
-    return !is_reserved(text);
+    return !in_list(reserved, text);
 }

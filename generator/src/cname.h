@@ -7,7 +7,7 @@
 /*
  * A valid C identifier for `name`: other characters become '_', a leading
  * digit or underscore gets a "t_" prefix, C keywords and names the generated
- * code uses itself get a trailing '_'.
+ * code uses itself get a trailing  '_'.
  */
 char *cg_cname(void *mem_ctx, const char *name);
 

@@ -46,11 +46,19 @@ static char *shape_comment(void *ctx, const cg_type *t)
     return talloc_strdup_append_buffer(s, "]");
 }
 
-static char *prototype(cg_emit_ctx *ec, const cg_entrypoint *e, const char *fn, const io_param *p, bool comments)
+/* With state_struct, the states are one `PREFIX_state *state` parameter. */
+static char *prototype(cg_emit_ctx *ec, const cg_entrypoint *e, const char *fn, const io_param *p, bool comments,
+                       bool state_struct)
 {
     size_t n_in = e->n_inputs, n_st = e->n_states, n = n_in + n_st + e->n_outputs;
     char *s = talloc_asprintf(ec->mem_ctx, "coreai_status %s(void *workspace", fn);
     for (size_t i = 0; i < n; i++) {
+        if (state_struct && i >= n_in && i < n_in + n_st) {
+            if (i == n_in)
+                s = talloc_asprintf_append_buffer(s, ",\n    %s_state *state%s", ec->prefix,
+                                                  comments ? " /* read, then updated in place */" : "");
+            continue;
+        }
         const char *kind = i < n_in ? "input" : i < n_in + n_st ? "state, updated in place" : "output";
         s = talloc_asprintf_append_buffer(s, ",\n    %s%s *%s", i < n_in ? "const " : "", cg_c_type(p[i].type->dtype),
                                           p[i].cname);
@@ -105,14 +113,75 @@ static char *composite_list(cg_emit_ctx *ec, size_t *count)
     return talloc_strdup_append_buffer(s, "};\n");
 }
 
+/*
+ * One struct holds every state of the program, so entrypoints that share a
+ * state (a KV cache written by prefill and read by decode) share a member and
+ * the caller places the whole state wherever it likes. A state name used by
+ * several entrypoints must have one type.
+ */
+static bool state_struct(cg_emit_ctx *ec, char **decl)
+{
+    const cg_module *m = ec->module;
+    const char **names = talloc_array(ec->mem_ctx, const char *, 1);
+    const cg_type **types = talloc_array(ec->mem_ctx, const cg_type *, 1);
+    size_t n = 0;
+    for (size_t ei = 0; ei < m->n_entrypoints; ei++) {
+        const cg_entrypoint *e = m->entrypoints[ei];
+        for (size_t i = 0; i < e->n_states; i++) {
+            const cg_type *t = &e->graph->args[i]->type;
+            size_t j = 0;
+            while (j < n && strcmp(names[j], e->states[i]) != 0)
+                j++;
+            if (j < n) {
+                if (!cg_type_equal(types[j], t)) {
+                    cg_diag_error(ec->diag, e->line, "state '%s' is %s in entrypoint '%s' but %s in another entrypoint",
+                                  e->states[i], cg_type_to_string(ec->mem_ctx, t), e->name,
+                                  cg_type_to_string(ec->mem_ctx, types[j]));
+                    return false;
+                }
+                continue;
+            }
+            char *c = cg_cname(ec->mem_ctx, e->states[i]);
+            for (size_t k = 0; k < n; k++) {
+                if (strcmp(cg_cname(ec->mem_ctx, names[k]), c) == 0) {
+                    cg_diag_error(ec->diag, e->line, "states '%s' and '%s' both become the member '%s'", names[k],
+                                  e->states[i], c);
+                    return false;
+                }
+            }
+            names = talloc_realloc(ec->mem_ctx, names, const char *, n + 1);
+            types = talloc_realloc(ec->mem_ctx, types, const cg_type *, n + 1);
+            names[n] = e->states[i];
+            types[n++] = t;
+        }
+    }
+    *decl = talloc_strdup(ec->mem_ctx, "");
+    if (n == 0)
+        return true;
+    *decl = talloc_asprintf_append_buffer(*decl,
+        "/* Every state of the program, shared by the entrypoints that use it. The\n"
+        " * caller owns it and may put it in any memory section; each call reads the\n"
+        " * states it uses and overwrites them with their updates. */\n"
+        "typedef struct %s_state {\n", ec->prefix);
+    for (size_t i = 0; i < n; i++) {
+        int64_t numel = cg_type_numel(types[i]);
+        *decl = talloc_asprintf_append_buffer(*decl, "    COREAI_ALIGNED(COREAI_ALIGNMENT) %s %s[%" PRId64 "]; /* %s \"%s\" */\n",
+                                              cg_c_type(types[i]->dtype), cg_cname(ec->mem_ctx, names[i]),
+                                              numel > 0 ? numel : 1, shape_comment(ec->mem_ctx, types[i]), names[i]);
+    }
+    *decl = talloc_asprintf_append_buffer(*decl, "} %s_state;\n\n", ec->prefix);
+    return true;
+}
+
 bool cg_emit_entrypoints(cg_emit_ctx *ec, char **decls, char **defs, char **descriptor, uint64_t weight_bytes)
 {
     const cg_module *m = ec->module;
     char *shapes = talloc_strdup(ec->mem_ctx, ""), *tables = talloc_strdup(ec->mem_ctx, "");
     char *entries = talloc_asprintf(ec->mem_ctx, "static const coreai_entrypoint_desc %s_entrypoints[%zu] = {\n",
                                     ec->prefix, m->n_entrypoints);
-    *decls = talloc_strdup(ec->mem_ctx, "");
     *defs = talloc_strdup(ec->mem_ctx, "");
+    if (!state_struct(ec, decls))
+        return false;
     for (size_t ei = 0; ei < m->n_entrypoints; ei++) {
         const cg_entrypoint *e = m->entrypoints[ei];
         size_t n = e->n_inputs + e->n_states + e->n_outputs;
@@ -133,12 +202,15 @@ bool cg_emit_entrypoints(cg_emit_ctx *ec, char **decls, char **defs, char **desc
             return false;
         }
         const cg_graph_plan *gp = cg_program_plan_find(ec->plan, e->graph);
+        bool with_state = e->n_states > 0;
         *decls = talloc_asprintf_append_buffer(*decls, "/* Entrypoint \"%s\" (graph @%s): needs %" PRIu64
                                                " bytes of workspace. */\n%s;\n\n", e->name, e->graph->name,
-                                               gp->frame_size, prototype(ec, e, fn, p, true));
-        /* the public function: argument checks, then the graph */
-        char *body = talloc_asprintf(ec->mem_ctx, "%s\n{\n    if (((uintptr_t)workspace %% COREAI_ALIGNMENT) != 0",
-                                     prototype(ec, e, fn, p, false));
+                                               gp->frame_size, prototype(ec, e, fn, p, true, with_state));
+        /* with states: a static function taking one pointer per state (for
+         * the type-erased adapter) behind the public struct-taking one */
+        char *call_fn = with_state ? talloc_asprintf(ec->mem_ctx, "%s_call", fn) : fn;
+        char *body = talloc_asprintf(ec->mem_ctx, "%s%s\n{\n    if (((uintptr_t)workspace %% COREAI_ALIGNMENT) != 0",
+                                     with_state ? "static " : "", prototype(ec, e, call_fn, p, false, false));
         if (gp->frame_size > 0)
             body = talloc_strdup_append_buffer(body, " || workspace == NULL");
         for (size_t i = 0; i < n; i++)
@@ -154,6 +226,15 @@ bool cg_emit_entrypoints(cg_emit_ctx *ec, char **decls, char **defs, char **desc
         for (size_t i = 0; i < e->n_outputs; i++)
             body = talloc_asprintf_append_buffer(body, ", %s", p[e->n_inputs + e->n_states + i].cname);
         body = talloc_strdup_append_buffer(body, ");\n}\n\n");
+        if (with_state) {
+            body = talloc_asprintf_append_buffer(body, "%s\n{\n    if (state == NULL)\n        return COREAI_STATUS_INVALID_ARGUMENT;\n"
+                                                 "    return %s(workspace", prototype(ec, e, fn, p, false, true), call_fn);
+            for (size_t i = 0; i < n; i++) {
+                bool is_state = i >= e->n_inputs && i < e->n_inputs + e->n_states;
+                body = talloc_asprintf_append_buffer(body, ", %s%s", is_state ? "state->" : "", p[i].cname);
+            }
+            body = talloc_strdup_append_buffer(body, ");\n}\n\n");
+        }
         /* the type-erased adapter used by the descriptor */
         body = talloc_asprintf_append_buffer(body, "static coreai_status %s_invoke(void *workspace, const void *const *inputs,\n"
                                              "    void *const *states, void *const *outputs)\n{\n", fn);
@@ -161,7 +242,7 @@ bool cg_emit_entrypoints(cg_emit_ctx *ec, char **decls, char **defs, char **desc
             body = talloc_strdup_append_buffer(body, "    (void)inputs;\n");
         if (e->n_states == 0)
             body = talloc_strdup_append_buffer(body, "    (void)states;\n");
-        body = talloc_asprintf_append_buffer(body, "    return %s(workspace", fn);
+        body = talloc_asprintf_append_buffer(body, "    return %s(workspace", call_fn);
         for (size_t i = 0; i < e->n_inputs; i++)
             body = talloc_asprintf_append_buffer(body, ", (const %s *)inputs[%zu]", cg_c_type(p[i].type->dtype), i);
         for (size_t i = 0; i < e->n_states; i++)

@@ -16,6 +16,8 @@ typedef struct cg_emit_ctx {
 
 /* extern declarations of the constants, for NAME.c */
 char *cg_emit_weight_decls(cg_emit_ctx *ec);
+/* symbol of a constant's packed form (pack.h; kind: cg_pack_kind) */
+char *cg_emit_packed_symbol(void *mem_ctx, const char *const_symbol, int kind);
 /* definitions, for NAME_weights.c; *total receives the bytes */
 char *cg_emit_weight_defs(cg_emit_ctx *ec, uint64_t *total);
 

@@ -6,9 +6,11 @@
 
 #include <talloc.h>
 
+#include "emit_internal.h"
 #include "emit_ops.h"
 #include "infer.h"
 #include "ir_half.h"
+#include "pack.h"
 #include "shape.h"
 
 /* Name of the params object of op `index`. */
@@ -248,12 +250,34 @@ static void emit_elementwise_kernel(cg_emitter *em, const cg_op *op)
 
 /* ---- linear algebra and reductions ---------------------------------------- */
 
+/*
+ * Products run on the runtime's GEMM (pack.h): a constant B / weight is
+ * read in the packed form emit_weights.c writes (coreai_matmul_packed_f32,
+ * coreai_linear_packed_f32); any other is packed by the kernel into the
+ * workspace scratch the planner reserved (coreai_matmul_ws_f32,
+ * coreai_linear_ex_f32). A linear applies the activation fused into it.
+ */
+
+/* "ws + OFFSET" for an op with kernel scratch, else "NULL". */
+static char *gemm_scratch(cg_emitter *em, size_t index, const cg_op *op)
+{
+    if (cg_op_gemm_scratch_bytes(op) == 0)
+        return talloc_strdup(em->mem_ctx, "NULL");
+    return talloc_asprintf(em->mem_ctx, "ws + %" PRIu64, em->plan->scratch_offset[index]);
+}
+
+static char *packed_ref(cg_emitter *em, const cg_op *op, cg_pack_kind kind)
+{
+    return cg_emit_packed_symbol(em->mem_ctx, cg_emit_ref(em, op->operands[1]), kind);
+}
+
 static void emit_matmul(cg_emitter *em, size_t index, const cg_op *op)
 {
     const cg_type *a = &op->operands[0]->type, *b = &op->operands[1]->type, *out = &op->results[0]->type;
     bool ta = cg_attr_get_bool(op, "transpose_a", false), tb = cg_attr_get_bool(op, "transpose_b", false);
     int64_t m = out->dims[out->rank - 2], n = out->dims[out->rank - 1];
     int64_t k = ta ? a->dims[a->rank - 2] : a->dims[a->rank - 1];
+    cg_pack_kind kind = cg_pack_operand_kind(op);
     cg_type ab = *a, bb = *b, ob = *out;
     ab.rank -= 2;
     bb.rank -= 2;
@@ -261,16 +285,23 @@ static void emit_matmul(cg_emitter *em, size_t index, const cg_op *op)
     int64_t as[CG_MAX_RANK], bs[CG_MAX_RANK];
     cg_shape_broadcast_strides(&ab, &ob, as);
     cg_shape_broadcast_strides(&bb, &ob, bs);
+    /* B's matrices: dense k x n, or packed (k x ceil(n / 16) * 16 floats each) */
+    int64_t b_mat = kind != CG_PACK_NONE ? k * ((n + CG_PACK_NR - 1) / CG_PACK_NR * CG_PACK_NR) : k * n;
     for (int i = 0; i < ob.rank; i++) {
         as[i] *= m * k;
-        bs[i] *= k * n;
+        bs[i] *= b_mat;
     }
     char *p = pname(em, index);
     cg_emit_params(em, "static const coreai_matmul_params %s = {%d, %s, %s, %s, %" PRId64 ", %" PRId64 ", %" PRId64
                    ", %d, %d};\n", p, ob.rank, dims(em, &ob), list8(em, as, ob.rank), list8(em, bs, ob.rank), m, n,
-                   k, ta, tb);
-    cg_emit_body(em, "    COREAI_TRY(coreai_matmul_f32(&%s, %s, %s, %s));\n", p, cg_emit_ref(em, op->operands[0]),
-                 cg_emit_ref(em, op->operands[1]), cg_emit_ref(em, op->results[0]));
+                   k, ta, kind != CG_PACK_NONE ? 0 : tb);
+    if (kind != CG_PACK_NONE)
+        cg_emit_body(em, "    COREAI_TRY(coreai_matmul_packed_f32(&%s, %s, %s, %s));\n", p,
+                     cg_emit_ref(em, op->operands[0]), packed_ref(em, op, kind), cg_emit_ref(em, op->results[0]));
+    else
+        cg_emit_body(em, "    COREAI_TRY(coreai_matmul_ws_f32(&%s, %s, %s, %s, %s));\n", p,
+                     cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->operands[1]),
+                     cg_emit_ref(em, op->results[0]), gemm_scratch(em, index, op));
 }
 
 static void emit_linear(cg_emitter *em, size_t index, const cg_op *op)
@@ -278,12 +309,23 @@ static void emit_linear(cg_emitter *em, size_t index, const cg_op *op)
     const cg_type *x = &op->operands[0]->type, *out = &op->results[0]->type;
     int64_t in = x->dims[x->rank - 1], outf = out->dims[out->rank - 1];
     int64_t rows = in > 0 ? cg_type_numel(x) / in : cg_type_numel(out) / (outf > 0 ? outf : 1);
+    const char *epilogue = cg_epilogue_enum(em->plan->epilogue[index]);
+    const char *bias = op->n_operands == 3 ? cg_emit_ref(em, op->operands[2]) : "NULL";
+    cg_pack_kind kind = cg_pack_operand_kind(op);
     char *p = pname(em, index);
-    cg_emit_params(em, "static const coreai_linear_params %s = {%" PRId64 ", %" PRId64 ", %" PRId64 ", %d};\n", p,
-                   rows, in, outf, cg_attr_get_bool(op, "weight_transposed", false));
-    cg_emit_body(em, "    COREAI_TRY(coreai_linear_f32(&%s, %s, %s, %s, %s));\n", p,
-                 cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->operands[1]),
-                 op->n_operands == 3 ? cg_emit_ref(em, op->operands[2]) : "NULL", cg_emit_ref(em, op->results[0]));
+    if (kind != CG_PACK_NONE) {
+        cg_emit_params(em, "static const coreai_linear_packed_params %s = {%" PRId64 ", %" PRId64 ", %" PRId64
+                       ", %s};\n", p, rows, in, outf, epilogue);
+        cg_emit_body(em, "    COREAI_TRY(coreai_linear_packed_f32(&%s, %s, %s, %s, %s));\n", p,
+                     cg_emit_ref(em, op->operands[0]), packed_ref(em, op, kind), bias,
+                     cg_emit_ref(em, op->results[0]));
+        return;
+    }
+    cg_emit_params(em, "static const coreai_linear_ex_params %s = {%" PRId64 ", %" PRId64 ", %" PRId64 ", %d, %s};\n",
+                   p, rows, in, outf, cg_attr_get_bool(op, "weight_transposed", false), epilogue);
+    cg_emit_body(em, "    COREAI_TRY(coreai_linear_ex_f32(&%s, %s, %s, %s, %s, %s));\n", p,
+                 cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->operands[1]), bias,
+                 cg_emit_ref(em, op->results[0]), gemm_scratch(em, index, op));
 }
 
 static void emit_reduce(cg_emitter *em, size_t index, const cg_op *op, const char *enum_op)
@@ -493,6 +535,8 @@ void cg_emit_op(cg_emitter *em, size_t index)
 {
     const cg_op *op = em->plan->graph->ops[index];
     const char *e;
+    if (em->plan->fused[index])
+        return; /* an activation the producing linear applies (planned as a view) */
     if ((e = binary_enum(op)) != NULL)
         emit_binary(em, index, op, e);
     else if ((e = unary_enum(op)) != NULL)

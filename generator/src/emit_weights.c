@@ -5,6 +5,7 @@
 #include <talloc.h>
 
 #include "emit_internal.h"
+#include "pack.h"
 
 static uint64_t load_le(const uint8_t *p, size_t n)
 {
@@ -47,6 +48,12 @@ static void element_literal(char buf[32], cg_dtype dtype, const uint8_t *p)
     }
 }
 
+/* Symbol of the packed form of a constant (pack.h): SYMBOL_packed_kn / _nk. */
+char *cg_emit_packed_symbol(void *mem_ctx, const char *const_symbol, int kind)
+{
+    return talloc_asprintf(mem_ctx, "%s_packed_%s", const_symbol, kind == CG_PACK_KN ? "kn" : "nk");
+}
+
 char *cg_emit_weight_decls(cg_emit_ctx *ec)
 {
     char *s = talloc_strdup(ec->mem_ctx, "");
@@ -56,12 +63,53 @@ char *cg_emit_weight_decls(cg_emit_ctx *ec)
             continue;
         for (size_t c = 0; c < gp->graph->n_consts; c++) {
             const cg_value *v = gp->graph->consts[c];
-            s = talloc_asprintf_append_buffer(s, "extern const %s %s[%" PRId64 "];\n", cg_c_type(v->type.dtype),
-                                              cg_emit_const_symbol(ec->mem_ctx, ec->prefix, gp, c),
-                                              cg_type_numel(&v->type) > 0 ? cg_type_numel(&v->type) : 1);
+            char *sym = cg_emit_const_symbol(ec->mem_ctx, ec->prefix, gp, c);
+            bool plain, kn, nk;
+            cg_plan_const_forms(gp, c, &plain, &kn, &nk);
+            if (plain)
+                s = talloc_asprintf_append_buffer(s, "extern const %s %s[%" PRId64 "];\n", cg_c_type(v->type.dtype),
+                                                  sym, cg_type_numel(&v->type) > 0 ? cg_type_numel(&v->type) : 1);
+            for (int kind = CG_PACK_KN; kind <= CG_PACK_NK; kind++) {
+                if (!(kind == CG_PACK_KN ? kn : nk))
+                    continue;
+                int64_t n = cg_pack_floats(v, (cg_pack_kind)kind);
+                s = talloc_asprintf_append_buffer(s, "extern const float %s[%" PRId64 "];\n",
+                                                  cg_emit_packed_symbol(ec->mem_ctx, sym, kind), n > 0 ? n : 1);
+            }
         }
     }
     return s;
+}
+
+/* The packed form of an f32 constant: its k x n matrices (B as the GEMM
+ * reads it) in the runtime's 16-column panels, zero-padded. */
+static char *packed_def(cg_emit_ctx *ec, char *s, const cg_graph_plan *gp, const cg_value *v, const char *sym,
+                        cg_pack_kind kind)
+{
+    int64_t k, n, count;
+    cg_pack_dims(v, kind, &k, &n, &count);
+    const int64_t total = cg_pack_floats(v, kind);
+    char *type = cg_type_to_string(ec->mem_ctx, &v->type);
+    s = talloc_asprintf_append_buffer(s, "/* %%%s of @%s: %s, packed for the GEMM: %" PRId64 " matri%s B of %"
+                                      PRId64 " x %" PRId64 "%s in panels of %d columns */\n"
+                                      "COREAI_ALIGNED(COREAI_ALIGNMENT) const float %s[%" PRId64 "] = {",
+                                      v->id, gp->graph->name, type, count, count == 1 ? "x" : "ces", k, n,
+                                      kind == CG_PACK_NK ? " (stored transposed)" : "", CG_PACK_NR,
+                                      cg_emit_packed_symbol(ec->mem_ctx, sym, kind), total > 0 ? total : 1);
+    for (int64_t i = 0; i < total; i++) {
+        char lit[32];
+        const int64_t src = cg_pack_source_index(v, kind, i);
+        if (src < 0)
+            snprintf(lit, sizeof lit, "0.0f");
+        else
+            element_literal(lit, CG_DTYPE_F32, v->data + (size_t)src * 4);
+        s = talloc_asprintf_append_buffer(s, "%s%s", i % 8 == 0 ? "\n    " : " ", lit);
+        if (i + 1 < total)
+            s = talloc_strdup_append_buffer(s, ",");
+    }
+    if (total == 0)
+        s = talloc_strdup_append_buffer(s, "0");
+    return talloc_strdup_append_buffer(s, "\n};\n\n");
 }
 
 char *cg_emit_weight_defs(cg_emit_ctx *ec, uint64_t *total)
@@ -74,6 +122,16 @@ char *cg_emit_weight_defs(cg_emit_ctx *ec, uint64_t *total)
             continue;
         for (size_t c = 0; c < gp->graph->n_consts; c++) {
             const cg_value *v = gp->graph->consts[c];
+            bool plain, kn, nk;
+            cg_plan_const_forms(gp, c, &plain, &kn, &nk);
+            char *sym = cg_emit_const_symbol(ec->mem_ctx, ec->prefix, gp, c);
+            if (kn)
+                s = packed_def(ec, s, gp, v, sym, CG_PACK_KN);
+            if (nk)
+                s = packed_def(ec, s, gp, v, sym, CG_PACK_NK);
+            *total += cg_plan_const_bytes(gp, c);
+            if (!plain)
+                continue;
             int64_t n = cg_type_numel(&v->type);
             size_t es = cg_dtype_size(v->type.dtype);
             char *type = cg_type_to_string(ec->mem_ctx, &v->type);
@@ -90,7 +148,6 @@ char *cg_emit_weight_defs(cg_emit_ctx *ec, uint64_t *total)
             if (n == 0)
                 s = talloc_strdup_append_buffer(s, "0");
             s = talloc_strdup_append_buffer(s, "\n};\n\n");
-            *total += v->data_size;
         }
     }
     return s;

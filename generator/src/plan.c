@@ -3,6 +3,7 @@
 #include <talloc.h>
 
 #include "composite.h"
+#include "pack.h"
 #include "plan.h"
 
 #define ALIGN 64u
@@ -138,6 +139,16 @@ static void assign_slots(cg_graph_plan *gp)
     }
 }
 
+static const cg_value *root_cb(const void *gp, const cg_value *v) { return root_of(gp, v); }
+
+static size_t op_index(const cg_graph *g, const cg_op *op)
+{
+    size_t i = 0;
+    while (g->ops[i] != op)
+        i++;
+    return i;
+}
+
 static void bind_results(cg_graph_plan *gp)
 {
     const cg_graph *g = gp->graph;
@@ -168,12 +179,19 @@ static void plan_body(cg_graph_plan *gp, const cg_program_plan *pp, void *tmp)
     size_t n_ops = g->n_ops;
     gp->scratch_offset = talloc_zero_array(gp, uint64_t, n_ops + 1);
 
-    /* Views first, so liveness is tracked on the values that own bytes. */
+    /* Views first, so liveness is tracked on the values that own bytes. An
+     * activation fused into its linear's epilogue (pack.h) is a view too. */
     for (size_t i = 0; i < n_ops; i++) {
         const cg_op *op = g->ops[i];
+        const cg_op *lin = NULL;
         if (op_is_view(op)) {
             gp->storage[op->results[0]->slot] =
                 (cg_storage){.kind = CG_STORAGE_VIEW, .root = root_of(gp, op->operands[0])};
+        } else if ((lin = cg_pack_fusable_linear(g, op)) != NULL) {
+            gp->storage[op->results[0]->slot] =
+                (cg_storage){.kind = CG_STORAGE_VIEW, .root = root_of(gp, op->operands[0])};
+            gp->fused[i] = true;
+            gp->epilogue[op_index(g, lin)] = cg_op_epilogue(op);
         }
     }
     bind_results(gp);
@@ -202,11 +220,13 @@ static void plan_body(cg_graph_plan *gp, const cg_program_plan *pp, void *tmp)
     uint64_t lower = 0;
     for (size_t i = 0; i < n_ops; i++) {
         const cg_op *op = g->ops[i];
-        uint64_t callee_frame = 0, callee_lower = 0;
+        uint64_t callee_frame = 0, callee_lower = 0, kernel_scratch = 0;
         if (op->callee) {
             const cg_graph_plan *cp = cg_program_plan_find(pp, op->callee);
             callee_frame = cp->frame_size;
             callee_lower = cp->lower_bound;
+        } else {
+            kernel_scratch = align_up(cg_op_gemm_scratch_bytes(op));
         }
         bool donated = false;
         for (size_t r = 0; r < op->n_results; r++) {
@@ -229,9 +249,11 @@ static void plan_body(cg_graph_plan *gp, const cg_program_plan *pp, void *tmp)
             if (!donated)
                 st->offset = arena_alloc(&a, size);
         }
+        /* a callee's frame or a GEMM kernel's scratch: apart from the op's
+         * operands and results, and live during the op only */
         uint64_t scratch = UINT64_MAX;
-        if (callee_frame > 0) {
-            scratch = arena_alloc(&a, callee_frame);
+        if (callee_frame > 0 || kernel_scratch > 0) {
+            scratch = arena_alloc(&a, callee_frame > 0 ? callee_frame : kernel_scratch);
             gp->scratch_offset[i] = scratch;
         }
         uint64_t live_now = a.live_bytes - (callee_frame > 0 ? callee_frame : 0) + callee_lower;
@@ -268,6 +290,8 @@ static cg_graph_plan *plan_graph(cg_program_plan *pp, const cg_graph *g, bool ke
     gp->n_state_results = n_states;
     gp->use_kernel = kernels && cg_composite_kernel_available(g);
     assign_slots(gp);
+    gp->epilogue = talloc_zero_array(gp, int, g->n_ops + 1);
+    gp->fused = talloc_zero_array(gp, bool, g->n_ops + 1);
     if (gp->use_kernel) {
         /* The kernel writes straight into the result; its frame is only the
          * scratch the kernel asks for (passed to it as ws). */
@@ -333,7 +357,7 @@ cg_program_plan *cg_program_plan_build(void *mem_ctx, const cg_module *m, bool k
         if (gp->use_kernel)
             continue; /* its body, constants included, is not emitted */
         for (size_t c = 0; c < gp->graph->n_consts; c++)
-            pp->weight_bytes += gp->graph->consts[c]->data_size;
+            pp->weight_bytes += cg_plan_const_bytes(gp, c);
     }
     talloc_free(seen);
     talloc_free(alias);
@@ -353,4 +377,26 @@ const cg_storage *cg_graph_plan_storage(const cg_graph_plan *gp, const cg_value 
 {
     const cg_storage *s = &gp->storage[v->slot];
     return s->kind == CG_STORAGE_VIEW ? &gp->storage[s->root->slot] : s;
+}
+
+void cg_plan_const_forms(const cg_graph_plan *gp, size_t const_index, bool *plain, bool *kn, bool *nk)
+{
+    const cg_value *c = gp->graph->consts[const_index];
+    cg_pack_const_uses(gp->graph, c, root_cb, gp, plain, kn, nk);
+    /* an unused constant is still emitted as stored */
+    if (!*kn && !*nk)
+        *plain = true;
+}
+
+uint64_t cg_plan_const_bytes(const cg_graph_plan *gp, size_t const_index)
+{
+    const cg_value *c = gp->graph->consts[const_index];
+    bool plain, kn, nk;
+    cg_plan_const_forms(gp, const_index, &plain, &kn, &nk);
+    uint64_t bytes = plain ? c->data_size : 0;
+    if (kn)
+        bytes += (uint64_t)cg_pack_floats(c, CG_PACK_KN) * sizeof(float);
+    if (nk)
+        bytes += (uint64_t)cg_pack_floats(c, CG_PACK_NK) * sizeof(float);
+    return bytes;
 }

@@ -8,7 +8,9 @@
  * of the remaining uses, as in ggml-alloc), elementwise ops may write over an
  * operand that dies with them, reshape and same-dtype casts are views, and the
  * value a graph returns is written straight into its result buffer when
- * nothing else can observe it.
+ * nothing else can observe it. An activation whose operand is a
+ * coreai.linear result used nowhere else runs in that linear's epilogue
+ * (pack.h), and GEMM kernels with a non-constant B get workspace scratch.
  */
 #ifndef CG_PLAN_H
 #define CG_PLAN_H
@@ -42,7 +44,11 @@ typedef struct cg_graph_plan {
     size_t n_values;
     cg_value **values;         /* by slot */
     cg_storage *storage;       /* by slot */
-    uint64_t *scratch_offset;  /* by op index: callee frame offset of an invoke */
+    uint64_t *scratch_offset;  /* by op index: callee frame offset of an invoke, or the
+                                  workspace scratch of a GEMM kernel (pack.h) */
+    int *epilogue;             /* by op index: coreai_epilogue a coreai.linear applies */
+    bool *fused;               /* by op index: an activation run in a linear's epilogue
+                                  (emits nothing; its result is a view of the linear's) */
     bool *copy_out;            /* by result index: copy the value into the result buffer */
     uint64_t frame_size;       /* bytes, a multiple of COREAI_ALIGNMENT */
     uint64_t lower_bound;      /* max bytes simultaneously live, nested frames included */
@@ -53,7 +59,7 @@ typedef struct cg_program_plan {
     cg_graph_plan **graphs;    /* reachable graphs, callees before callers */
     uint64_t workspace_size;   /* max frame over entrypoints */
     uint64_t lower_bound;
-    uint64_t weight_bytes;     /* constants that are referenced */
+    uint64_t weight_bytes;     /* bytes of the emitted constants (packed forms included) */
 } cg_program_plan;
 
 /*
@@ -64,6 +70,12 @@ cg_program_plan *cg_program_plan_build(void *mem_ctx, const cg_module *module, b
 
 /* The plan of a graph, or NULL if it is unreachable. */
 const cg_graph_plan *cg_program_plan_find(const cg_program_plan *plan, const cg_graph *graph);
+
+/* Which forms of constant `const_index` of gp's graph are emitted: as
+ * stored, and pre-packed for the GEMM (pack.h) as KN and / or NK. */
+void cg_plan_const_forms(const cg_graph_plan *gp, size_t const_index, bool *plain, bool *kn, bool *nk);
+/* Bytes those forms take in the weights file. */
+uint64_t cg_plan_const_bytes(const cg_graph_plan *gp, size_t const_index);
 
 /* Follows views to the value that owns the bytes. */
 const cg_storage *cg_graph_plan_storage(const cg_graph_plan *gp, const cg_value *value);

@@ -522,15 +522,19 @@ def _leaky_relu(vm, node, loc):
 
 
 def _hardsigmoid_body(x, loc):
+    """``min(max(x + 3, 0), 6) / 6``, PyTorch's formula (NaN propagates)."""
     dt = x.type.element_type
-    y = coreai.add(coreai.div(x, _const(6.0, dt, loc), loc=loc), _const(0.5, dt, loc), loc=loc)
-    return coreai.clamp(y, min=0.0, max=1.0, loc=loc)
+    y = coreai.clamp(coreai.add(x, _const(3.0, dt, loc), loc=loc), min=0.0, max=6.0, loc=loc)
+    return coreai.div(y, _const(6.0, dt, loc), loc=loc)
 
 
 @register("aten::hardsigmoid.default")
 def _hardsigmoid(vm, node, loc):
+    """The ``hard_sigmoid`` composite (docs/composite-ops.md): input ``input``, no attributes."""
     x = _v(vm, node.args[0], None, loc)
-    return vm.ctx.composite("hardsigmoid", {}, [("input", x)], ["output"],
+    if not x.type.element_type.is_float:
+        x = coreai.cast(x, ir.f32, loc=loc)
+    return vm.ctx.composite("hard_sigmoid", {}, [("input", x)], ["output"],
                             lambda a: [_hardsigmoid_body(a[0], loc)], loc)[0]
 
 
@@ -910,7 +914,8 @@ def _linalg_vector_norm(vm, node, loc):
     keep = bool(_arg(node, 3, "keepdim", False))
     dims = list(range(x.type.rank)) if dim is None or dim == [] else _dims(dim, x.type.rank)
     ord_f = float(ord_)
-    attrs = {"ord": ord_f, "axes": dims, "keep_dims": keep}
+    # docs/composite-ops.md: ord (number), axes (si64[]), keep_dim (bool)
+    attrs = {"ord": ord_f, "axes": dims, "keep_dim": keep}
     r = vm.ctx.composite("linalg_vector_norm", attrs, [("input", x)], ["output"],
                          lambda a: [_vector_norm_body(a[0], ord_f, dims, keep, loc)], loc)[0]
     return _cast(r, dt, loc)
@@ -1651,7 +1656,23 @@ def _native_group_norm(vm, node, loc):
     return out
 
 
+def _channel_affine(y, w, b, cshape, loc):
+    if w is not None:
+        y = coreai.mul(y, coreai.reshape(w, cshape, loc=loc), loc=loc)
+    if b is not None:
+        y = coreai.add(y, coreai.reshape(b, cshape, loc=loc), loc=loc)
+    return y
+
+
 def _batch_norm(vm, node, loc, x_arg, w, b, rm, rv, training, eps, tuple_result=True):
+    """Batch statistics when training (or without running statistics);
+    otherwise the ``batch_norm`` composite of docs/composite-ops.md: inputs
+    ``input [N, C, *]``, ``gamma [C]``, ``beta [C]`` (each only when
+    present), ``mean [C]``, ``variance [C]``; attribute ``eps``."""
+    if training:
+        inorm = _instance_norm_pattern(vm, node, loc, x_arg, w, b, rm, eps)
+        if inorm is not None:
+            return inorm if not tuple_result else [inorm, None, None]
     x = _v(vm, x_arg, None, loc)
     dt = x.type.element_type
     xf = _cast(x, _float_of(dt), loc)
@@ -1659,49 +1680,113 @@ def _batch_norm(vm, node, loc, x_arg, w, b, rm, rv, training, eps, tuple_result=
     c = xf.type.shape[1] if xf.type.rank > 1 else xf.type.shape[0]
     cshape = [1, c] + [1] * (xf.type.rank - 2) if xf.type.rank > 1 else [c]
     axes = [0] + list(range(2, xf.type.rank))
-    wv = None if w is None else coreai.reshape(_v(vm, w, fdt, loc), cshape, loc=loc)
-    bv = None if b is None else coreai.reshape(_v(vm, b, fdt, loc), cshape, loc=loc)
+    wv = None if w is None else _v(vm, w, fdt, loc)
+    bv = None if b is None else _v(vm, b, fdt, loc)
     if training or rm is None:
         mean = coreai.reduce_mean(xf, axes, keep_dims=True, loc=loc)
         d = coreai.sub(xf, mean, loc=loc)
         var = coreai.reduce_mean(coreai.mul(d, d, loc=loc), axes, keep_dims=True, loc=loc)
         inv = coreai.rsqrt(coreai.add(var, _const(eps, fdt, loc), loc=loc), loc=loc)
-        y = coreai.mul(d, inv, loc=loc)
-        if wv is not None:
-            y = coreai.mul(y, wv, loc=loc)
-        if bv is not None:
-            y = coreai.add(y, bv, loc=loc)
+        y = _channel_affine(coreai.mul(d, inv, loc=loc), wv, bv, cshape, loc)
         y = _cast(y, dt, loc)
         if not tuple_result:
             return y
         return [y, coreai.reshape(mean, [c], loc=loc), coreai.reshape(inv, [c], loc=loc)]
-    mean = coreai.reshape(_v(vm, rm, fdt, loc), cshape, loc=loc)
-    var = coreai.reshape(_v(vm, rv, fdt, loc), cshape, loc=loc)
-    inputs = [("input", xf), ("mean", mean), ("variance", var)]
-    if wv is not None:
-        inputs.append(("weight", wv))
-    if bv is not None:
-        inputs.append(("bias", bv))
+    mean = _reshape(_v(vm, rm, fdt, loc), [c], loc)
+    var = _reshape(_v(vm, rv, fdt, loc), [c], loc)
 
     def body(args):
         a = list(args)
-        xa, ma, va = a[0], a[1], a[2]
-        rest = a[3:]
-        wa = rest.pop(0) if wv is not None else None
-        ba = rest.pop(0) if bv is not None else None
-        y = coreai.mul(coreai.sub(xa, ma, loc=loc),
-                       coreai.rsqrt(coreai.add(va, _const(eps, fdt, loc), loc=loc), loc=loc), loc=loc)
-        if wa is not None:
-            y = coreai.mul(y, wa, loc=loc)
-        if ba is not None:
-            y = coreai.add(y, ba, loc=loc)
-        return [y]
+        xa = a.pop(0)
+        wa = a.pop(0) if wv is not None else None
+        ba = a.pop(0) if bv is not None else None
+        ma, va = a
+        y = coreai.mul(coreai.sub(xa, coreai.reshape(ma, cshape, loc=loc), loc=loc),
+                       coreai.rsqrt(coreai.add(coreai.reshape(va, cshape, loc=loc), _const(eps, fdt, loc), loc=loc),
+                                    loc=loc), loc=loc)
+        return [_channel_affine(y, wa, ba, cshape, loc)]
 
-    y = vm.ctx.composite("batch_norm", {"eps": eps}, inputs, ["output"], body, loc)[0]
+    if xf.type.rank >= 2:
+        inputs = [("input", xf)] + ([("gamma", wv)] if wv is not None else []) + \
+                 ([("beta", bv)] if bv is not None else []) + [("mean", mean), ("variance", var)]
+        y = vm.ctx.composite("batch_norm", {"eps": eps}, inputs, ["output"], body, loc)[0]
+    else:
+        y = body([v for v in (xf, wv, bv, mean, var) if v is not None])[0]
     y = _cast(y, dt, loc)
     if not tuple_result:
         return y
     return [y, None, None]
+
+
+_RESHAPES = ("aten::view.default", "aten::_unsafe_view.default", "aten::reshape.default", "aten::view_copy.default",
+             "aten::_reshape_alias.default", "aten::_reshape_alias_copy.default")
+
+
+def _instance_norm_pattern(vm, node, loc, x_arg, w, b, rm, eps):
+    """PyTorch 1.13 has no ``instance_norm`` node: ``F.instance_norm`` is
+    traced as ``native_batch_norm(view(x, [1, N*C, *S]), repeat(w, [N]),
+    repeat(b, [N]), ..., training=True)``.  Recognise that form (batch
+    statistics of a single-sample view, per-channel affine repeated N times,
+    only the normalised result used) and emit the ``instance_norm``
+    composite on ``x`` (docs/composite-ops.md: inputs ``input``, ``gamma``,
+    ``beta``; attribute ``eps``).  Returns the result in the view's shape,
+    or ``None`` when the graph is not of that form."""
+    if not isinstance(x_arg, fx.Node) or x_arg.op != "call_function" or qualified_name(x_arg.target) not in _RESHAPES:
+        return None
+    if _used_results(node) - {0}:
+        return None
+    src = x_arg.args[0]
+    if not isinstance(src, fx.Node):
+        return None
+    view_shape, _ = node_meta(x_arg)
+    src_shape, src_dt = node_meta(src)
+    view_shape, src_shape = list(view_shape), list(src_shape)
+    if len(src_shape) < 3 or len(view_shape) != len(src_shape) or view_shape[0] != 1:
+        return None
+    n, c = src_shape[0], src_shape[1]
+    if view_shape[1] != n * c or view_shape[2:] != src_shape[2:]:
+        return None
+
+    def per_channel(arg):
+        """The [C] tensor that ``arg`` repeats N times (``None`` for absent)."""
+        if arg is None:
+            return True, None
+        if not isinstance(arg, fx.Node) or arg.op != "call_function":
+            return False, None
+        if qualified_name(arg.target) != "aten::repeat.default" or list(arg.args[1]) != [n]:
+            return False, None
+        inner = arg.args[0]
+        if not isinstance(inner, fx.Node) or list(node_meta(inner)[0]) != [c]:
+            return False, None
+        return True, inner
+
+    ok_w, w0 = per_channel(w)
+    ok_b, b0 = per_channel(b)
+    if not (ok_w and ok_b):
+        return None
+    x = _v(vm, src, None, loc)
+    dt = x.type.element_type
+    xf = _cast(x, _float_of(dt), loc)
+    y = _instance_norm_composite(vm, xf, None if w0 is None else _v(vm, w0, xf.type.element_type, loc),
+                                 None if b0 is None else _v(vm, b0, xf.type.element_type, loc), eps, loc)
+    return _cast(coreai.reshape(y, view_shape, loc=loc), dt, loc)
+
+
+def _instance_norm_composite(vm, xf, wv, bv, eps, loc):
+    """The ``instance_norm`` composite graph called on ``xf`` ``[N, C, *S]`` (f32)."""
+    c = xf.type.shape[1]
+    cshape = [c] + [1] * (xf.type.rank - 2)
+    axes = list(range(2, xf.type.rank))
+
+    def body(args):
+        rest = list(args)
+        xa = rest.pop(0)
+        wa = rest.pop(0) if wv is not None else None
+        ba = rest.pop(0) if bv is not None else None
+        return [_channel_affine(_layer_norm_body(xa, None, None, axes, eps, loc), wa, ba, cshape, loc)]
+
+    inputs = [("input", xf)] + ([("gamma", wv)] if wv is not None else []) + ([("beta", bv)] if bv is not None else [])
+    return vm.ctx.composite("instance_norm", {"eps": eps}, inputs, ["output"], body, loc)[0]
 
 
 @register("aten::native_batch_norm.default", "aten::_native_batch_norm_legit_functional.default")
@@ -1742,32 +1827,18 @@ def _batch_norm_aten(vm, node, loc):
 
 @register("aten::instance_norm.default")
 def _instance_norm(vm, node, loc):
+    # (input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled)
     a = node.args
     x = _v(vm, a[0], None, loc)
     eps = float(a[7])
+    if not bool(a[5]) and a[3] is not None:  # running statistics: a per-channel batch norm
+        return _batch_norm(vm, node, loc, a[0], a[1], a[2], a[3], a[4], False, eps, tuple_result=False)
     dt = x.type.element_type
     xf = _cast(x, _float_of(dt), loc)
     fdt = xf.type.element_type
-    c = xf.type.shape[1]
-    cshape = [c] + [1] * (xf.type.rank - 2)
-    axes = list(range(2, xf.type.rank))
     wv = None if a[1] is None else _v(vm, a[1], fdt, loc)
     bv = None if a[2] is None else _v(vm, a[2], fdt, loc)
-
-    def body(args):
-        rest = list(args)
-        xa = rest.pop(0)
-        wa = rest.pop(0) if wv is not None else None
-        ba = rest.pop(0) if bv is not None else None
-        y = _layer_norm_body(xa, None, None, axes, eps, loc)
-        if wa is not None:
-            y = coreai.mul(y, coreai.reshape(wa, cshape, loc=loc), loc=loc)
-        if ba is not None:
-            y = coreai.add(y, coreai.reshape(ba, cshape, loc=loc), loc=loc)
-        return [y]
-
-    inputs = [("input", xf)] + ([("weight", wv)] if wv is not None else []) + ([("bias", bv)] if bv is not None else [])
-    return _cast(vm.ctx.composite("instance_norm", {"eps": eps}, inputs, ["output"], body, loc)[0], dt, loc)
+    return _cast(_instance_norm_composite(vm, xf, wv, bv, eps, loc), dt, loc)
 
 
 # ---------------------------------------------------------------------------

@@ -3,9 +3,9 @@
 Each staged program becomes one entrypoint graph (named after the
 entrypoint) of a single ``ir.Module``; externalized submodules and
 ATen-derived composites (``layer_norm``, ``group_norm``, ``batch_norm``,
-``instance_norm``, ``log_softmax``, ``hardsigmoid``, ``pixel_shuffle``,
-``linalg_vector_norm``) become graphs of their own, called with
-``coreai.invoke``.
+``instance_norm``, ``log_softmax``, ``hard_sigmoid``, ``pixel_shuffle``,
+``linalg_vector_norm``; declarations as in docs/composite-ops.md) become
+graphs of their own, called with ``coreai.invoke``.
 
 IO of an entrypoint graph (docs/model-format.md, "entrypoint"):
 
@@ -637,7 +637,13 @@ class TorchConverter:
         for i, (o, a) in enumerate(zip(operands, graph.arguments)):
             if isinstance(o, ir.Value) and o.type != a.type and o.type.shape == a.type.shape:
                 operands[i] = coreai.cast(o, a.type.element_type, loc=loc)
-        return coreai.invoke(graph, operands, loc=loc)
+        results = coreai.invoke(graph, operands, loc=loc)
+        meta = sub.signature.out_meta
+        if sub.signature.widened and meta is not None and len(meta) == len(results):
+            # the composite ran on f32 copies of f16/bf16 operands: back to the caller's dtypes
+            results = [coreai.cast(r, ir_dtype(dt), loc=loc) if ir_dtype(dt) is not r.type.element_type else r
+                       for r, (_, dt) in zip(results, meta)]
+        return results
 
     def _externalized_graph(self, ctx: LoweringContext, sub: SubProgram) -> ir.Graph:
         key = (sub.signature.op_name,)

@@ -13,7 +13,10 @@ machinery ``TorchConverter.add_pytorch_module`` uses:
    arguments are left out; other Python values are fixed at the call.  The
    op returns ``Tensor[]`` and the original output structure is rebuilt, so
    a whole submodule call traces to one node (and its ``getitem``s).
-   Every call records its real inputs.
+   Every call records its real inputs.  A composite op called with
+   f16/bf16 tensors is exported on float32 copies of them (unless the
+   instance owns f16/bf16 state), so its declaration has the f32 types its
+   kernel needs; the converter casts around the call.
 2. **Sub-export.**  For every such op found in the exported program (and,
    recursively, in the sub-exports), the instance is exported on its own
    (``coreai_torch.export`` with the recorded inputs, then
@@ -33,7 +36,9 @@ actually passed (``None`` optionals excluded); ``output_names`` is
 ``["output"]`` for one result, else ``output_0 .. output_{n-1}``;
 ``op_attrs`` are the ``composite_attrs`` read from the instance, typed
 ``bool``->bool, ``int``->si64, ``float``->f32, ``str``->str,
-``list[int]``->si64[], ``list[float]``->f32[].  The 8-hex hash is the first
+``list[int]``->si64[], ``list[float]``->f32[]; an attribute whose value is
+``None`` (``SDPA.scale``, ``RoPE.dims``) is left out, like a ``None``
+optional input (it does not enter the hash either).  The 8-hex hash is the first
 8 hex digits of SHA-256 of ``"<op>|<name>:<type>=<text>;..."`` (attributes
 in ``composite_attrs`` order, values as the model file spells them), so it
 depends only on the op name and the attributes: identical configurations
@@ -43,6 +48,7 @@ share a hash, different ones differ.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import hashlib
 import inspect
 import itertools
@@ -155,6 +161,10 @@ def composite_attr_values(module: torch.nn.Module, spec: ExternalizeSpec, path: 
                 f"ExternalizeSpec for {spec.target_class.__name__}: instance at '{path or '<root>'}' has no "
                 f"attribute '{attr}' (composite_attrs must name instance attributes)")
         value = getattr(module, attr)
+        if isinstance(value, enum.Enum):
+            value = value.value  # e.g. a Version.v1 enum member -> 1
+        if value is None:
+            continue  # like a None optional input: left out of the declaration
         attr_kind_and_text(attr, value)  # validates
         if isinstance(value, (tuple, torch.Size)):
             value = list(value)
@@ -197,6 +207,9 @@ class CallSignature:
     recorded: Optional[Tuple[List[torch.Tensor], List[torch.Tensor]]] = None  # (state, args) last call
     out_spec: Any = None
     out_meta: Optional[List[Tuple[torch.Size, torch.dtype]]] = None
+    # composite op exported on float32 copies of its f16/bf16 arguments
+    # (the converter casts around the call; docs/composite-ops.md)
+    widened: bool = False
 
 
 @dataclasses.dataclass
@@ -381,8 +394,12 @@ class Externalizer:
                 marked, csig = self.by_op[op]
                 if csig.recorded is None:
                     raise RuntimeError(f"externalized module '{marked.path}' has no recorded call")
-                _, arg_vals = csig.recorded
-                kwargs = dict(zip(csig.arg_names, [a.clone() for a in arg_vals]))
+                state_vals, arg_vals = csig.recorded
+                arg_vals = [a.clone() for a in arg_vals]
+                if marked.spec.composite_op_name and _widen_half(state_vals, arg_vals):
+                    arg_vals = [a.float() if a.dtype in _HALF else a for a in arg_vals]
+                    csig.widened = True
+                kwargs = dict(zip(csig.arg_names, arg_vals))
                 kwargs.update(csig.static)
                 self._unpatch(marked)
                 try:
@@ -399,6 +416,17 @@ class Externalizer:
                 results[op] = SubProgram(marked, csig, sub)
                 pending.append(sub)
         return results
+
+
+_HALF = (torch.float16, torch.bfloat16)
+
+
+def _widen_half(state_vals, arg_vals) -> bool:
+    """A composite op called with f16/bf16 tensors is exported (and so
+    declared) on float32 copies of them, since the kernels are f32-only;
+    not when the instance owns f16/bf16 parameters or buffers (its body
+    would then mix dtypes)."""
+    return any(a.dtype in _HALF for a in arg_vals) and not any(s.dtype in _HALF for s in state_vals)
 
 
 @dataclasses.dataclass

@@ -1,30 +1,94 @@
-/* coreai_linear_f32: fully connected layer, a matmul plus a bias row. */
+/* coreai_linear_f32 and its fused / packed forms: a fully connected layer on
+ * the runtime's GEMM, bias and activation applied in the GEMM's epilogue. */
 #include "coreai/kernels/matmul.h"
+
+#include "gemm_internal.h"
+
+static int shape_ok(int64_t rows, int64_t in, int64_t outf)
+{
+    if (rows < 0 || in < 0 || outf < 0)
+        return 0;
+    if ((rows > 0 && in > INT64_MAX / rows) || (rows > 0 && outf > INT64_MAX / rows) ||
+        (outf > 0 && in > INT64_MAX / outf))
+        return 0;
+    return coreai_gemm_packed_count(in, outf) >= 0;
+}
+
+/* out = x W^T: A = x (rows x in), C = out (rows x out). */
+static coreai_gemm_args linear_args(int64_t rows, int64_t in, int64_t outf, const float *x,
+                                    const float *bias, float *out, int epilogue)
+{
+    coreai_gemm_args g = {0};
+    g.m = rows;
+    g.n = outf;
+    g.k = in;
+    g.a = x;
+    g.a_rs = in;
+    g.a_cs = 1;
+    g.c = out;
+    g.ldc = outf;
+    g.bias = bias;
+    g.epilogue = epilogue;
+    return g;
+}
 
 coreai_status coreai_linear_f32(const coreai_linear_params *params, const float *x,
                                 const float *weight, const float *bias, float *out)
 {
+    if (params == NULL)
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    const coreai_linear_ex_params ex = {params->rows, params->in_features, params->out_features,
+                                        params->weight_transposed, COREAI_EPILOGUE_NONE};
+    return coreai_linear_ex_f32(&ex, x, weight, bias, out, NULL);
+}
+
+size_t coreai_linear_ex_f32_scratch_size(const coreai_linear_ex_params *params)
+{
+    if (params == NULL || !shape_ok(params->rows, params->in_features, params->out_features) ||
+        params->rows == 0 || params->in_features == 0 || params->out_features == 0)
+        return 0;
+    const int64_t count = coreai_gemm_packed_count(params->in_features, params->out_features);
+    if ((uint64_t)count > SIZE_MAX / sizeof(float))
+        return 0;
+    return (size_t)count * sizeof(float);
+}
+
+coreai_status coreai_linear_ex_f32(const coreai_linear_ex_params *params, const float *x,
+                                   const float *weight, const float *bias, float *out,
+                                   void *scratch)
+{
     if (params == NULL || x == NULL || weight == NULL || out == NULL)
         return COREAI_STATUS_INVALID_ARGUMENT;
-    if (params->weight_transposed != 0 && params->weight_transposed != 1)
+    if ((params->weight_transposed != 0 && params->weight_transposed != 1) ||
+        !coreai_gemm_epilogue_ok(params->epilogue) ||
+        !shape_ok(params->rows, params->in_features, params->out_features) ||
+        ((uintptr_t)scratch % sizeof(float)) != 0)
         return COREAI_STATUS_INVALID_ARGUMENT;
-    /* W stored [out][in] (the PyTorch layout) is B transposed for out = x W^T,
-     * which the matmul runs as contiguous dot products; [in][out] is plain B. */
-    coreai_matmul_params mm = {0};
-    mm.batch_rank = 0;
-    mm.m = params->rows;
-    mm.n = params->out_features;
-    mm.k = params->in_features;
-    mm.transpose_a = 0;
-    mm.transpose_b = params->weight_transposed ? 0 : 1;
-    const coreai_status st = coreai_matmul_f32(&mm, x, weight, out);
-    if (st != COREAI_STATUS_OK || bias == NULL)
-        return st;
-    const int64_t rows = params->rows, n = params->out_features;
-    for (int64_t r = 0; r < rows; ++r) {
-        float *o = out + r * n;
-        for (int64_t j = 0; j < n; ++j)
-            o[j] += bias[j];
+    const int64_t rows = params->rows, in = params->in_features, outf = params->out_features;
+    const coreai_gemm_args g = linear_args(rows, in, outf, x, bias, out, params->epilogue);
+    /* W stored [out][in] (the PyTorch layout) is B transposed; [in][out] is B. */
+    const int64_t b_rs = params->weight_transposed ? outf : 1;
+    const int64_t b_cs = params->weight_transposed ? 1 : in;
+    if (scratch != NULL && rows >= COREAI_GEMM_SMALL_M && in > 0 && outf > 0) {
+        coreai_gemm_pack_b(in, outf, weight, b_rs, b_cs, (float *)scratch, in * 16);
+        coreai_gemm_packed(&g, (const float *)scratch, in * 16);
+    } else {
+        coreai_gemm_strided(&g, weight, b_rs, b_cs);
     }
+    return COREAI_STATUS_OK;
+}
+
+coreai_status coreai_linear_packed_f32(const coreai_linear_packed_params *params,
+                                       const float *x, const float *packed_weight,
+                                       const float *bias, float *out)
+{
+    if (params == NULL || x == NULL || packed_weight == NULL || out == NULL)
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    if (!coreai_gemm_epilogue_ok(params->epilogue) ||
+        !shape_ok(params->rows, params->in_features, params->out_features))
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    const coreai_gemm_args g = linear_args(params->rows, params->in_features, params->out_features,
+                                           x, bias, out, params->epilogue);
+    coreai_gemm_packed(&g, packed_weight, params->in_features * 16);
     return COREAI_STATUS_OK;
 }

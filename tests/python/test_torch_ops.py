@@ -187,7 +187,8 @@ def test_aten_lowering(case, coreai_gen, c_compiler):
 
 def test_composite_graphs_for_aten_norms():
     """layer_norm / group_norm / batch_norm / log_softmax / hardsigmoid /
-    pixel_shuffle become private noinline composite graphs."""
+    pixel_shuffle become private noinline composite graphs (op names of
+    docs/composite-ops.md: hardsigmoid is `hard_sigmoid`)."""
     class M(nn.Module):
         def __init__(self):
             super().__init__()
@@ -202,7 +203,7 @@ def test_composite_graphs_for_aten_norms():
     ep = coreai_torch.export(M().eval(), args=(torch.randn(1, 4, 8, 8),)).run_decompositions(get_decomp_table())
     program = TorchConverter().add_exported_program(ep).to_coreai()
     comps = {g.composite.op_name: g for g in program.module.graphs if g.composite is not None}
-    assert set(comps) == {"layer_norm", "group_norm", "batch_norm", "log_softmax", "hardsigmoid", "pixel_shuffle"}
+    assert set(comps) == {"layer_norm", "group_norm", "batch_norm", "log_softmax", "hard_sigmoid", "pixel_shuffle"}
     ln = comps["layer_norm"]
     assert ln.private and ln.noinline
     assert ln.composite.input_names == ["input", "weight", "bias"]

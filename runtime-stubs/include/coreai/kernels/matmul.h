@@ -45,6 +45,111 @@ typedef struct coreai_linear_params {
 coreai_status coreai_linear_f32(const coreai_linear_params *params, const float *x,
                                 const float *weight, const float *bias, float *out);
 
+/*
+ * ---- Fast paths: packed operands, scratch, fused epilogues ----------------
+ *
+ * All f32 products run on one packed, register-blocked GEMM (src/gemm_*.c).
+ * Its register tile follows the build's ISA (coreai_gemm_f32_config() names
+ * it); the packed weight layout below does not, so generated code and its
+ * weights stay portable.
+ *
+ * Packed B layout (COREAI_PACK_NR == 16): a k x n matrix B is stored as
+ * ceil(n / 16) column panels of k rows by 16 floats each, panel after panel:
+ *
+ *     packed[(j / 16) * (k * 16) + p * 16 + j % 16] = B(p, j)
+ *
+ * and the columns of the last panel past n are 0. That is
+ * coreai_packed_b_count(k, n) == k * ceil(n / 16) * 16 floats. A panel row
+ * is one AVX-512 vector, two AVX / NEON-pair vectors or four SSE / NEON
+ * vectors, so every ISA reads it with aligned-width loads and no gathers.
+ * coreai-gen writes constant weights in this layout (NAME_weights.c);
+ * coreai_pack_b_f32() produces the same bytes at run time.
+ */
+#define COREAI_PACK_NR 16
+
+/* What is applied to each output element after the bias (exactly the
+ * expressions of coreai_unary_f32 for RELU, GELU, GELU_TANH and SILU). */
+typedef enum coreai_epilogue {
+    COREAI_EPILOGUE_NONE = 0,
+    COREAI_EPILOGUE_RELU = 1,
+    COREAI_EPILOGUE_GELU = 2,      /* 0.5 x (1 + erf(x / sqrt 2)) */
+    COREAI_EPILOGUE_GELU_TANH = 3, /* the tanh approximation */
+    COREAI_EPILOGUE_SILU = 4
+} coreai_epilogue;
+
+/* Floats of the packed form of a k x n matrix: k * ceil(n / 16) * 16; -1 when
+ * k or n is negative or the count overflows. */
+int64_t coreai_packed_b_count(int64_t k, int64_t n);
+
+/*
+ * Packs the k x n matrix B into the layout above. b is dense row-major k x n,
+ * or n x k when transposed (then B is its transpose: a PyTorch [out][in]
+ * weight is packed with transposed = 1, k = in, n = out).
+ */
+coreai_status coreai_pack_b_f32(int64_t k, int64_t n, int32_t transposed, const float *b,
+                                float *packed);
+
+/*
+ * Matrix product with scratch: the same parameters and result as
+ * coreai_matmul_f32; scratch (aligned to 16 bytes at least; may be NULL, then
+ * the kernel falls back to small stack blocks) receives the packed B.
+ * coreai_matmul_f32_scratch_size() is exactly
+ *     4 * k * ceil(n / 16) * 16 bytes
+ * and 0 when m, n, k or the batch is empty, independent of the ISA, so a
+ * generator can reserve it ahead of time.
+ */
+size_t coreai_matmul_f32_scratch_size(const coreai_matmul_params *params);
+coreai_status coreai_matmul_ws_f32(const coreai_matmul_params *params, const float *a,
+                                   const float *b, float *out, void *scratch);
+
+/*
+ * Matrix product with a pre-packed B: packed_b holds one packed k x n matrix
+ * per B batch matrix, and b_batch_strides count packed floats (a multiple of
+ * coreai_packed_b_count(k, n), 0 on broadcast axes). transpose_b must be 0:
+ * the packing has applied it.
+ */
+coreai_status coreai_matmul_packed_f32(const coreai_matmul_params *params, const float *a,
+                                       const float *packed_b, float *out);
+
+/* coreai_linear_f32 with a fused epilogue (coreai_epilogue) and scratch for
+ * packing the weight: coreai_linear_ex_f32_scratch_size() is exactly
+ * 4 * in_features * ceil(out_features / 16) * 16 bytes, 0 when rows,
+ * in_features or out_features is 0. scratch may be NULL (stack blocks). */
+typedef struct coreai_linear_ex_params {
+    int64_t rows;
+    int64_t in_features;
+    int64_t out_features;
+    int32_t weight_transposed;
+    int32_t epilogue;
+} coreai_linear_ex_params;
+
+size_t coreai_linear_ex_f32_scratch_size(const coreai_linear_ex_params *params);
+coreai_status coreai_linear_ex_f32(const coreai_linear_ex_params *params, const float *x,
+                                   const float *weight, const float *bias, float *out,
+                                   void *scratch);
+
+/*
+ * Fully connected layer with a pre-packed weight: out[r][o] =
+ * epilogue(sum_i x[r][i] * W[o][i] + bias[o]), packed_weight being W^T
+ * (in_features x out_features) in the packed layout, i.e.
+ * coreai_pack_b_f32(in, out, 1, W, packed) for a [out][in] W. bias may be
+ * NULL. No allocation, no scratch (activations are packed in a stack panel).
+ */
+typedef struct coreai_linear_packed_params {
+    int64_t rows;
+    int64_t in_features;
+    int64_t out_features;
+    int32_t epilogue;
+} coreai_linear_packed_params;
+
+coreai_status coreai_linear_packed_f32(const coreai_linear_packed_params *params,
+                                       const float *x, const float *packed_weight,
+                                       const float *bias, float *out);
+
+/* The GEMM this build runs, e.g. "avx512 mr8 nr2x16 kc256 nc1024"
+ * (MR rows by NR = vectors x lanes columns) (static text). */
+const char *coreai_gemm_f32_config(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,302 @@
+/*
+ * tinyllm: greedy generation with the generated 2-layer decoder, whose KV
+ * cache is model state shared by its two entrypoints.
+ *
+ *   tinyllm-app [REFERENCE_DIR]       compare with PyTorch (default: the
+ *                                     build's reference directory)
+ *   tinyllm-app --prompt TEXT [--steps N]
+ *                                     just generate from an 8-byte prompt
+ *
+ * With a reference directory (written by export.py --reference) the app
+ * reads the prompt token ids, PyTorch's greedy token ids and its logits,
+ * runs tinyllm_prefill on the prompt and then one tinyllm_decode per
+ * remaining reference token (32 by default), prints the token ids, and
+ * exits 0 only when every token id equals PyTorch's and the max abs logit
+ * error is <= 1e-4.
+ *
+ * Memory: nothing is allocated on the inference path. The KV cache lives in
+ * `state` below, a struct this program owns; both entrypoints take pointers
+ * to its two arrays and update them in place. The generated code only
+ * prescribes shapes (f32[2,1,2,64,16] each, checked against the program
+ * descriptor at start-up), not where the state lives: here it is a named
+ * section, so a linker script could put it in a particular RAM region.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npy.h"
+#include "tinyllm.h"
+
+#ifndef TINYLLM_REFERENCE_DIR
+#define TINYLLM_REFERENCE_DIR "."
+#endif
+
+/* The model's dimensions (export.py); checked against the descriptor. */
+#define TL_VOCAB 256
+#define TL_LAYERS 2
+#define TL_KV_HEADS 2
+#define TL_CONTEXT 64
+#define TL_HEAD_DIM 16
+#define TL_PROMPT 8
+#define TL_CACHE_FLOATS (TL_LAYERS * 1 * TL_KV_HEADS * TL_CONTEXT * TL_HEAD_DIM)
+
+#define LOGIT_TOLERANCE 1e-4
+#define MAX_TOKENS (TL_CONTEXT - TL_PROMPT + 1) /* prefill's token + decode steps */
+
+#if defined(__ELF__) && (defined(__GNUC__) || defined(__clang__))
+#define TL_STATE_SECTION __attribute__((section(".coreai_state")))
+#else
+#define TL_STATE_SECTION
+#endif
+
+/* The model state: the KV cache of both layers, in the struct tinyllm.h
+ * declares for both entrypoints, placed in a section of our choosing. Zero is
+ * its initial value (the buffers' value when the model was exported). */
+static tinyllm_state state TL_STATE_SECTION;
+
+/* Scratch memory of one call (the larger of the two entrypoints'). */
+static COREAI_ALIGNED(COREAI_ALIGNMENT) unsigned char
+    workspace[TINYLLM_WORKSPACE_SIZE > 0 ? TINYLLM_WORKSPACE_SIZE : 1];
+
+/* Both entrypoints must declare the state exactly as `state` holds it. */
+static int check_program(const coreai_program *program)
+{
+    static const char *const names[2] = {"prefill", "decode"};
+    static const int64_t tokens[2] = {TL_PROMPT, 1};
+    for (int e = 0; e < 2; e++) {
+        const coreai_entrypoint_desc *entry = coreai_program_find_entrypoint(program, names[e]);
+        if (!entry || entry->n_states != 2 || entry->n_inputs != 2 || entry->n_outputs != 1) {
+            fprintf(stderr, "error: no entrypoint %s(tokens, position; k_cache, v_cache) -> logits\n",
+                    names[e]);
+            return -1;
+        }
+        for (int s = 0; s < 2; s++) {
+            const coreai_tensor_desc *d = &entry->states[s];
+            if (strcmp(d->name, s == 0 ? "k_cache" : "v_cache") != 0 || d->dtype != COREAI_DTYPE_F32 ||
+                coreai_tensor_desc_numel(d) != TL_CACHE_FLOATS) {
+                fprintf(stderr, "error: %s: state %d (%s) is not f32[%d] as main.c assumes\n", names[e],
+                        s, d->name, TL_CACHE_FLOATS);
+                return -1;
+            }
+        }
+        if (entry->inputs[0].dtype != COREAI_DTYPE_I64 ||
+            coreai_tensor_desc_numel(&entry->inputs[0]) != tokens[e] ||
+            entry->inputs[1].dtype != COREAI_DTYPE_I64 || coreai_tensor_desc_numel(&entry->inputs[1]) != 1 ||
+            entry->outputs[0].dtype != COREAI_DTYPE_F32 ||
+            coreai_tensor_desc_numel(&entry->outputs[0]) != TL_VOCAB) {
+            fprintf(stderr, "error: %s: inputs/outputs differ from what main.c assumes\n", names[e]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* First index of the largest logit (PyTorch's argmax picks the first too). */
+static int argmax(const float *logits)
+{
+    int best = 0;
+    for (int i = 1; i < TL_VOCAB; i++) {
+        if (logits[i] > logits[best])
+            best = i;
+    }
+    return best;
+}
+
+/* Reads up to max whitespace-separated integers; returns the count or -1. */
+static int read_ints(const char *path, int64_t *out, int max)
+{
+    FILE *f = fopen(path, "r");
+    long long v;
+    int n = 0;
+    if (!f) {
+        fprintf(stderr, "error: cannot open %s\n", path);
+        return -1;
+    }
+    while (n < max && fscanf(f, "%lld", &v) == 1)
+        out[n++] = (int64_t)v;
+    if (!feof(f) && fscanf(f, " %lld", &v) == 1) {
+        fprintf(stderr, "error: %s: more than %d values\n", path, max);
+        n = -1;
+    }
+    fclose(f);
+    return n;
+}
+
+/*
+ * Prefill the prompt at position 0, then decode `steps` tokens greedily.
+ * tokens gets 1 + steps ids; logits (if not NULL) 1 + steps rows.
+ */
+static int generate(const int64_t prompt[TL_PROMPT], int steps, int64_t *tokens, float *logits)
+{
+    float row[TL_VOCAB];
+    int64_t position = 0;
+    coreai_status status;
+
+    memset(&state, 0, sizeof state); /* a fresh cache */
+    status = tinyllm_prefill(workspace, prompt, &position, &state, row);
+    for (int i = 0; status == COREAI_STATUS_OK; i++) {
+        tokens[i] = argmax(row);
+        if (logits)
+            memcpy(logits + (size_t)i * TL_VOCAB, row, sizeof row);
+        if (i == steps)
+            return 0;
+        position = TL_PROMPT + i; /* where the new token goes in the cache */
+        status = tinyllm_decode(workspace, &tokens[i], &position, &state, row);
+    }
+    fprintf(stderr, "error: %s: %s\n", position == 0 ? "tinyllm_prefill" : "tinyllm_decode",
+            coreai_status_string(status));
+    return -1;
+}
+
+static void print_tokens(const char *label, const int64_t *tokens, int n)
+{
+    printf("%s", label);
+    for (int i = 0; i < n; i++)
+        printf(" %lld", (long long)tokens[i]);
+    printf("\n");
+}
+
+static void print_text(const char *label, const int64_t *tokens, int n)
+{
+    printf("%s \"", label);
+    for (int i = 0; i < n; i++) {
+        int c = (int)tokens[i];
+        if (c >= 32 && c < 127 && c != '"' && c != '\\')
+            putchar(c);
+        else
+            printf("\\x%02x", c & 0xFF);
+    }
+    printf("\"\n");
+}
+
+static int run_prompt(const char *text, int steps)
+{
+    int64_t prompt[TL_PROMPT], tokens[MAX_TOKENS];
+    if (strlen(text) != TL_PROMPT) {
+        fprintf(stderr, "error: the prompt must be exactly %d bytes (prefill takes a fixed chunk)\n",
+                TL_PROMPT);
+        return 2;
+    }
+    for (int i = 0; i < TL_PROMPT; i++)
+        prompt[i] = (unsigned char)text[i];
+    if (generate(prompt, steps, tokens, NULL) != 0)
+        return 1;
+    print_tokens("prompt:", prompt, TL_PROMPT);
+    print_tokens("tokens:", tokens, steps + 1);
+    print_text("text:", tokens, steps + 1);
+    return 0;
+}
+
+static int run_reference(const char *dir)
+{
+    char path[4096];
+    int64_t prompt[TL_PROMPT + 1], expected[MAX_TOKENS + 1], tokens[MAX_TOKENS];
+    static float logits[MAX_TOKENS * TL_VOCAB];
+    npy_f32 ref;
+    char err[256];
+    int n_prompt, n, mismatches = 0;
+    double max_err = 0.0;
+
+    snprintf(path, sizeof path, "%s/reference_prompt.txt", dir);
+    n_prompt = read_ints(path, prompt, TL_PROMPT + 1);
+    if (n_prompt != TL_PROMPT) {
+        if (n_prompt >= 0)
+            fprintf(stderr, "error: %s: %d prompt tokens, the model's prefill takes %d\n", path, n_prompt,
+                    TL_PROMPT);
+        return 1;
+    }
+    snprintf(path, sizeof path, "%s/reference_tokens.txt", dir);
+    n = read_ints(path, expected, MAX_TOKENS + 1);
+    if (n < 1 || n > MAX_TOKENS) {
+        if (n >= 0)
+            fprintf(stderr, "error: %s: %d tokens (1..%d expected)\n", path, n, MAX_TOKENS);
+        return 1;
+    }
+    snprintf(path, sizeof path, "%s/reference_logits.npy", dir);
+    if (npy_read_f32(path, &ref, err, sizeof err) != 0) {
+        fprintf(stderr, "error: %s\n", err);
+        return 1;
+    }
+    if (ref.rank != 2 || ref.shape[0] != n || ref.shape[1] != TL_VOCAB) {
+        fprintf(stderr, "error: %s is not f32[%d, %d]\n", path, n, TL_VOCAB);
+        npy_free(&ref);
+        return 1;
+    }
+
+    if (generate(prompt, n - 1, tokens, logits) != 0) {
+        npy_free(&ref);
+        return 1;
+    }
+    for (int i = 0; i < n; i++)
+        mismatches += tokens[i] != expected[i];
+    for (size_t i = 0; i < ref.count; i++) {
+        double d = fabs((double)logits[i] - (double)ref.data[i]);
+        if (!(d <= max_err)) /* also catches NaN */
+            max_err = isnan(d) ? INFINITY : d;
+    }
+    npy_free(&ref);
+
+    print_tokens("prompt:          ", prompt, TL_PROMPT);
+    print_tokens("tokens (C):      ", tokens, n);
+    print_tokens("tokens (PyTorch):", expected, n);
+    printf("prefill + %d decode steps: %d of %d token ids differ; max abs logit error %.3g (tolerance %g)\n",
+           n - 1, mismatches, n, max_err, LOGIT_TOLERANCE);
+    if (mismatches) {
+        fprintf(stderr, "FAIL: the token ids differ from PyTorch's\n");
+        return 1;
+    }
+    if (!(max_err <= LOGIT_TOLERANCE)) {
+        fprintf(stderr, "FAIL: logit error above %g\n", LOGIT_TOLERANCE);
+        return 1;
+    }
+    return 0;
+}
+
+static void usage(const char *argv0)
+{
+    fprintf(stderr, "usage: %s [REFERENCE_DIR]\n       %s --prompt TEXT [--steps N]\n", argv0, argv0);
+}
+
+int main(int argc, char **argv)
+{
+    const coreai_program *program = tinyllm_program();
+    const char *prompt = NULL, *dir = NULL;
+    int steps = 32;
+
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--prompt") == 0 && i + 1 < argc) {
+            prompt = argv[++i];
+        } else if (strcmp(argv[i], "--steps") == 0 && i + 1 < argc) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end || v < 0 || v > MAX_TOKENS - 1) {
+                fprintf(stderr, "error: --steps must be in 0..%d (context %d, prompt %d)\n", MAX_TOKENS - 1,
+                        TL_CONTEXT, TL_PROMPT);
+                return 2;
+            }
+            steps = (int)v;
+        } else if (argv[i][0] != '-' && !dir) {
+            dir = argv[i];
+        } else {
+            usage(argv[0]);
+            return 2;
+        }
+    }
+    if (prompt && dir) {
+        usage(argv[0]);
+        return 2;
+    }
+    if (check_program(program) != 0)
+        return 1;
+    printf("model %s (coreai-gen %s): workspace %zu bytes, weights %zu bytes, state %zu bytes",
+           program->name, program->generator_version, program->workspace_size, program->weights_size,
+           sizeof state);
+    for (int i = 0; i < program->n_composite_ops; i++)
+        printf("%s%s", i ? ", " : "; composite ops: ", program->composite_ops[i]);
+    printf("\n");
+    if (prompt)
+        return run_prompt(prompt, steps);
+    return run_reference(dir ? dir : TINYLLM_REFERENCE_DIR);
+}

@@ -1,0 +1,179 @@
+#include <string.h>
+
+#include "infer.h"
+#include "pack.h"
+
+static bool kind_is(const cg_op *op, const char *k) { return strcmp(op->kind, k) == 0; }
+
+static int64_t round16(int64_t n) { return (n + CG_PACK_NR - 1) / CG_PACK_NR * CG_PACK_NR; }
+
+cg_pack_kind cg_pack_operand_kind(const cg_op *op)
+{
+    bool linear = kind_is(op, "coreai.linear"), matmul = kind_is(op, "coreai.matmul");
+    if ((!linear && !matmul) || op->n_operands < 2 || op->n_results != 1)
+        return CG_PACK_NONE;
+    const cg_value *w = op->operands[1];
+    if (w->kind != CG_VALUE_CONST || w->type.dtype != CG_DTYPE_F32 || w->type.rank < 2 ||
+        op->operands[0]->type.dtype != CG_DTYPE_F32 || op->results[0]->type.dtype != CG_DTYPE_F32)
+        return CG_PACK_NONE;
+    if (linear)
+        return cg_attr_get_bool(op, "weight_transposed", false) ? CG_PACK_KN : CG_PACK_NK;
+    return cg_attr_get_bool(op, "transpose_b", false) ? CG_PACK_NK : CG_PACK_KN;
+}
+
+void cg_pack_dims(const cg_value *c, cg_pack_kind kind, int64_t *k, int64_t *n, int64_t *count)
+{
+    const cg_type *t = &c->type;
+    int64_t rows = t->dims[t->rank - 2], cols = t->dims[t->rank - 1];
+    *k = kind == CG_PACK_NK ? cols : rows;
+    *n = kind == CG_PACK_NK ? rows : cols;
+    int64_t batch = 1;
+    for (int d = 0; d < t->rank - 2; d++)
+        batch *= t->dims[d];
+    *count = batch;
+}
+
+int64_t cg_pack_floats(const cg_value *c, cg_pack_kind kind)
+{
+    int64_t k, n, count;
+    cg_pack_dims(c, kind, &k, &n, &count);
+    return count * k * round16(n);
+}
+
+int64_t cg_pack_source_index(const cg_value *c, cg_pack_kind kind, int64_t i)
+{
+    int64_t k, n, count;
+    cg_pack_dims(c, kind, &k, &n, &count);
+    const int64_t per = k * round16(n);
+    const int64_t mat = i / per, r = i % per;
+    /* r = panel * (k * 16) + p * 16 + column in panel */
+    const int64_t panel = r / (k * CG_PACK_NR), p = r % (k * CG_PACK_NR) / CG_PACK_NR;
+    const int64_t j = panel * CG_PACK_NR + r % CG_PACK_NR;
+    if (j >= n)
+        return -1;
+    /* B(p, j) in the stored matrix */
+    return mat * k * n + (kind == CG_PACK_NK ? j * k + p : p * n + j);
+}
+
+void cg_pack_const_uses(const cg_graph *g, const cg_value *c, cg_pack_root_fn root, const void *ctx,
+                        bool *plain, bool *kn, bool *nk)
+{
+    *plain = *kn = *nk = false;
+    for (size_t i = 0; i < g->n_ops; i++) {
+        const cg_op *op = g->ops[i];
+        for (size_t o = 0; o < op->n_operands; o++) {
+            const cg_value *v = op->operands[o];
+            if (v != c && root(ctx, v) != c)
+                continue;
+            cg_pack_kind kind = o == 1 && v == c ? cg_pack_operand_kind(op) : CG_PACK_NONE;
+            if (kind == CG_PACK_KN)
+                *kn = true;
+            else if (kind == CG_PACK_NK)
+                *nk = true;
+            else
+                *plain = true;
+        }
+    }
+    for (size_t i = 0; i < g->n_outputs; i++) {
+        if (g->outputs[i] == c || root(ctx, g->outputs[i]) == c)
+            *plain = true;
+    }
+}
+
+/* 4 * k * ceil(n / 16) * 16 when nothing is empty, as the runtime defines it. */
+static uint64_t scratch_formula(int64_t m, int64_t n, int64_t k, int64_t batch)
+{
+    if (m <= 0 || n <= 0 || k <= 0 || batch <= 0)
+        return 0;
+    return (uint64_t)k * (uint64_t)round16(n) * sizeof(float);
+}
+
+uint64_t cg_op_gemm_scratch_bytes(const cg_op *op)
+{
+    if (op->n_results != 1 || op->results[0]->type.dtype != CG_DTYPE_F32 ||
+        cg_pack_operand_kind(op) != CG_PACK_NONE)
+        return 0;
+    const cg_type *out = &op->results[0]->type;
+    if (kind_is(op, "coreai.matmul")) {
+        const cg_type *a = &op->operands[0]->type;
+        bool ta = cg_attr_get_bool(op, "transpose_a", false);
+        int64_t m = out->dims[out->rank - 2], n = out->dims[out->rank - 1];
+        int64_t k = ta ? a->dims[a->rank - 2] : a->dims[a->rank - 1];
+        int64_t batch = 1;
+        for (int d = 0; d < out->rank - 2; d++)
+            batch *= out->dims[d];
+        return scratch_formula(m, n, k, batch);
+    }
+    if (kind_is(op, "coreai.linear")) {
+        const cg_type *x = &op->operands[0]->type;
+        int64_t in = x->dims[x->rank - 1], outf = out->dims[out->rank - 1];
+        int64_t rows = in > 0 ? cg_type_numel(x) / in : cg_type_numel(out) / (outf > 0 ? outf : 1);
+        return scratch_formula(rows, outf, in, 1);
+    }
+    return 0;
+}
+
+int cg_op_epilogue(const cg_op *op)
+{
+    if (op->n_operands != 1 || op->n_results != 1 || op->operands[0]->type.dtype != CG_DTYPE_F32)
+        return 0;
+    if (kind_is(op, "coreai.relu"))
+        return 1;
+    if (kind_is(op, "coreai.gelu")) {
+        const cg_attr *a = cg_attr_find(&op->attrs, "approximate");
+        return a && strcmp(a->str, "tanh") == 0 ? 3 : 2;
+    }
+    if (kind_is(op, "coreai.silu"))
+        return 4;
+    return 0;
+}
+
+const char *cg_epilogue_enum(int epilogue)
+{
+    switch (epilogue) {
+    case 1: return "COREAI_EPILOGUE_RELU";
+    case 2: return "COREAI_EPILOGUE_GELU";
+    case 3: return "COREAI_EPILOGUE_GELU_TANH";
+    case 4: return "COREAI_EPILOGUE_SILU";
+    default: return "COREAI_EPILOGUE_NONE";
+    }
+}
+
+/* Whether v is used exactly once by g's ops and is not a graph output. */
+static bool single_use(const cg_graph *g, const cg_value *v)
+{
+    size_t uses = 0;
+    for (size_t i = 0; i < g->n_ops; i++) {
+        for (size_t o = 0; o < g->ops[i]->n_operands; o++)
+            uses += g->ops[i]->operands[o] == v;
+    }
+    for (size_t i = 0; i < g->n_outputs; i++) {
+        if (g->outputs[i] == v)
+            return false;
+    }
+    return uses == 1;
+}
+
+const cg_op *cg_pack_fusable_linear(const cg_graph *g, const cg_op *act)
+{
+    if (cg_op_epilogue(act) == 0)
+        return NULL;
+    /* back through reshapes (and same-dtype casts): views that only rename
+     * the elements an elementwise activation sees */
+    const cg_value *x = act->operands[0];
+    for (;;) {
+        if (x->kind != CG_VALUE_RESULT || x->def == NULL || x->type.dtype != CG_DTYPE_F32 || !single_use(g, x))
+            return NULL;
+        const cg_op *d = x->def;
+        bool view = kind_is(d, "coreai.reshape") ||
+                    (kind_is(d, "coreai.cast") && d->operands[0]->type.dtype == x->type.dtype);
+        if (!view)
+            break;
+        x = d->operands[0];
+    }
+    const cg_op *lin = x->def;
+    if (!kind_is(lin, "coreai.linear") || lin->n_results != 1 ||
+        cg_type_numel(&x->type) != cg_type_numel(&act->results[0]->type))
+        return NULL;
+    return lin;
+}

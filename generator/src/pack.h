@@ -1,0 +1,78 @@
+/*
+ * pack.h - what coreai-gen prepares for the runtime's GEMM
+ * (runtime-stubs/src/gemm_*.c) at generation time:
+ *
+ *  - constant weights written pre-packed in the runtime's panel layout
+ *    (COREAI_PACK_NR = 16 columns per panel, coreai/kernels/matmul.h), so
+ *    nothing is packed at inference and the layout is the same whatever ISA
+ *    the generated code is compiled for;
+ *  - workspace scratch for products whose B operand is not a constant (the
+ *    runtime packs it there);
+ *  - activations fused into the epilogue of the coreai.linear that is their
+ *    only producer.
+ *
+ * The planner (plan.c), the weights emitter (emit_weights.c) and the op
+ * emitter (emit_ops.c) all decide through these functions, so they agree.
+ */
+#ifndef CG_PACK_H
+#define CG_PACK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ir.h"
+
+/* The runtime's panel width (COREAI_PACK_NR). */
+#define CG_PACK_NR 16
+
+typedef enum cg_pack_kind {
+    CG_PACK_NONE = 0,
+    CG_PACK_KN, /* the constant's matrices are B as stored (k rows of n) */
+    CG_PACK_NK  /* they are B transposed (n rows of k): a [out][in] weight */
+} cg_pack_kind;
+
+/* How op reads its operand 1 packed: CG_PACK_NONE unless op is a
+ * coreai.linear or coreai.matmul whose weight / B operand is itself an f32
+ * constant of the graph. */
+cg_pack_kind cg_pack_operand_kind(const cg_op *op);
+
+/* k, n and the number of matrices of constant c read as `kind`. */
+void cg_pack_dims(const cg_value *c, cg_pack_kind kind, int64_t *k, int64_t *n, int64_t *count);
+
+/* Floats of the packed form: count * k * ceil(n / 16) * 16. */
+int64_t cg_pack_floats(const cg_value *c, cg_pack_kind kind);
+
+/* Element of c's data at packed position i, or -1 for zero padding. */
+int64_t cg_pack_source_index(const cg_value *c, cg_pack_kind kind, int64_t i);
+
+/*
+ * Which forms of constant c its graph uses: *plain (the constant as
+ * stored: any use but a packed operand, views included), *kn, *nk. `root`
+ * maps a value to the value owning its bytes (the planner's views).
+ */
+typedef const cg_value *(*cg_pack_root_fn)(const void *ctx, const cg_value *v);
+void cg_pack_const_uses(const cg_graph *g, const cg_value *c, cg_pack_root_fn root, const void *ctx,
+                        bool *plain, bool *kn, bool *nk);
+
+/* Bytes of workspace scratch op's kernel call needs (a product with a
+ * non-constant B packs it there: coreai_matmul_f32_scratch_size /
+ * coreai_linear_ex_f32_scratch_size); 0 for every other op. */
+uint64_t cg_op_gemm_scratch_bytes(const cg_op *op);
+
+/* coreai_epilogue value of an activation op that can run in a GEMM
+ * epilogue (relu, gelu, gelu tanh, silu), 0 for any other op. */
+int cg_op_epilogue(const cg_op *op);
+
+/* "COREAI_EPILOGUE_NONE", ... */
+const char *cg_epilogue_enum(int epilogue);
+
+/*
+ * The coreai.linear whose epilogue can take over activation op `act`, or
+ * NULL: act's operand is that linear's result, possibly through reshapes
+ * (or same-dtype casts), and every value on the way is used by nothing else
+ * and is no graph output. The linear then applies the activation and act's
+ * result is a view of the linear's.
+ */
+const cg_op *cg_pack_fusable_linear(const cg_graph *g, const cg_op *act);
+
+#endif /* CG_PACK_H */

@@ -1,0 +1,58 @@
+/*
+ * gemm_internal.h - private interface of the runtime's f32 GEMM
+ * (gemm_kernel.c: micro-kernels and blocking; gemm_pack.c: B packing).
+ *
+ *     C[i][j] = epilogue((accumulate ? C[i][j] : 0) + sum_p A(i,p) B(p,j) + bias[j])
+ *
+ * for i < m, j < n, with A(i,p) = a[i * a_rs + p * a_cs] and C row-major with
+ * row stride ldc. B comes either packed (the COREAI_PACK_NR panel layout of
+ * coreai/kernels/matmul.h, with any panel stride >= 16 * k) or strided
+ * (B(p,j) = b[p * b_rs + j * b_cs]; packed block by block into a stack
+ * buffer). Nothing allocates; the stack holds at most one A panel
+ * (MR x KC floats), one output tile and, for strided B, one B block.
+ */
+#ifndef COREAI_SRC_GEMM_INTERNAL_H
+#define COREAI_SRC_GEMM_INTERNAL_H
+
+#include <stdint.h>
+
+#include "coreai/kernels/matmul.h"
+
+typedef struct coreai_gemm_args {
+    int64_t m, n, k;
+    const float *a;
+    int64_t a_rs, a_cs;
+    float *c;
+    int64_t ldc;
+    const float *bias; /* n values, or NULL */
+    int epilogue;      /* coreai_epilogue */
+    int accumulate;    /* add to C instead of overwriting it */
+} coreai_gemm_args;
+
+/* B packed: panel t (columns 16t..16t+15) starts at bp + t * bps, its row p
+ * at + 16 p; columns past n in the last panel are read and must be finite
+ * (the packers write 0). */
+void coreai_gemm_packed(const coreai_gemm_args *g, const float *bp, int64_t bps);
+
+/* B strided: B(p,j) = b[p * b_rs + j * b_cs]. */
+void coreai_gemm_strided(const coreai_gemm_args *g, const float *b, int64_t b_rs, int64_t b_cs);
+
+/* Writes B(p,j) (strided as above) for p < k, j < n in the panel layout with
+ * panel stride ps (>= 16 k), zero-filling the last panel up to 16 columns. */
+void coreai_gemm_pack_b(int64_t k, int64_t n, const float *b, int64_t b_rs, int64_t b_cs,
+                        float *dst, int64_t ps);
+
+/* k * ceil(n / 16) * 16, or -1 (negative input, overflow). */
+int64_t coreai_gemm_packed_count(int64_t k, int64_t n);
+
+/* Below this many rows, a strided B is read in place (dot products or row
+ * updates) rather than packed: packing would cost as much as the product. */
+#define COREAI_GEMM_SMALL_M 4
+
+/* Epilogue validity (the enum's range). */
+static inline int coreai_gemm_epilogue_ok(int32_t e)
+{
+    return e >= COREAI_EPILOGUE_NONE && e <= COREAI_EPILOGUE_SILU;
+}
+
+#endif /* COREAI_SRC_GEMM_INTERNAL_H */

@@ -1,0 +1,577 @@
+/*
+ * gemm_kernel.c - the runtime's f32 GEMM: register-blocked micro-kernels
+ * (gemm_ukernel.h) under a cache-blocked driver, in portable C with GCC /
+ * Clang vector extensions. See gemm_internal.h for the contract.
+ *
+ * Register tile, chosen at compile time from the predefined ISA macros
+ * (build the runtime with -march=native, CMake option COREAI_NATIVE, to get
+ * the wide ones):
+ *
+ *     __AVX512F__           16-wide, MR x NR = 14 x 32 (28 zmm accumulators)
+ *     __AVX2__ + __FMA__     8-wide,           6 x 16 (12 ymm accumulators)
+ *     __AVX__                8-wide,           4 x 16 (no FMA: room for products)
+ *     __ARM_NEON (AArch64)   4-wide,           6 x 16 (24 of 32 registers)
+ *     __SSE2__ / other NEON / wasm simd128:    4 x 8  (x86-64 without -march)
+ *     otherwise (or COREAI_GEMM_FORCE_SCALAR)  scalar 4 x 4, plain C
+ *
+ * The multiply-add is _mm512_fmadd_ps / _mm256_fmadd_ps / vfmaq_f32 where
+ * the ISA has one (GCC does not contract a * b + c in ISO C mode), else a
+ * separate multiply and add. Everything else is vector-extension C.
+ *
+ * B is read in 16-column panels (the COREAI_PACK_NR layout), so a tile's
+ * columns are one or more whole vectors of one or two panels and no ISA
+ * needs gathers or a differently packed weight. A is copied, up to MR rows
+ * by KC columns at a time, into a stack panel whose rows are GEMM_KC floats
+ * apart (an immediate displacement in the kernel's broadcasts).
+ *
+ * Blocking (Goto / BLIS style, single thread; tuned on a 2-core AVX-512
+ * Xeon VM with 32 KiB L1d and 1 MiB L2 per core, bench/gemm):
+ *
+ *     for jc in n by NC                  B block KC x NC (512 KiB) stays in L2
+ *       for pc in k by KC
+ *         for ir in m by MR (then 4, 2, 1 for the last rows)
+ *           copy A[ir.., pc..] -> stack panel (L1)
+ *           for jr in NC by NR
+ *             micro-kernel: C tile (+)= A panel x B micro-panel,
+ *             B prefetched GEMM_PF_B k steps ahead
+ *
+ * Bias and epilogue are applied to a tile when its last k block is added:
+ * bias and relu in registers; gelu and silu by a scalar pass over the tile
+ * while it is in L1. Right-edge tiles narrower than a vector go through a
+ * small stack tile.
+ *
+ * Stack: the A panel (MR x KC floats: 14 KiB for AVX-512) and a tile; the
+ * strided entry adds one B block (KCS x NCS: 32 KiB, 8 KiB when scalar).
+ */
+#include "gemm_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- ISA selection ------------------------------------------------------ */
+
+#if !defined(COREAI_GEMM_FORCE_SCALAR) && (defined(__GNUC__) || defined(__clang__))
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#define GEMM_ISA "avx512"
+#define GEMM_VL 16
+#define GEMM_MR_DEFAULT 14
+#define GEMM_NV_DEFAULT 2
+#define GEMM_KC_DEFAULT 256
+#define GEMM_NC_DEFAULT 512
+#define GEMM_PF_B_DEFAULT 16
+#define GEMM_FMA(c, a, b) ((gemm_vf)_mm512_fmadd_ps((__m512)(a), (__m512)(b), (__m512)(c)))
+#elif defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define GEMM_ISA "avx2"
+#define GEMM_VL 8
+#define GEMM_MR_DEFAULT 6
+#define GEMM_NV_DEFAULT 2
+#define GEMM_KC_DEFAULT 256
+#define GEMM_NC_DEFAULT 512
+#define GEMM_PF_B_DEFAULT 16
+#define GEMM_FMA(c, a, b) ((gemm_vf)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
+#elif defined(__AVX__)
+#define GEMM_ISA "avx"
+#define GEMM_VL 8
+#define GEMM_MR_DEFAULT 4
+#define GEMM_NV_DEFAULT 2
+#define GEMM_KC_DEFAULT 256
+#define GEMM_NC_DEFAULT 512
+#define GEMM_PF_B_DEFAULT 16
+#elif defined(__ARM_NEON) && defined(__aarch64__)
+#include <arm_neon.h>
+#define GEMM_ISA "neon"
+#define GEMM_VL 4
+#define GEMM_MR_DEFAULT 6
+#define GEMM_NV_DEFAULT 4
+#define GEMM_KC_DEFAULT 256
+#define GEMM_NC_DEFAULT 512
+#define GEMM_FMA(c, a, b) ((gemm_vf)vfmaq_f32((float32x4_t)(c), (float32x4_t)(a), (float32x4_t)(b)))
+#elif defined(__SSE2__) || defined(__ARM_NEON) || defined(__wasm_simd128__)
+#define GEMM_ISA "sse2"
+#define GEMM_VL 4
+#define GEMM_MR_DEFAULT 4
+#define GEMM_NV_DEFAULT 2
+#define GEMM_KC_DEFAULT 256
+#define GEMM_NC_DEFAULT 512
+#endif
+#endif
+
+#ifdef GEMM_VL
+/* GCC / Clang vector extensions: GEMM_VL floats per vector. */
+#define GEMM_VBYTES (GEMM_VL * 4)
+typedef float gemm_vf __attribute__((vector_size(GEMM_VBYTES)));
+typedef int32_t gemm_vi __attribute__((vector_size(GEMM_VBYTES)));
+/* The same vector at any float alignment, for loads and stores. */
+typedef float gemm_vfu __attribute__((vector_size(GEMM_VBYTES), aligned(4), may_alias));
+
+static inline gemm_vf gemm_vload(const float *p) { return *(const gemm_vfu *)p; }
+static inline void gemm_vstore(float *p, gemm_vf v) { *(gemm_vfu *)p = v; }
+static inline gemm_vf gemm_vzero(void) { return (gemm_vf){0}; }
+static inline gemm_vf gemm_vbcast(float x)
+{
+#if GEMM_VL == 16
+    return (gemm_vf){x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x};
+#elif GEMM_VL == 8
+    return (gemm_vf){x, x, x, x, x, x, x, x};
+#else
+    return (gemm_vf){x, x, x, x};
+#endif
+}
+/* x < 0 ? 0 : x per lane (NaN and -0 pass through, as in coreai_unary_f32). */
+static inline gemm_vf gemm_vrelu(gemm_vf x)
+{
+    const gemm_vi neg = x < gemm_vzero();
+    return (gemm_vf)((gemm_vi)x & ~neg);
+}
+static inline float gemm_vsum(gemm_vf v)
+{
+    float t[GEMM_VL];
+    memcpy(t, &v, sizeof t);
+    float s = 0.0f;
+    for (int l = 0; l < GEMM_VL; ++l)
+        s += t[l];
+    return s;
+}
+#ifndef GEMM_FMA
+/* No fused multiply-add in this ISA: separate rounding, as plain C does. */
+#define GEMM_FMA(c, a, b) ((c) + (a) * (b))
+#endif
+#define GEMM_UNROLL _Pragma("GCC unroll 32")
+#else
+/* Portable C: "vectors" of one float. */
+#define GEMM_ISA "scalar"
+#define GEMM_VL 1
+#define GEMM_MR_DEFAULT 4
+#define GEMM_NV_DEFAULT 4
+#define GEMM_KC_DEFAULT 128
+#define GEMM_NC_DEFAULT 256
+typedef float gemm_vf;
+static inline gemm_vf gemm_vload(const float *p) { return *p; }
+static inline void gemm_vstore(float *p, gemm_vf v) { *p = v; }
+static inline gemm_vf gemm_vzero(void) { return 0.0f; }
+static inline gemm_vf gemm_vbcast(float x) { return x; }
+static inline gemm_vf gemm_vrelu(gemm_vf x) { return x < 0.0f ? 0.0f : x; }
+static inline float gemm_vsum(gemm_vf v) { return v; }
+#define GEMM_FMA(c, a, b) ((c) + (a) * (b))
+#if defined(__GNUC__) && (__GNUC__ >= 8 || defined(__clang__))
+#define GEMM_UNROLL _Pragma("GCC unroll 32")
+#else
+#define GEMM_UNROLL
+#endif
+#endif
+
+/* Tunables (overridable with -D for experiments; see bench/gemm). */
+#ifndef GEMM_MR
+#define GEMM_MR GEMM_MR_DEFAULT
+#endif
+#ifndef GEMM_NV
+#define GEMM_NV GEMM_NV_DEFAULT
+#endif
+#ifndef GEMM_KC
+#define GEMM_KC GEMM_KC_DEFAULT
+#endif
+#ifndef GEMM_NC
+#define GEMM_NC GEMM_NC_DEFAULT
+#endif
+#define GEMM_NR (GEMM_NV * GEMM_VL)
+/* Software prefetch: B this many k steps ahead (0: off), C tile at entry. */
+#ifndef GEMM_PF_B
+#ifdef GEMM_PF_B_DEFAULT
+#define GEMM_PF_B GEMM_PF_B_DEFAULT
+#else
+#define GEMM_PF_B 0
+#endif
+#endif
+#ifndef GEMM_PF_C
+#define GEMM_PF_C 0
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+/* addresses are formed as integers: a prefetch may point past the array */
+#define GEMM_PREFETCH(p) __builtin_prefetch((const void *)(uintptr_t)(p), 0, 3)
+#define GEMM_PREFETCH_W(p) __builtin_prefetch((const void *)(uintptr_t)(p), 1, 3)
+#else
+#define GEMM_PREFETCH(p) ((void)(p))
+#define GEMM_PREFETCH_W(p) ((void)(p))
+#endif
+
+/* B blocks of the strided path live on the stack: KCS x NCS floats. */
+#if GEMM_VL > 1
+#ifndef GEMM_KCS
+#define GEMM_KCS (GEMM_KC < 128 ? GEMM_KC : 128)
+#endif
+#ifndef GEMM_NCS
+#define GEMM_NCS (GEMM_NR > 64 ? GEMM_NR : 64)
+#endif
+#else
+#ifndef GEMM_KCS
+#define GEMM_KCS (GEMM_KC < 64 ? GEMM_KC : 64)
+#endif
+#ifndef GEMM_NCS
+#define GEMM_NCS 32
+#endif
+#endif
+
+#if GEMM_MR < 1 || GEMM_MR > 16 || GEMM_NV < 1 || GEMM_NV > 4
+#error "GEMM_MR must be 1..16 and GEMM_NV 1..4"
+#endif
+#if GEMM_NR % 16 != 0 && 16 % GEMM_NR != 0
+#error "a tile must cover whole 16-column panels or divide one"
+#endif
+#if GEMM_NC % 16 != 0 || GEMM_NC % GEMM_NR != 0 || GEMM_NCS % 16 != 0 || GEMM_NCS % GEMM_NR != 0
+#error "NC and NCS must be multiples of 16 and of NR"
+#endif
+
+#define GEMM_STR2(x) #x
+#define GEMM_STR(x) GEMM_STR2(x)
+
+const char *coreai_gemm_f32_config(void)
+{
+    return GEMM_ISA " mr" GEMM_STR(GEMM_MR) " nr" GEMM_STR(GEMM_NV) "x" GEMM_STR(GEMM_VL) " kc" GEMM_STR(
+        GEMM_KC) " nc" GEMM_STR(GEMM_NC);
+}
+
+/* ---- micro-kernels -------------------------------------------------------- */
+
+typedef struct gemm_tile_epi {
+    int beta;          /* add the tile's current contents */
+    const float *bias; /* NULL, or the bias of the tile's first column */
+    int relu;
+} gemm_tile_epi;
+
+typedef void (*gemm_ukernel)(int64_t kc, const float *restrict ap, const float *restrict b,
+                             int64_t bps, float *restrict c, int64_t ldc, const gemm_tile_epi *ep);
+
+/* Tile rows: GEMM_MR for the bulk, then 4, 2 and 1 for the last rows of m,
+ * so every tile's rows are real rows (no padding, no wasted work); tile
+ * columns: 1..GEMM_NV vectors, fewer at the right edge. */
+#define UK_NAME gemm_uk_mr_1
+#define UK_MR GEMM_MR
+#define UK_NV 1
+#include "gemm_ukernel.h"
+#define UK_NAME gemm_uk_4_1
+#define UK_MR (GEMM_MR < 4 ? GEMM_MR : 4)
+#define UK_NV 1
+#include "gemm_ukernel.h"
+#define UK_NAME gemm_uk_2_1
+#define UK_MR (GEMM_MR < 2 ? GEMM_MR : 2)
+#define UK_NV 1
+#include "gemm_ukernel.h"
+#define UK_NAME gemm_uk_1_1
+#define UK_MR 1
+#define UK_NV 1
+#include "gemm_ukernel.h"
+#if GEMM_NV >= 2
+#define UK_NAME gemm_uk_mr_2
+#define UK_MR GEMM_MR
+#define UK_NV 2
+#include "gemm_ukernel.h"
+#define UK_NAME gemm_uk_4_2
+#define UK_MR (GEMM_MR < 4 ? GEMM_MR : 4)
+#define UK_NV 2
+#include "gemm_ukernel.h"
+#define UK_NAME gemm_uk_2_2
+#define UK_MR (GEMM_MR < 2 ? GEMM_MR : 2)
+#define UK_NV 2
+#include "gemm_ukernel.h"
+#define UK_NAME gemm_uk_1_2
+#define UK_MR 1
+#define UK_NV 2
+#include "gemm_ukernel.h"
+#endif
+#if GEMM_NV >= 3
+#define UK_NAME gemm_uk_mr_3
+#define UK_MR GEMM_MR
+#define UK_NV 3
+#include "gemm_ukernel.h"
+#define UK_NAME gemm_uk_4_3
+#define UK_MR (GEMM_MR < 4 ? GEMM_MR : 4)
+#define UK_NV 3
+#include "gemm_ukernel.h"
+#define UK_NAME gemm_uk_2_3
+#define UK_MR (GEMM_MR < 2 ? GEMM_MR : 2)
+#define UK_NV 3
+#include "gemm_ukernel.h"
+#define UK_NAME gemm_uk_1_3
+#define UK_MR 1
+#define UK_NV 3
+#include "gemm_ukernel.h"
+#endif
+#if GEMM_NV >= 4
+#define UK_NAME gemm_uk_mr_4
+#define UK_MR GEMM_MR
+#define UK_NV 4
+#include "gemm_ukernel.h"
+#define UK_NAME gemm_uk_4_4
+#define UK_MR (GEMM_MR < 4 ? GEMM_MR : 4)
+#define UK_NV 4
+#include "gemm_ukernel.h"
+#define UK_NAME gemm_uk_2_4
+#define UK_MR (GEMM_MR < 2 ? GEMM_MR : 2)
+#define UK_NV 4
+#include "gemm_ukernel.h"
+#define UK_NAME gemm_uk_1_4
+#define UK_MR 1
+#define UK_NV 4
+#include "gemm_ukernel.h"
+#endif
+
+static const int gemm_rows[4] = {GEMM_MR, GEMM_MR < 4 ? GEMM_MR : 4, GEMM_MR < 2 ? GEMM_MR : 2, 1};
+
+/* gemm_kernels[row class][vectors - 1] */
+static const gemm_ukernel gemm_kernels[4][GEMM_NV] = {
+#if GEMM_NV == 1
+    {gemm_uk_mr_1}, {gemm_uk_4_1}, {gemm_uk_2_1}, {gemm_uk_1_1},
+#elif GEMM_NV == 2
+    {gemm_uk_mr_1, gemm_uk_mr_2}, {gemm_uk_4_1, gemm_uk_4_2},
+    {gemm_uk_2_1, gemm_uk_2_2}, {gemm_uk_1_1, gemm_uk_1_2},
+#elif GEMM_NV == 3
+    {gemm_uk_mr_1, gemm_uk_mr_2, gemm_uk_mr_3}, {gemm_uk_4_1, gemm_uk_4_2, gemm_uk_4_3},
+    {gemm_uk_2_1, gemm_uk_2_2, gemm_uk_2_3}, {gemm_uk_1_1, gemm_uk_1_2, gemm_uk_1_3},
+#else
+    {gemm_uk_mr_1, gemm_uk_mr_2, gemm_uk_mr_3, gemm_uk_mr_4},
+    {gemm_uk_4_1, gemm_uk_4_2, gemm_uk_4_3, gemm_uk_4_4},
+    {gemm_uk_2_1, gemm_uk_2_2, gemm_uk_2_3, gemm_uk_2_4},
+    {gemm_uk_1_1, gemm_uk_1_2, gemm_uk_1_3, gemm_uk_1_4},
+#endif
+};
+
+/* ---- epilogues ------------------------------------------------------------ */
+
+/* The scalar activations, written as coreai_unary_f32 writes them so a fused
+ * epilogue gives the same bits as the separate op. */
+static void gemm_act_run(float *x, int64_t n, int epilogue)
+{
+    const float k_sqrt1_2 = 0.70710678118654752440f;
+    const float k_sqrt2_pi = 0.79788456080286535588f;
+    switch (epilogue) {
+    case COREAI_EPILOGUE_RELU:
+        for (int64_t j = 0; j < n; ++j) {
+            const float v = x[j];
+            x[j] = v < 0.0f ? 0.0f : v;
+        }
+        break;
+    case COREAI_EPILOGUE_GELU:
+        for (int64_t j = 0; j < n; ++j) {
+            const float v = x[j];
+            x[j] = 0.5f * v * (1.0f + erff(v * k_sqrt1_2));
+        }
+        break;
+    case COREAI_EPILOGUE_GELU_TANH:
+        for (int64_t j = 0; j < n; ++j) {
+            const float v = x[j];
+            x[j] = 0.5f * v * (1.0f + tanhf(k_sqrt2_pi * (v + 0.044715f * v * v * v)));
+        }
+        break;
+    case COREAI_EPILOGUE_SILU:
+        for (int64_t j = 0; j < n; ++j) {
+            const float v = x[j];
+            x[j] = v / (1.0f + expf(-v));
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+/* Rows of C that got their final sums: + bias, then the activation. */
+static void gemm_finish_rows(float *c, int64_t ldc, int64_t rows, int64_t n, const float *bias,
+                             int epilogue)
+{
+    for (int64_t i = 0; i < rows; ++i) {
+        float *cr = c + i * ldc;
+        if (bias != NULL) {
+            for (int64_t j = 0; j < n; ++j)
+                cr[j] = cr[j] + bias[j];
+        }
+        gemm_act_run(cr, n, epilogue);
+    }
+}
+
+/* k == 0: every output is the epilogue of the bias (or of 0). */
+static void gemm_empty_k(const coreai_gemm_args *g)
+{
+    for (int64_t i = 0; i < g->m; ++i)
+        memset(g->c + i * g->ldc, 0, (size_t)g->n * sizeof(float));
+    gemm_finish_rows(g->c, g->ldc, g->m, g->n, g->bias, g->epilogue);
+}
+
+/* A right-edge tile computed into t (row stride GEMM_NR): into C. */
+static void gemm_merge_tile(float *c, int64_t ldc, const float *t, int rows, int64_t w, int beta,
+                            const float *bias, int epilogue)
+{
+    for (int i = 0; i < rows; ++i) {
+        float *cr = c + i * ldc;
+        const float *tr = t + i * GEMM_NR;
+        for (int64_t j = 0; j < w; ++j) {
+            float v = tr[j];
+            if (beta)
+                v = v + cr[j];
+            if (bias != NULL)
+                v = v + bias[j];
+            cr[j] = v;
+        }
+        gemm_act_run(cr, w, epilogue);
+    }
+}
+
+/* ---- the blocked driver --------------------------------------------------- */
+
+static int64_t gemm_min(int64_t x, int64_t y) { return x < y ? x : y; }
+
+/* rows x kc of A (row stride a_rs, column stride a_cs) into the panel. */
+static void gemm_pack_a(float *restrict dst, int rows, int64_t kc, const float *a, int64_t a_rs,
+                        int64_t a_cs)
+{
+    for (int i = 0; i < rows; ++i) {
+        const float *src = a + i * a_rs;
+        float *d = dst + (int64_t)i * GEMM_KC;
+        if (a_cs == 1) {
+            memcpy(d, src, (size_t)kc * sizeof(float));
+        } else {
+            for (int64_t p = 0; p < kc; ++p)
+                d[p] = src[p * a_cs];
+        }
+    }
+}
+
+/*
+ * C[:, jc:jc+nc] (+)= A[:, pc:pc+kc] x B-block, bblk being the block's first
+ * panel at row pc (panel stride bps). beta: add to C (not the first k block);
+ * last: the last k block, which applies bias and epilogue.
+ */
+static void gemm_block(const coreai_gemm_args *g, int64_t jc, int64_t nc, int64_t pc, int64_t kc,
+                       const float *bblk, int64_t bps, int beta, int last)
+{
+    _Alignas(64) float apanel[GEMM_MR * GEMM_KC];
+    _Alignas(64) float tmp[GEMM_MR * GEMM_NR];
+    const int epilogue = last ? g->epilogue : COREAI_EPILOGUE_NONE;
+    const float *bias = last && g->bias != NULL ? g->bias + jc : NULL;
+    /* relu runs in registers; the others after the tile is stored */
+    const int relu = epilogue == COREAI_EPILOGUE_RELU;
+    const int post = epilogue != COREAI_EPILOGUE_NONE && !relu;
+    for (int64_t ir = 0; ir < g->m;) {
+        int rc = 0;
+        while (gemm_rows[rc] > g->m - ir)
+            ++rc;
+        const int rows = gemm_rows[rc];
+        gemm_pack_a(apanel, rows, kc, g->a + ir * g->a_rs + pc * g->a_cs, g->a_rs, g->a_cs);
+        float *crow = g->c + ir * g->ldc + jc;
+        for (int64_t jr = 0; jr < nc; jr += GEMM_NR) {
+            const int64_t w = gemm_min(GEMM_NR, nc - jr);
+            const int nv = (int)((w + GEMM_VL - 1) / GEMM_VL);
+            const float *bt = bblk + (jr / 16) * bps + jr % 16;
+            const gemm_ukernel uk = gemm_kernels[rc][nv - 1];
+            if (w == (int64_t)nv * GEMM_VL) {
+                const gemm_tile_epi ep = {beta, bias != NULL ? bias + jr : NULL, relu};
+                uk(kc, apanel, bt, bps, crow + jr, g->ldc, &ep);
+                if (post) {
+                    for (int i = 0; i < rows; ++i)
+                        gemm_act_run(crow + i * g->ldc + jr, w, epilogue);
+                }
+            } else {
+                const gemm_tile_epi ep = {0, NULL, 0};
+                uk(kc, apanel, bt, bps, tmp, GEMM_NR, &ep);
+                gemm_merge_tile(crow + jr, g->ldc, tmp, rows, w, beta,
+                                bias != NULL ? bias + jr : NULL, epilogue);
+            }
+        }
+        ir += rows;
+    }
+}
+
+void coreai_gemm_packed(const coreai_gemm_args *g, const float *bp, int64_t bps)
+{
+    if (g->m <= 0 || g->n <= 0)
+        return;
+    if (g->k <= 0) {
+        gemm_empty_k(g);
+        return;
+    }
+    for (int64_t jc = 0; jc < g->n; jc += GEMM_NC) {
+        const int64_t nc = gemm_min(GEMM_NC, g->n - jc);
+        for (int64_t pc = 0; pc < g->k; pc += GEMM_KC) {
+            const int64_t kc = gemm_min(GEMM_KC, g->k - pc);
+            gemm_block(g, jc, nc, pc, kc, bp + (jc / 16) * bps + pc * 16, bps, pc > 0, pc + kc == g->k);
+        }
+    }
+}
+
+/* ---- few rows: B read in place ---------------------------------------- */
+
+/* sum_p x[p] y[p], both contiguous. */
+static float gemm_dot(const float *x, const float *y, int64_t k)
+{
+    gemm_vf s0 = gemm_vzero(), s1 = gemm_vzero();
+    int64_t p = 0;
+    for (; p + 2 * GEMM_VL <= k; p += 2 * GEMM_VL) {
+        s0 = GEMM_FMA(s0, gemm_vload(x + p), gemm_vload(y + p));
+        s1 = GEMM_FMA(s1, gemm_vload(x + p + GEMM_VL), gemm_vload(y + p + GEMM_VL));
+    }
+    for (; p + GEMM_VL <= k; p += GEMM_VL)
+        s0 = GEMM_FMA(s0, gemm_vload(x + p), gemm_vload(y + p));
+    float t = gemm_vsum(s0 + s1);
+    for (; p < k; ++p)
+        t += x[p] * y[p];
+    return t;
+}
+
+/* c[j] += s * y[j] for j < n. */
+static void gemm_axpy(float *restrict c, float s, const float *restrict y, int64_t n)
+{
+    const gemm_vf sv = gemm_vbcast(s);
+    int64_t j = 0;
+    for (; j + GEMM_VL <= n; j += GEMM_VL)
+        gemm_vstore(c + j, GEMM_FMA(gemm_vload(c + j), sv, gemm_vload(y + j)));
+    for (; j < n; ++j)
+        c[j] += s * y[j];
+}
+
+/* Returns 0 when the shape has no in-place path. */
+static int gemm_small(const coreai_gemm_args *g, const float *b, int64_t b_rs, int64_t b_cs)
+{
+    const int64_t m = g->m, n = g->n, k = g->k;
+    if (b_rs == 1 && (g->a_cs == 1 || m == 1)) {
+        /* B's columns are contiguous (a transposed B, e.g. a [out][in]
+         * weight): one dot product per output. */
+        for (int64_t i = 0; i < m; ++i) {
+            float *cr = g->c + i * g->ldc;
+            for (int64_t j = 0; j < n; ++j)
+                cr[j] = gemm_dot(g->a + i * g->a_rs, b + j * b_cs, k);
+        }
+    } else if (b_cs == 1) {
+        /* B's rows are contiguous: each output row is a sum of B's rows. */
+        for (int64_t i = 0; i < m; ++i) {
+            float *cr = g->c + i * g->ldc;
+            memset(cr, 0, (size_t)n * sizeof(float));
+            for (int64_t p = 0; p < k; ++p)
+                gemm_axpy(cr, g->a[i * g->a_rs + p * g->a_cs], b + p * b_rs, n);
+        }
+    } else {
+        return 0;
+    }
+    gemm_finish_rows(g->c, g->ldc, m, n, g->bias, g->epilogue);
+    return 1;
+}
+
+void coreai_gemm_strided(const coreai_gemm_args *g, const float *b, int64_t b_rs, int64_t b_cs)
+{
+    if (g->m <= 0 || g->n <= 0)
+        return;
+    if (g->k <= 0) {
+        gemm_empty_k(g);
+        return;
+    }
+    if (g->m < COREAI_GEMM_SMALL_M && gemm_small(g, b, b_rs, b_cs))
+        return;
+    _Alignas(64) float bbuf[GEMM_KCS * GEMM_NCS];
+    for (int64_t jc = 0; jc < g->n; jc += GEMM_NCS) {
+        const int64_t nc = gemm_min(GEMM_NCS, g->n - jc);
+        for (int64_t pc = 0; pc < g->k; pc += GEMM_KCS) {
+            const int64_t kc = gemm_min(GEMM_KCS, g->k - pc);
+            coreai_gemm_pack_b(kc, nc, b + pc * b_rs + jc * b_cs, b_rs, b_cs, bbuf, kc * 16);
+            gemm_block(g, jc, nc, pc, kc, bbuf, kc * 16, pc > 0, pc + kc == g->k);
+        }
+    }
+}

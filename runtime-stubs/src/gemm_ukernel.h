@@ -1,0 +1,99 @@
+/*
+ * gemm_ukernel.h - template of one GEMM micro-kernel; included by
+ * gemm_kernel.c once per tile shape, with
+ *
+ *     UK_NAME  the function's name
+ *     UK_MR    rows of the tile (1..GEMM_MR)
+ *     UK_NV    vectors across the tile (1..GEMM_NV): UK_NV * GEMM_VL columns
+ *
+ * and the vector helpers of gemm_kernel.c in scope. It computes the
+ * UK_MR x UK_NV*GEMM_VL tile
+ *
+ *     c[i][j] = relu?((beta ? c[i][j] : 0) + sum_p A[i][p] B[p][j] + bias[j])
+ *
+ * A: rows of the packed A panel, row i at ap + i * GEMM_KC (GEMM_KC is a
+ *    constant, so each row is an immediate displacement off one pointer).
+ * B: the panel layout, column j of the tile at b + (j / 16) * bps + j % 16,
+ *    row p 16 floats further per step.
+ * The accumulators are UK_MR * UK_NV vector registers; the loops over them
+ * have constant trip counts and are unrolled completely, so the only loop
+ * left is the one over p: UK_NV loads of B, UK_MR broadcasts of A and
+ * UK_MR * UK_NV fused multiply-adds per step.
+ */
+static void UK_NAME(int64_t kc, const float *restrict ap, const float *restrict b, int64_t bps,
+                    float *restrict c, int64_t ldc, const gemm_tile_epi *ep)
+{
+    gemm_vf acc[UK_MR][UK_NV];
+    const float *bq[UK_NV];
+    GEMM_UNROLL
+    for (int i = 0; i < UK_MR; ++i) {
+        GEMM_UNROLL
+        for (int v = 0; v < UK_NV; ++v)
+            acc[i][v] = gemm_vzero();
+    }
+    GEMM_UNROLL
+    for (int v = 0; v < UK_NV; ++v)
+        bq[v] = b + (v * GEMM_VL / 16) * bps + (v * GEMM_VL) % 16;
+#if GEMM_PF_C
+    GEMM_UNROLL
+    for (int i = 0; i < UK_MR; ++i)
+        GEMM_PREFETCH_W(c + i * ldc);
+#endif
+    for (int64_t p = 0; p < kc; ++p) {
+        gemm_vf bv[UK_NV];
+#if GEMM_PF_B
+        /* one 64-byte line of B per panel, GEMM_PF_B rows ahead */
+        GEMM_UNROLL
+        for (int v = 0; v < UK_NV; v += 16 / GEMM_VL)
+            GEMM_PREFETCH((uintptr_t)bq[v] + (uintptr_t)(16 * (p + GEMM_PF_B)) * sizeof(float));
+#endif
+        GEMM_UNROLL
+        for (int v = 0; v < UK_NV; ++v)
+            bv[v] = gemm_vload(bq[v] + 16 * p);
+        GEMM_UNROLL
+        for (int i = 0; i < UK_MR; ++i) {
+            const gemm_vf av = gemm_vbcast(ap[i * GEMM_KC + p]);
+            GEMM_UNROLL
+            for (int v = 0; v < UK_NV; ++v)
+                acc[i][v] = GEMM_FMA(acc[i][v], av, bv[v]);
+        }
+    }
+    if (ep->beta) {
+        GEMM_UNROLL
+        for (int i = 0; i < UK_MR; ++i) {
+            GEMM_UNROLL
+            for (int v = 0; v < UK_NV; ++v)
+                acc[i][v] = acc[i][v] + gemm_vload(c + i * ldc + v * GEMM_VL);
+        }
+    }
+    if (ep->bias != NULL) {
+        gemm_vf bb[UK_NV];
+        GEMM_UNROLL
+        for (int v = 0; v < UK_NV; ++v)
+            bb[v] = gemm_vload(ep->bias + v * GEMM_VL);
+        GEMM_UNROLL
+        for (int i = 0; i < UK_MR; ++i) {
+            GEMM_UNROLL
+            for (int v = 0; v < UK_NV; ++v)
+                acc[i][v] = acc[i][v] + bb[v];
+        }
+    }
+    if (ep->relu) {
+        GEMM_UNROLL
+        for (int i = 0; i < UK_MR; ++i) {
+            GEMM_UNROLL
+            for (int v = 0; v < UK_NV; ++v)
+                acc[i][v] = gemm_vrelu(acc[i][v]);
+        }
+    }
+    GEMM_UNROLL
+    for (int i = 0; i < UK_MR; ++i) {
+        GEMM_UNROLL
+        for (int v = 0; v < UK_NV; ++v)
+            gemm_vstore(c + i * ldc + v * GEMM_VL, acc[i][v]);
+    }
+}
+
+#undef UK_NAME
+#undef UK_MR
+#undef UK_NV

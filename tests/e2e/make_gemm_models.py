@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Writes tests/e2e/cases/gemm: the products the generator hands to the
+runtime's GEMM, against a NumPy float64 oracle (same conventions and helpers
+as make_models.py):
+
+  * coreai.linear with a constant weight, as [out][in] and transposed: the
+    weight is emitted pre-packed (coreai_linear_packed_f32);
+  * activations the linear's epilogue takes over: relu through a reshape,
+    gelu (tanh) on a transposed weight, gelu (erf) as a graph output, silu on
+    a linear whose weight is an argument (coreai_linear_ex_f32, packed into
+    workspace scratch); and a silu that must NOT be fused (the linear's
+    result has a second use);
+  * coreai.matmul with a constant B: batched (packed per matrix, batch
+    strides in packed floats), transposed, and broadcast over A's batch
+    (coreai_matmul_packed_f32); and with two arguments, B broadcast
+    (coreai_matmul_ws_f32, B packed once into scratch);
+  * out_features / n not multiples of 16, k past 16.
+
+Deterministic: rerunning it rewrites the same bytes.
+"""
+import math
+import sys
+
+import numpy as np
+
+from make_models import Graph, f32, write_case
+
+
+def gelu(x):
+    return 0.5 * x * (1.0 + np.vectorize(math.erf)(x / math.sqrt(2.0)))
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+def silu(x):
+    return x / (1.0 + np.exp(-x))
+
+
+def case_gemm(rng):
+    def u(*shape, scale=1.0):
+        return f32(rng.uniform(-scale, scale, shape))
+
+    x = u(2, 5, 24)                  # rows 10, in 24
+    w1, b1 = u(37, 24, scale=0.5), u(37)
+    w2t = u(37, 19, scale=0.5)       # [in][out] (weight_transposed)
+    w3 = u(21, 19, scale=0.5)
+    wa = u(23, 24, scale=0.5)        # argument weight
+    bmat = u(2, 24, 19, scale=0.5)   # batched constant B
+    bmat_t = u(2, 19, 24, scale=0.5) # the same, stored transposed
+    b2d = u(24, 19, scale=0.5)       # broadcast over the batch
+    y = u(24, 19)                    # argument B
+
+    g = Graph("main")
+    ix, iw, iy = g.arg((2, 5, 24)), g.arg((23, 24)), g.arg((24, 19))
+    cw1, cb1, cw2t, cw3 = g.const(w1), g.const(b1), g.const(w2t), g.const(w3)
+    cbm, cbmt, cb2 = g.const(bmat), g.const(bmat_t), g.const(b2d)
+
+    # linear (packed [out][in] weight, bias) -> reshape -> relu: fused
+    rx = g.op("coreai.reshape", [ix], (10, 24))
+    l1 = g.op("coreai.linear", [rx, cw1, cb1], (10, 37))
+    r1 = g.op("coreai.relu", [g.op("coreai.reshape", [l1], (2, 5, 37))], (2, 5, 37))
+    # linear (transposed constant weight) -> gelu tanh: fused
+    l2 = g.op("coreai.linear", [g.op("coreai.reshape", [r1], (10, 37)), cw2t], (10, 19),
+              attrs=[("weight_transposed", "bool", "true")])
+    g2 = g.op("coreai.gelu", [l2], (10, 19), attrs=[("approximate", "str", "tanh")])
+    # linear -> gelu (erf), the graph's output: fused, computed into the result
+    l3 = g.op("coreai.linear", [g2, cw3], (10, 21))
+    g3 = g.op("coreai.gelu", [l3], (10, 21), attrs=[("approximate", "str", "none")])
+    # linear with an argument weight -> silu: fused, weight packed into scratch
+    l4 = g.op("coreai.linear", [rx, iw], (10, 23))
+    s4 = g.op("coreai.silu", [l4], (10, 23))
+    # silu whose operand has a second use: not fused
+    l5 = g.op("coreai.linear", [rx, iw], (10, 23))
+    s5 = g.op("coreai.silu", [l5], (10, 23))
+    d5 = g.op("coreai.sub", [s5, l5], (10, 23))
+    # matmuls with a constant B: batched, transposed, broadcast
+    m1 = g.op("coreai.matmul", [ix, cbm], (2, 5, 19))
+    m2 = g.op("coreai.matmul", [ix, cbmt], (2, 5, 19), attrs=[("transpose_b", "bool", "true")])
+    m3 = g.op("coreai.matmul", [ix, cb2], (2, 5, 19))
+    # matmul of two arguments, B broadcast over the batch
+    m4 = g.op("coreai.matmul", [ix, iy], (2, 5, 19))
+    g.output(g3, s4, d5, m1, m2, m3, m4)
+
+    X = x.astype(np.float64).reshape(10, 24)
+    W1, B1, W2T, W3, WA = (a.astype(np.float64) for a in (w1, b1, w2t, w3, wa))
+    BM, BMT, B2, Y = (a.astype(np.float64) for a in (bmat, bmat_t, b2d, y))
+    R1 = np.maximum(X @ W1.T + B1, 0.0)
+    G2 = gelu_tanh(R1 @ W2T)
+    G3 = gelu(G2 @ W3.T)
+    L4 = X @ WA.T
+    S4 = silu(L4)
+    D5 = silu(L4) - L4
+    XB = x.astype(np.float64)
+    M1 = XB @ BM
+    M2 = XB @ BMT.transpose(0, 2, 1)
+    M3 = XB @ B2
+    M4 = XB @ Y
+    write_case("gemm", [g], [("main", "main", [], ["x", "w", "y"], ["g3", "s4", "d5", "m1", "m2", "m3", "m4"])],
+               {"x": x, "w": wa, "y": y}, {},
+               {"g3": G3, "s4": S4, "d5": D5, "m1": M1, "m2": M2, "m3": M3, "m4": M4})
+
+
+def main():
+    rng = np.random.default_rng(20261122)
+    case_gemm(rng)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
