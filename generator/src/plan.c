@@ -10,60 +10,11 @@
 
 static uint64_t align_up(uint64_t n) { return (n + ALIGN - 1) / ALIGN * ALIGN; }
 
-/* ---- best-fit arena over a frame ---------------------------------------- */
+/* ---- frame placement ----------------------------------------------------- */
 
 typedef struct block {
     uint64_t offset, size;
 } block;
-
-typedef struct arena {
-    block *live;      /* sorted by offset */
-    size_t n_live;
-    uint64_t peak;
-    uint64_t live_bytes;
-} arena;
-
-static uint64_t arena_alloc(arena *a, uint64_t size)
-{
-    /* Smallest gap that fits; the tail beyond the last block only when no
-     * gap does, so the frame grows as little as possible. */
-    uint64_t best_off = UINT64_MAX, best_gap = UINT64_MAX, prev_end = 0;
-    size_t best_pos = a->n_live;
-    for (size_t i = 0; i <= a->n_live; i++) {
-        uint64_t start = i < a->n_live ? a->live[i].offset : UINT64_MAX;
-        uint64_t gap = start - prev_end;
-        if (i < a->n_live && gap >= size && gap < best_gap) {
-            best_gap = gap;
-            best_off = prev_end;
-            best_pos = i;
-        }
-        if (i < a->n_live)
-            prev_end = a->live[i].offset + a->live[i].size;
-    }
-    if (best_off == UINT64_MAX) {
-        best_off = prev_end;
-        best_pos = a->n_live;
-    }
-    memmove(&a->live[best_pos + 1], &a->live[best_pos], (a->n_live - best_pos) * sizeof(block));
-    a->live[best_pos] = (block){best_off, size};
-    a->n_live++;
-    if (best_off + size > a->peak)
-        a->peak = best_off + size;
-    a->live_bytes += size;
-    return best_off;
-}
-
-static void arena_free(arena *a, uint64_t offset)
-{
-    for (size_t i = 0; i < a->n_live; i++) {
-        if (a->live[i].offset == offset) {
-            a->live_bytes -= a->live[i].size;
-            memmove(&a->live[i], &a->live[i + 1], (a->n_live - i - 1) * sizeof(block));
-            a->n_live--;
-            return;
-        }
-    }
-}
 
 /* ---- per-graph planning ------------------------------------------------- */
 
@@ -173,6 +124,98 @@ static void bind_results(cg_graph_plan *gp)
     }
 }
 
+/* A block of the frame shared by one or more values over [start, end]. */
+typedef struct group {
+    uint64_t size, offset;
+    uint64_t lower; /* bytes it counts for in the lower bound */
+    size_t start, end;
+} group;
+
+/* qsort has no context argument in C11; planning is single-threaded. */
+static const group *sort_groups;
+
+static int cmp_group_size(const void *a, const void *b)
+{
+    const group *x = &sort_groups[*(const size_t *)a], *y = &sort_groups[*(const size_t *)b];
+    if (x->size != y->size)
+        return x->size > y->size ? -1 : 1;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+static int cmp_block_offset(const void *a, const void *b)
+{
+    const block *x = a, *y = b;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+static int cmp_group_start(const void *a, const void *b)
+{
+    const group *x = &sort_groups[*(const size_t *)a], *y = &sort_groups[*(const size_t *)b];
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return cmp_group_size(a, b);
+}
+
+static int cmp_group_area(const void *a, const void *b)
+{
+    const group *x = &sort_groups[*(const size_t *)a], *y = &sort_groups[*(const size_t *)b];
+    uint64_t ax = x->size * (uint64_t)(x->end - x->start + 1), ay = y->size * (uint64_t)(y->end - y->start + 1);
+    if (ax != ay)
+        return ax > ay ? -1 : 1;
+    return cmp_group_size(a, b);
+}
+
+static int cmp_group_end(const void *a, const void *b)
+{
+    const group *x = &sort_groups[*(const size_t *)a], *y = &sort_groups[*(const size_t *)b];
+    if (x->end != y->end)
+        return x->end > y->end ? -1 : 1;
+    return cmp_group_size(a, b);
+}
+
+static int cmp_group_duration(const void *a, const void *b)
+{
+    const group *x = &sort_groups[*(const size_t *)a], *y = &sort_groups[*(const size_t *)b];
+    size_t dx = x->end - x->start, dy = y->end - y->start;
+    if (dx != dy)
+        return dx > dy ? -1 : 1;
+    return cmp_group_size(a, b);
+}
+
+/* Orders tried for placement; the one with the smallest frame wins. */
+static int (*const group_orders[])(const void *, const void *) = {
+    cmp_group_size, cmp_group_area, cmp_group_start, cmp_group_end, cmp_group_duration};
+
+/* Places groups in `order`, each at the lowest offset free of every placed
+ * group whose lifetime overlaps its own; returns the frame's extent. */
+static uint64_t place_groups(group *groups, const size_t *order, size_t n_groups, block *busy)
+{
+    uint64_t peak = 0;
+    for (size_t k = 0; k < n_groups; k++) {
+        group *gr = &groups[order[k]];
+        size_t n_busy = 0;
+        for (size_t j = 0; j < k; j++) {
+            const group *other = &groups[order[j]];
+            if (other->start <= gr->end && gr->start <= other->end)
+                busy[n_busy++] = (block){other->offset, other->size};
+        }
+        qsort(busy, n_busy, sizeof busy[0], cmp_block_offset);
+        uint64_t offset = 0;
+        for (size_t j = 0; j < n_busy; j++) {
+            if (busy[j].offset >= offset + gr->size)
+                break;
+            if (busy[j].offset + busy[j].size > offset)
+                offset = busy[j].offset + busy[j].size;
+        }
+        gr->offset = offset;
+        if (offset + gr->size > peak)
+            peak = offset + gr->size;
+    }
+    return peak;
+}
+
 static void plan_body(cg_graph_plan *gp, const cg_program_plan *pp, void *tmp)
 {
     const cg_graph *g = gp->graph;
@@ -216,68 +259,100 @@ static void plan_body(cg_graph_plan *gp, const cg_program_plan *pp, void *tmp)
     for (size_t i = 0; i < g->n_outputs; i++)
         last[root_of(gp, g->outputs[i])->slot] = n_ops;
 
-    arena a = {.live = talloc_array(tmp, block, gp->n_values + n_ops + 1)};
-    uint64_t lower = 0;
+    /* 1. Groups of values that share one block: a value alone, or a chain
+     *    of elementwise results each written over an operand that dies
+     *    with the op (ggml's in-place rule). Scratch of an op (a callee's
+     *    frame, a GEMM's packing buffer) is a group living for that op. */
+    size_t max_groups = gp->n_values + n_ops + 1;
+    group *groups = talloc_zero_array(tmp, group, max_groups);
+    size_t *group_of = talloc_array(tmp, size_t, gp->n_values);
+    size_t *scratch_group = talloc_array(tmp, size_t, n_ops + 1);
+    size_t n_groups = 0;
+    for (size_t k = 0; k < gp->n_values; k++)
+        group_of[k] = SIZE_MAX;
     for (size_t i = 0; i < n_ops; i++) {
         const cg_op *op = g->ops[i];
-        uint64_t callee_frame = 0, callee_lower = 0, kernel_scratch = 0;
-        if (op->callee) {
-            const cg_graph_plan *cp = cg_program_plan_find(pp, op->callee);
-            callee_frame = cp->frame_size;
-            callee_lower = cp->lower_bound;
-        } else {
-            kernel_scratch = align_up(cg_op_gemm_scratch_bytes(op));
-        }
+        scratch_group[i] = SIZE_MAX;
         bool donated = false;
         for (size_t r = 0; r < op->n_results; r++) {
-            cg_value *res = op->results[r];
-            cg_storage *st = &gp->storage[res->slot];
-            if (st->kind != CG_STORAGE_WORKSPACE)
+            const cg_value *res = op->results[r];
+            if (gp->storage[res->slot].kind != CG_STORAGE_WORKSPACE)
                 continue;
             uint64_t size = align_up(cg_type_bytes(&res->type));
-            /* take over the block of an operand that dies here */
             for (size_t o = 0; !donated && o < op->n_operands; o++) {
                 const cg_value *src = root_of(gp, op->operands[o]);
-                cg_storage *ss = &gp->storage[src->slot];
-                if (ss->kind == CG_STORAGE_WORKSPACE && last[src->slot] == i && op_in_place_ok(op, o) &&
-                    align_up(cg_type_bytes(&src->type)) == size) {
-                    st->offset = ss->offset;
-                    last[src->slot] = SIZE_MAX; /* ownership moved: never freed as the operand */
+                size_t gs = group_of[src->slot];
+                if (gp->storage[src->slot].kind == CG_STORAGE_WORKSPACE && last[src->slot] == i &&
+                    gs != SIZE_MAX && groups[gs].end == i && op_in_place_ok(op, o) && groups[gs].size == size) {
+                    group_of[res->slot] = gs;
+                    groups[gs].end = last[res->slot];
                     donated = true;
                 }
             }
-            if (!donated)
-                st->offset = arena_alloc(&a, size);
-        }
-        /* a callee's frame or a GEMM kernel's scratch: apart from the op's
-         * operands and results, and live during the op only */
-        uint64_t scratch = UINT64_MAX;
-        if (callee_frame > 0 || kernel_scratch > 0) {
-            scratch = arena_alloc(&a, callee_frame > 0 ? callee_frame : kernel_scratch);
-            gp->scratch_offset[i] = scratch;
-        }
-        uint64_t live_now = a.live_bytes - (callee_frame > 0 ? callee_frame : 0) + callee_lower;
-        if (live_now > lower)
-            lower = live_now;
-        if (scratch != UINT64_MAX)
-            arena_free(&a, scratch);
-        /* release operands (and unused results) whose last use is this op */
-        for (size_t o = 0; o < op->n_operands; o++) {
-            const cg_value *src = root_of(gp, op->operands[o]);
-            if (gp->storage[src->slot].kind == CG_STORAGE_WORKSPACE && last[src->slot] == i) {
-                arena_free(&a, gp->storage[src->slot].offset);
-                last[src->slot] = SIZE_MAX - 1;
+            if (group_of[res->slot] == SIZE_MAX) {
+                groups[n_groups] = (group){.size = size, .start = i, .end = last[res->slot], .lower = size};
+                group_of[res->slot] = n_groups++;
             }
         }
-        for (size_t r = 0; r < op->n_results; r++) {
-            const cg_value *res = op->results[r];
-            if (gp->storage[res->slot].kind == CG_STORAGE_WORKSPACE && last[res->slot] == i) {
-                arena_free(&a, gp->storage[res->slot].offset);
-                last[res->slot] = SIZE_MAX - 1;
-            }
+        uint64_t scratch = 0, scratch_lower = 0;
+        if (op->callee) {
+            const cg_graph_plan *cp = cg_program_plan_find(pp, op->callee);
+            scratch = cp->frame_size;
+            scratch_lower = cp->lower_bound;
+        } else {
+            scratch = scratch_lower = align_up(cg_op_gemm_scratch_bytes(op));
+        }
+        if (scratch > 0) {
+            groups[n_groups] = (group){.size = scratch, .start = i, .end = i, .lower = scratch_lower};
+            scratch_group[i] = n_groups++;
         }
     }
-    gp->frame_size = align_up(a.peak);
+
+    /* 2. Offline placement (greedy by size, by area and by start; the
+     *    smallest frame wins): within a few percent of the bound below,
+     *    where placing in program order fragments. */
+    size_t *order = talloc_array(tmp, size_t, n_groups + 1);
+    uint64_t *best = talloc_array(tmp, uint64_t, n_groups + 1);
+    block *busy = talloc_array(tmp, block, n_groups + 1);
+    uint64_t peak = UINT64_MAX;
+    sort_groups = groups;
+    for (size_t h = 0; h < sizeof group_orders / sizeof group_orders[0]; h++) {
+        for (size_t k = 0; k < n_groups; k++)
+            order[k] = k;
+        qsort(order, n_groups, sizeof order[0], group_orders[h]);
+        uint64_t p = place_groups(groups, order, n_groups, busy);
+        if (p < peak) {
+            peak = p;
+            for (size_t k = 0; k < n_groups; k++)
+                best[k] = groups[k].offset;
+        }
+    }
+    for (size_t k = 0; k < n_groups; k++)
+        groups[k].offset = best[k];
+    if (n_groups == 0)
+        peak = 0;
+    for (size_t k = 0; k < gp->n_values; k++) {
+        if (group_of[k] != SIZE_MAX)
+            gp->storage[k].offset = groups[group_of[k]].offset;
+    }
+    for (size_t i = 0; i < n_ops; i++) {
+        if (scratch_group[i] != SIZE_MAX)
+            gp->scratch_offset[i] = groups[scratch_group[i]].offset;
+    }
+
+    /* 3. The liveness lower bound: the most bytes live at any step, with a
+     *    callee counted by its own bound rather than its frame. */
+    uint64_t lower = 0;
+    for (size_t i = 0; i < n_ops; i++) {
+        uint64_t live = 0;
+        for (size_t k = 0; k < n_groups; k++) {
+            if (groups[k].start <= i && i <= groups[k].end)
+                live += groups[k].lower;
+        }
+        if (live > lower)
+            lower = live;
+    }
+    gp->frame_size = align_up(peak);
     gp->lower_bound = lower;
 }
 

@@ -619,9 +619,19 @@ def export(
     state_names = [n for n, _ in params] + [n for n, _ in buffers]
     state_dict = OrderedDict((n, t.detach().clone()) for n, t in params + buffers)
 
+    # The same tensor object passed as two arguments (``m(x, x)``) must still
+    # give two user inputs: leaves are matched to inputs by identity below,
+    # so repeated leaves are replaced by distinct copies first.
+    flat_args, args_spec = pytree.tree_flatten((args, kwargs))
+    seen_ids = set()
+    for i, a in enumerate(flat_args):
+        if isinstance(a, torch.Tensor):
+            if id(a) in seen_ids:
+                flat_args[i] = a.detach().clone()
+            seen_ids.add(id(flat_args[i]))
+    args, kwargs = pytree.tree_unflatten(flat_args, args_spec)
     user_names, user_values, _ = _user_input_names(module, args, kwargs)
     user_ids = {id(v): i for i, v in enumerate(user_values)}
-    flat_args, args_spec = pytree.tree_flatten((args, kwargs))
     # Where each tensor leaf of (args, kwargs) goes in the user-input list.
     leaf_slots = [user_ids.get(id(a)) if isinstance(a, torch.Tensor) else None for a in flat_args]
 

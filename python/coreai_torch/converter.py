@@ -56,6 +56,7 @@ from .externalize import (
     externalized_op_name,
     ir_attr,
     attr_kind_and_text,
+    signature_hash,
 )
 
 __all__ = ["TorchConverter", "UnsupportedOpError", "generate_composite_decl"]
@@ -657,7 +658,9 @@ class TorchConverter:
             attrs = sub.composite_attrs()
             composite = ir.CompositeDecl(spec.composite_op_name, sub.input_names, sub.output_names,
                                          {k: ir_attr(v) for k, v in attrs.items()})
-        name = ctx.unique_graph_name(sub.graph_name())
+        # The final name is chosen once the body is known (see below).
+        base = sub.graph_name()
+        name = base
         graph = ir.Graph(name, private=composite is not None, noinline=True, composite=composite)
         vm = ValuesMap(ctx)
         placeholders = view.placeholders()
@@ -680,13 +683,21 @@ class TorchConverter:
                     for o, n in zip(view.outputs, view.output_nodes()) if o.kind == USER_OUTPUT]
         graph.set_outputs(outs)
         # The same submodule converted again with the same body, types and
-        # declaration (e.g. in two entrypoints) shares its graph; other
+        # declaration (e.g. called twice with the same signature from
+        # different nodes, or in two entrypoints) shares its graph; other
         # instances keep their own graph, named by their module path.
-        signature = sub.graph_name() + "\n" + _graph_signature(graph)
+        signature = base + "\n" + _graph_signature(graph)
         same = ctx.by_signature.get(signature)
         if same is not None:
             ctx.externalized[key] = same
             return same
+        if ctx.module.find_graph(base) is not None:
+            # Another signature of this instance (other input shapes, dtypes
+            # or None optionals, or other static arguments) already has the
+            # plain name: this one is told apart by a hash of its signature.
+            sig_hash = signature_hash([(a.name, str(a.type)) for a in graph.arguments],
+                                      [str(o.type) for o in outs], sub.signature.static)
+            graph.name = ctx.unique_graph_name(f"{base}_{sig_hash}")
         ctx.module.add_graph(graph)
         ctx.externalized[key] = graph
         ctx.by_signature[signature] = graph

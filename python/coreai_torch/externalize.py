@@ -29,6 +29,14 @@ machinery ``TorchConverter.add_pytorch_module`` uses:
    plain ``noinline`` named by the module path otherwise; the op node in the
    parent lowers to ``coreai.invoke``.
 
+Call signatures: one instance gets one op per distinct call signature
+(tensor argument names, i.e. the ``None`` pattern, their shapes and dtypes,
+the state's types and the static arguments), so each signature is
+sub-exported with inputs of its own types and gets its own graph; calls
+with the same signature share the op (and the graph).  The first signature
+converted keeps the plain graph name, the others get ``_<sig8>``
+(``signature_hash``).
+
 Composite declaration contents: ``input_names`` are the instance's parameter
 and buffer names (as ``named_parameters``/``named_buffers`` spell them)
 followed by the ``forward()`` parameter names of the tensor arguments
@@ -181,6 +189,42 @@ def composite_hash(op_name: str, attrs: Dict[str, Any]) -> str:
     return hashlib.sha256(canon.encode("utf-8")).hexdigest()[:8]
 
 
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def _static_text(value: Any, for_name: bool) -> str:
+    """The text of a static (non-tensor) argument value: its attribute text
+    when it has one, else its ``repr``.  Call keys keep the object address a
+    default ``repr`` shows (distinct objects stay distinct); graph names
+    drop it (names must not change from run to run)."""
+    try:
+        kind, text = attr_kind_and_text("static", value)
+        text = f"{kind}={text}"
+    except ValueError:
+        text = repr(value)
+        if for_name:
+            text = _ADDRESS.sub("", text)
+    return f"{type(value).__name__}:{text}"
+
+
+def _static_key(static: Dict[str, Any], for_name: bool = False) -> Tuple[Tuple[str, str], ...]:
+    return tuple(sorted((name, _static_text(value, for_name)) for name, value in static.items()))
+
+
+def _tensor_types(tensors: Sequence[torch.Tensor]) -> Tuple[Tuple[Tuple[int, ...], torch.dtype], ...]:
+    return tuple((tuple(int(d) for d in t.shape), t.dtype) for t in tensors)
+
+
+def signature_hash(inputs: Sequence[Tuple[str, str]], outputs: Sequence[str], static: Dict[str, Any]) -> str:
+    """8 hex digits (SHA-256) naming one call signature of an externalized
+    instance: the graph's ``(argument name, type)`` pairs, its result types
+    and the static arguments; used to tell apart the graphs of one instance
+    called with different signatures (``<graph name>_<this>``)."""
+    canon = (",".join(f"{n}:{t}" for n, t in inputs) + "->" + ",".join(outputs) + "|"
+             + ";".join(f"{n}={t}" for n, t in _static_key(static, for_name=True)))
+    return hashlib.sha256(canon.encode("utf-8")).hexdigest()[:8]
+
+
 def ir_attr(value: Any):
     """The ``coreai`` ``ir.Attr`` of a composite attribute value."""
     from coreai._compiler import ir
@@ -198,13 +242,18 @@ def ir_attr(value: Any):
 
 @dataclasses.dataclass
 class CallSignature:
-    """One way a marked instance was called: which inputs were tensors."""
+    """One way a marked instance was called: which arguments were tensors
+    (``None`` optionals left out), their shapes and dtypes, and the static
+    (non-tensor) arguments.  Each distinct signature has its own custom op,
+    sub-export and graph; calls with an identical signature share them."""
 
     op_name: str                 # custom op name in coreai_ext
     state_names: List[str]       # own parameters then buffers (their names)
     arg_names: List[str]         # forward() parameter names of the tensor args
     static: Dict[str, Any]       # non-tensor arguments (fixed at trace time)
-    recorded: Optional[Tuple[List[torch.Tensor], List[torch.Tensor]]] = None  # (state, args) last call
+    # (state, args) of the last call of this signature (all have the same types)
+    recorded: Optional[Tuple[List[torch.Tensor], List[torch.Tensor]]] = None
+    arg_types: List[Tuple[Tuple[int, ...], torch.dtype]] = dataclasses.field(default_factory=list)
     out_spec: Any = None
     out_meta: Optional[List[Tuple[torch.Size, torch.dtype]]] = None
     # composite op exported on float32 copies of its f16/bf16 arguments
@@ -321,10 +370,17 @@ class Externalizer:
         # Attribute access (not named_parameters()) sees the tensors that an
         # enclosing export swapped in (swap_tensors), i.e. the traced ones.
         state = [_fetch_attr(marked.module, n) for n in state_names]
-        key = (tuple(arg_names), repr(sorted(static.items())))
+        # One custom op (so one sub-export and one graph) per call signature:
+        # which arguments are tensors (None optionals left out), their shapes
+        # and dtypes, the instance's state types and the static arguments.
+        # Calls with the same names but other shapes or dtypes must not share
+        # an op: its recorded call (the sub-export's inputs) and its output
+        # metadata would be those of whichever call ran last.
+        key = (tuple(arg_names), _tensor_types(tensors), _tensor_types(state), _static_key(static))
         csig = marked.signatures.get(key)
         if csig is None:
             csig = self._define(marked, state_names, arg_names, static)
+            csig.arg_types = list(key[1])
             marked.signatures[key] = csig
         outs = csig.op(*state, *tensors)
         return pytree.tree_unflatten(list(outs), csig.out_spec)

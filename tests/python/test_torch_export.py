@@ -211,3 +211,20 @@ def test_layer_norm_and_friends_survive_decomposition():
 def test_getitem_of_multi_output_ops():
     ep = coreai_torch.export(nn.LayerNorm(4), args=(torch.randn(2, 4),))
     assert operator.getitem in call_targets(ep)
+
+
+def test_same_tensor_passed_as_two_arguments():
+    """m(x, x) still has two user inputs, each used where its argument is."""
+
+    class M(nn.Module):
+        def forward(self, q, k):
+            return q * 2 + k
+
+    x = torch.randn(3)
+    ep = coreai_torch.export(M(), args=(x, x))
+    assert ep.graph_signature.user_inputs == ["q", "k"]
+    used = {n.name for n in ep.graph.nodes if n.op == "placeholder" and n.users}
+    assert used == {"q", "k"}
+    a, b = torch.randn(3), torch.randn(3)
+    assert torch.allclose(ep.module()(a, b), a * 2 + b)
+    assert torch.allclose(ep.run_decompositions(get_decomp_table()).module()(a, b), a * 2 + b)

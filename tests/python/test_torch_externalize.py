@@ -9,8 +9,8 @@ import torch.nn as nn
 
 import coreai_torch
 from coreai_torch import ExternalizeSpec, TorchConverter, get_decomp_table
-from coreai_torch.composite_ops import RMSNorm, RMSNormImpl
-from coreai_torch.externalize import composite_hash
+from coreai_torch.composite_ops import COMPOSITE_SPECS, RMSNorm, RMSNormImpl, RoPE
+from coreai_torch.externalize import composite_hash, signature_hash
 from coreai_torch.testing import max_abs_diff, run_program
 
 ATOL = 1e-5
@@ -113,7 +113,9 @@ def test_same_instance_with_and_without_optional(toolchain):
     program = convert(model, sample, [RMS_SPEC])
     comps = sorted((g.name, g.composite.input_names) for g in program.module.graphs if g.composite is not None)
     h = composite_hash("rms_norm", {"axes": -1, "eps": 1e-5, "version": 1})
-    assert comps == [(f"norm.rms_norm_{h}", ["input", "scale"]), (f"norm.rms_norm_{h}_1", ["input"])]
+    # the second signature (no scale) is named by a hash of its signature
+    sig = signature_hash([("input", "tensor<3x5xf32>")], ["tensor<3x5xf32>"], {})
+    assert comps == [(f"norm.rms_norm_{h}", ["input", "scale"]), (f"norm.rms_norm_{h}_{sig}", ["input"])]
     check_numerics(program, model, sample)
 
 
@@ -274,11 +276,161 @@ def test_two_entrypoints_share_identical_composites(toolchain):
     comps = [g.name for g in program.module.graphs if g.composite is not None]
     h = composite_hash("rms_norm", {"axes": -1, "eps": 1e-5, "version": 1})
     # one graph per instance and shape; "decode_again" reuses the graphs of "decode"
+    sig = signature_hash([("input", "tensor<1x6xf32>"), ("scale", "tensor<6xf32>")], ["tensor<1x6xf32>"], {})
     assert sorted(comps) == sorted([f"blocks.0.norm.norm.rms_norm_{h}", f"blocks.1.norm.norm.rms_norm_{h}",
-                                    f"blocks.0.norm.norm.rms_norm_{h}_1", f"blocks.1.norm.norm.rms_norm_{h}_1"])
+                                    f"blocks.0.norm.norm.rms_norm_{h}_{sig}",
+                                    f"blocks.1.norm.norm.rms_norm_{h}_{sig}"])
     assert program.module.find_graph("decode").callees() == program.module.find_graph("decode_again").callees()
     for name, t in (("prefill", 4), ("decode", 1), ("decode_again", 1)):
         x = torch.randn(t, 6)
         out = run_program(program, [{"x": x}], entrypoint=name)[0]
         with torch.no_grad():
             assert max_abs_diff(model(x), list(out.values())[0]) <= ATOL
+
+
+# ---------------------------------------------------------------------------
+# one instance, several call signatures (shapes, dtypes, None pattern, static
+# arguments): one correctly typed graph per distinct signature, identical
+# signatures share one graph
+# ---------------------------------------------------------------------------
+
+_GRAPH_HEADER = re.compile(r"coreai\.graph (?:private )?(?:noinline )?@([^\s(]+)\((.*?)\) ->")
+
+
+def printed_graphs(program):
+    """{graph name: argument list text} as the printed program shows them."""
+    return dict(_GRAPH_HEADER.findall(str(program)))
+
+
+def main_callees(program):
+    return graphs(program)["main"].callees()
+
+
+def test_composite_instance_called_with_two_shapes(toolchain):
+    """The tinyllm report: one RoPE on q [1,4,8,16] and k [1,2,8,16]."""
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rope = RoPE()
+
+        def forward(self, q, k, q2):
+            return self.rope(q), self.rope(k), self.rope(q2)
+
+    torch.manual_seed(4)
+    model = M().eval()
+    sample = (torch.randn(1, 4, 8, 16), torch.randn(1, 2, 8, 16), torch.randn(1, 4, 8, 16))
+    program = convert(model, sample, [COMPOSITE_SPECS[RoPE]])
+    h = composite_hash("rope", {"scale": 1.0, "base": 1e4, "interleaved": False, "version": 1})
+    assert h == "c6a163c6"
+    sig_k = signature_hash([("input", "tensor<1x2x8x16xf32>")], ["tensor<1x2x8x16xf32>"], {})
+    first, second = f"rope.rope_{h}", f"rope.rope_{h}_{sig_k}"
+    printed = printed_graphs(program)
+    # one graph per distinct signature (q and q2 share one), each typed by its call
+    assert set(printed) == {first, second, "main"}
+    assert "tensor<1x4x8x16xf32>" in printed[first] and "1x2x8x16" not in printed[first]
+    assert "tensor<1x2x8x16xf32>" in printed[second] and "1x4x8x16" not in printed[second]
+    g = graphs(program)
+    assert [a.type.shape for a in g[first].arguments] == [(1, 4, 8, 16)]
+    assert [o.type.shape for o in g[first].outputs] == [(1, 4, 8, 16)]
+    assert [a.type.shape for a in g[second].arguments] == [(1, 2, 8, 16)]
+    assert [o.type.shape for o in g[second].outputs] == [(1, 2, 8, 16)]
+    # the same composite declaration
+    a, b = g[first].composite, g[second].composite
+    assert (a.op_name, a.input_names, a.output_names) == (b.op_name, b.input_names, b.output_names) == (
+        "rope", ["input"], ["output"])
+    assert {k: (v.kind, v.value) for k, v in a.attrs.items()} == {k: (v.kind, v.value) for k, v in b.attrs.items()}
+    assert main_callees(program) == [first, second, first]
+    check_numerics(program, model, sample)
+
+
+class Scaled(nn.Module):
+    """A simple-externalized class with its own weight and a static argument."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.w = nn.Parameter(torch.linspace(-1.0, 1.0, dim))
+
+    def forward(self, x, bias=None, k: float = 1.0):
+        y = torch.tanh(x * self.w) * k
+        return y if bias is None else y + bias
+
+
+def test_simple_instance_called_with_distinct_signatures(toolchain):
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.f = Scaled(8)
+
+        def forward(self, a, b, c, d):
+            return (self.f(a),            # [2, 8]
+                    self.f(b),            # [3, 8]: other shape
+                    self.f(c),            # [2, 8]: same signature as a
+                    self.f(a, k=3.0),     # other static argument
+                    self.f(a, bias=d),    # other None pattern
+                    self.f(d.half()))     # other dtype
+
+    torch.manual_seed(5)
+    model = M().eval()
+    sample = (torch.randn(2, 8), torch.randn(3, 8), torch.randn(2, 8), torch.randn(2, 8))
+    program = convert(model, sample, [Scaled])
+    printed = printed_graphs(program)
+    ext = sorted(n for n in printed if n != "main")
+    assert len(ext) == 5 and "f" in ext
+    assert all(re.fullmatch(r"f_[0-9a-f]{8}", n) for n in ext if n != "f")
+    # static arguments (defaults included) are part of the signature
+    assert f"f_{signature_hash([('x', 'tensor<3x8xf32>')], ['tensor<3x8xf32>'], {'k': 1.0})}" in ext
+    callees = main_callees(program)
+    assert len(callees) == 6 and len(set(callees)) == 5
+    assert callees[0] == callees[2] == "f"
+    g = graphs(program)
+    assert [a.type.shape for a in g[callees[1]].arguments] == [(3, 8)]
+    assert [a.name for a in g[callees[4]].arguments] == ["x", "bias"]
+    assert str(g[callees[5]].arguments[0].type) == "tensor<2x8xf16>"
+    for n in ext:
+        assert g[n].composite is None and g[n].noinline and not g[n].private
+    check_numerics(program, model, sample)
+
+
+class RoPEBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = RMSNorm(16)
+        self.rope = RoPE()
+        with torch.no_grad():
+            self.norm.weight.copy_(torch.linspace(0.5, 1.5, 16))
+
+    def forward(self, x):
+        return self.rope(self.norm(x)) * 2
+
+
+@pytest.mark.parametrize("outer", ["simple", "composite"])
+def test_nested_instance_called_with_two_shapes(toolchain, outer):
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blk = RoPEBlock()
+
+        def forward(self, q, k, q2):
+            return self.blk(q), self.blk(k), self.blk(q2)
+
+    torch.manual_seed(6)
+    model = M().eval()
+    sample = (torch.randn(1, 4, 8, 16), torch.randn(1, 2, 8, 16), torch.randn(1, 4, 8, 16))
+    outer_spec = RoPEBlock if outer == "simple" else ExternalizeSpec(RoPEBlock, "rope_block")
+    program = convert(model, sample, [outer_spec, RMS_SPEC, COMPOSITE_SPECS[RoPE]])
+    printed = printed_graphs(program)
+    g = graphs(program)
+    # two signatures of the block, each calling the graphs of its children's signatures
+    callees = main_callees(program)
+    assert len(callees) == 3 and callees[0] == callees[2] != callees[1]
+    assert set(printed) == {"main", *callees, *g[callees[0]].callees(), *g[callees[1]].callees()}
+    assert len(printed) == 1 + 2 * 3
+    for blk, shape in ((callees[0], (1, 4, 8, 16)), (callees[1], (1, 2, 8, 16))):
+        assert g[blk].arguments[-1].type.shape == shape and g[blk].outputs[0].type.shape == shape
+        norm, rope = g[blk].callees()
+        assert norm.startswith("blk.norm.norm.rms_norm_") and rope.startswith("blk.rope.rope_")
+        assert g[norm].arguments[0].type.shape == shape and g[rope].arguments[0].type.shape == shape
+    assert callees[0] == ("blk" if outer == "simple" else "blk.rope_block_" + composite_hash("rope_block", {}))
+    assert re.fullmatch(re.escape(callees[0]) + r"_[0-9a-f]{8}", callees[1])
+    check_numerics(program, model, sample)
