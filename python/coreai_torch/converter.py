@@ -50,6 +50,7 @@ from ._export import (
 )
 from ._torch_metal_kernel import TorchMetalKernel
 from ._utils import ir_dtype, node_meta
+from ._recurrent import patch_recurrent
 from .externalize import (
     Externalizer,
     SubProgram,
@@ -334,9 +335,15 @@ class TorchConverter:
                 "must be unique")
         names = (_check_names("input_names", input_names), _check_names("output_names", output_names),
                  _check_names("state_names", state_names))
-        externalizer = Externalizer(module, externalize_modules)
-        if externalizer.specs:
-            externalizer.mark()
+        # nn.RNN/GRU/LSTM become chains of rnn/gru/lstm composites (_recurrent.py)
+        recurrent_specs, undo_recurrent = patch_recurrent(module)
+        try:
+            externalizer = Externalizer(module, list(externalize_modules or []) + recurrent_specs)
+            if externalizer.specs:
+                externalizer.mark()
+        except BaseException:
+            undo_recurrent()
+            raise
         try:
             ep = export_fn(module)
             if not hasattr(ep, "graph_module"):
@@ -347,6 +354,7 @@ class TorchConverter:
                 subs = externalizer.sub_export(ep, table if table is not None else get_decomp_table())
         finally:
             externalizer.restore()
+            undo_recurrent()
         self._stage(_Staged(ep, names[0], names[1], names[2], entrypoint_name, subs))
         return self
 

@@ -506,6 +506,9 @@ class SubProgram:
     @property
     def output_names(self) -> List[str]:
         n = len(self.program.graph_signature.user_outputs)
+        named = getattr(self.marked.module, "_coreai_output_names", None)  # _recurrent layers
+        if self.state_as_inputs and named is not None and len(named) == n:
+            return list(named)
         return ["output"] if n == 1 else [f"output_{i}" for i in range(n)]
 
     @property
