@@ -34,8 +34,11 @@ typedef struct coreai_gemm_args {
  * (the packers write 0). */
 void coreai_gemm_packed(const coreai_gemm_args *g, const float *bp, int64_t bps);
 
-/* B strided: B(p,j) = b[p * b_rs + j * b_cs]. */
-void coreai_gemm_strided(const coreai_gemm_args *g, const float *b, int64_t b_rs, int64_t b_cs);
+/* B strided: B(p,j) = b[p * b_rs + j * b_cs], packed block by block right
+ * before use: into scratch (NULL, or at least k * ceil(n / 16) * 16 floats)
+ * in KC x NC blocks, else into a stack buffer in smaller blocks. */
+void coreai_gemm_strided(const coreai_gemm_args *g, const float *b, int64_t b_rs, int64_t b_cs,
+                         float *scratch);
 
 /* Writes B(p,j) (strided as above) for p < k, j < n in the panel layout with
  * panel stride ps (>= 16 k), zero-filling the last panel up to 16 columns. */

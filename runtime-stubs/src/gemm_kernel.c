@@ -89,7 +89,13 @@
 #define GEMM_NC_DEFAULT 512
 #define GEMM_FMA(c, a, b) ((gemm_vf)vfmaq_f32((float32x4_t)(c), (float32x4_t)(a), (float32x4_t)(b)))
 #elif defined(__SSE2__) || defined(__ARM_NEON) || defined(__wasm_simd128__)
+#if defined(__SSE2__)
 #define GEMM_ISA "sse2"
+#elif defined(__ARM_NEON)
+#define GEMM_ISA "neon32"
+#else
+#define GEMM_ISA "wasm-simd128"
+#endif
 #define GEMM_VL 4
 #define GEMM_MR_DEFAULT 4
 #define GEMM_NV_DEFAULT 2
@@ -225,6 +231,16 @@ static inline float gemm_vsum(gemm_vf v) { return v; }
 
 #define GEMM_STR2(x) #x
 #define GEMM_STR(x) GEMM_STR2(x)
+
+/* Unrolling of the micro-kernel's k loop (1: none). */
+#ifndef GEMM_UNROLL_K
+#define GEMM_UNROLL_K 1
+#endif
+#if GEMM_UNROLL_K > 1 && defined(__GNUC__)
+#define GEMM_K_UNROLL _Pragma(GEMM_STR(GCC unroll GEMM_UNROLL_K))
+#else
+#define GEMM_K_UNROLL
+#endif
 
 const char *coreai_gemm_f32_config(void)
 {
@@ -498,6 +514,20 @@ void coreai_gemm_packed(const coreai_gemm_args *g, const float *bp, int64_t bps)
     }
 }
 
+/* B strided, packed kcb x ncb at a time into buf (kcb <= GEMM_KC). */
+static void gemm_strided_blocks(const coreai_gemm_args *g, const float *b, int64_t b_rs, int64_t b_cs,
+                                float *buf, int64_t kcb, int64_t ncb)
+{
+    for (int64_t jc = 0; jc < g->n; jc += ncb) {
+        const int64_t nc = gemm_min(ncb, g->n - jc);
+        for (int64_t pc = 0; pc < g->k; pc += kcb) {
+            const int64_t kc = gemm_min(kcb, g->k - pc);
+            coreai_gemm_pack_b(kc, nc, b + pc * b_rs + jc * b_cs, b_rs, b_cs, buf, kc * 16);
+            gemm_block(g, jc, nc, pc, kc, buf, kc * 16, pc > 0, pc + kc == g->k);
+        }
+    }
+}
+
 /* ---- few rows: B read in place ---------------------------------------- */
 
 /* sum_p x[p] y[p], both contiguous. */
@@ -555,7 +585,8 @@ static int gemm_small(const coreai_gemm_args *g, const float *b, int64_t b_rs, i
     return 1;
 }
 
-void coreai_gemm_strided(const coreai_gemm_args *g, const float *b, int64_t b_rs, int64_t b_cs)
+void coreai_gemm_strided(const coreai_gemm_args *g, const float *b, int64_t b_rs, int64_t b_cs,
+                         float *scratch)
 {
     if (g->m <= 0 || g->n <= 0)
         return;
@@ -565,13 +596,13 @@ void coreai_gemm_strided(const coreai_gemm_args *g, const float *b, int64_t b_rs
     }
     if (g->m < COREAI_GEMM_SMALL_M && gemm_small(g, b, b_rs, b_cs))
         return;
-    _Alignas(64) float bbuf[GEMM_KCS * GEMM_NCS];
-    for (int64_t jc = 0; jc < g->n; jc += GEMM_NCS) {
-        const int64_t nc = gemm_min(GEMM_NCS, g->n - jc);
-        for (int64_t pc = 0; pc < g->k; pc += GEMM_KCS) {
-            const int64_t kc = gemm_min(GEMM_KCS, g->k - pc);
-            coreai_gemm_pack_b(kc, nc, b + pc * b_rs + jc * b_cs, b_rs, b_cs, bbuf, kc * 16);
-            gemm_block(g, jc, nc, pc, kc, bbuf, kc * 16, pc > 0, pc + kc == g->k);
-        }
+    /* B block by block, each packed right before use (so it is still in
+     * L2): KC x NC blocks into the caller's scratch, else KCS x NCS blocks
+     * on the stack */
+    if (scratch != NULL) {
+        gemm_strided_blocks(g, b, b_rs, b_cs, scratch, GEMM_KC, GEMM_NC);
+    } else {
+        _Alignas(64) float bbuf[GEMM_KCS * GEMM_NCS];
+        gemm_strided_blocks(g, b, b_rs, b_cs, bbuf, GEMM_KCS, GEMM_NCS);
     }
 }

@@ -39,6 +39,7 @@ static void UK_NAME(int64_t kc, const float *restrict ap, const float *restrict 
     for (int i = 0; i < UK_MR; ++i)
         GEMM_PREFETCH_W(c + i * ldc);
 #endif
+    GEMM_K_UNROLL
     for (int64_t p = 0; p < kc; ++p) {
         gemm_vf bv[UK_NV];
 #if GEMM_PF_B

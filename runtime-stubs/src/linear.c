@@ -69,12 +69,7 @@ coreai_status coreai_linear_ex_f32(const coreai_linear_ex_params *params, const 
     /* W stored [out][in] (the PyTorch layout) is B transposed; [in][out] is B. */
     const int64_t b_rs = params->weight_transposed ? outf : 1;
     const int64_t b_cs = params->weight_transposed ? 1 : in;
-    if (scratch != NULL && rows >= COREAI_GEMM_SMALL_M && in > 0 && outf > 0) {
-        coreai_gemm_pack_b(in, outf, weight, b_rs, b_cs, (float *)scratch, in * 16);
-        coreai_gemm_packed(&g, (const float *)scratch, in * 16);
-    } else {
-        coreai_gemm_strided(&g, weight, b_rs, b_cs);
-    }
+    coreai_gemm_strided(&g, weight, b_rs, b_cs, (float *)scratch);
     return COREAI_STATUS_OK;
 }
 

@@ -2,6 +2,8 @@
  * matrix products in f32 on the runtime's GEMM (gemm_kernel.c). */
 #include "coreai/kernels/matmul.h"
 
+#include <stdbool.h>
+
 #include "gemm_internal.h"
 
 /* Checks params; *batches receives the product of the batch extents. */
@@ -30,7 +32,7 @@ static coreai_status check_params(const coreai_matmul_params *p, int64_t *batche
 }
 
 /* How B is given to one batch's product. */
-typedef enum b_form { B_STRIDED, B_SCRATCH, B_PACKED } b_form;
+typedef enum b_form { B_STRIDED, B_SCRATCH_ONCE, B_PACKED } b_form;
 
 static void run_batches(const coreai_matmul_params *p, int64_t batches, const float *a,
                         const float *b, float *out, b_form form, float *scratch)
@@ -47,20 +49,19 @@ static void run_batches(const coreai_matmul_params *p, int64_t batches, const fl
     /* B(p, j) in the operand as given */
     const int64_t b_rs = p->transpose_b ? 1 : n, b_cs = p->transpose_b ? k : 1;
     int64_t idx[COREAI_MAX_RANK] = {0};
-    int64_t ao = 0, bo = 0, packed_bo = -1;
+    int64_t ao = 0, bo = 0;
     for (int64_t t = 0; t < batches; ++t) {
         g.a = a + ao;
         g.c = out + t * mn;
         if (form == B_PACKED) {
             coreai_gemm_packed(&g, b + bo, k * 16);
-        } else if (form == B_SCRATCH) {
-            /* a B broadcast over the batch is packed once */
-            if (bo != packed_bo)
-                coreai_gemm_pack_b(k, n, b + bo, b_rs, b_cs, scratch, k * 16);
-            packed_bo = bo;
+        } else if (form == B_SCRATCH_ONCE) {
+            /* one B for every batch: packed whole, once */
+            if (t == 0)
+                coreai_gemm_pack_b(k, n, b, b_rs, b_cs, scratch, k * 16);
             coreai_gemm_packed(&g, scratch, k * 16);
         } else {
-            coreai_gemm_strided(&g, b + bo, b_rs, b_cs);
+            coreai_gemm_strided(&g, b + bo, b_rs, b_cs, scratch);
         }
         /* Odometer over the batch axes; a broadcast axis has stride 0. */
         for (int d = p->batch_rank - 1; d >= 0; --d) {
@@ -106,9 +107,14 @@ coreai_status coreai_matmul_ws_f32(const coreai_matmul_params *params, const flo
         return st;
     if (batches == 0 || params->m == 0 || params->n == 0)
         return COREAI_STATUS_OK;
-    /* Packing B pays off from a few rows of A on; below, B is read in place. */
-    const b_form form = scratch != NULL && params->m >= COREAI_GEMM_SMALL_M && params->k > 0
-                            ? B_SCRATCH : B_STRIDED;
+    /* B is packed block by block into scratch (or stack blocks without
+     * one); a B shared by several batches is packed whole, once. Below a few
+     * rows of A, B is read in place. */
+    bool b_shared = batches > 1;
+    for (int d = 0; d < params->batch_rank; ++d)
+        b_shared = b_shared && (params->b_batch_strides[d] == 0 || params->batch_shape[d] == 1);
+    const b_form form = scratch != NULL && b_shared && params->m >= COREAI_GEMM_SMALL_M && params->k > 0
+                            ? B_SCRATCH_ONCE : B_STRIDED;
     run_batches(params, batches, a, b, out, form, (float *)scratch);
     return COREAI_STATUS_OK;
 }

@@ -20,8 +20,8 @@ extern void *__libc_realloc(void *, size_t);
 extern void *__libc_memalign(size_t, size_t);
 extern void __libc_free(void *);
 
-static int counting;
-static long calls;
+static volatile int counting;
+static volatile long calls;
 
 void *malloc(size_t n)
 {

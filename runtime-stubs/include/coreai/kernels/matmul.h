@@ -60,8 +60,8 @@ coreai_status coreai_linear_f32(const coreai_linear_params *params, const float 
  *
  * and the columns of the last panel past n are 0. That is
  * coreai_packed_b_count(k, n) == k * ceil(n / 16) * 16 floats. A panel row
- * is one AVX-512 vector, two AVX / NEON-pair vectors or four SSE / NEON
- * vectors, so every ISA reads it with aligned-width loads and no gathers.
+ * is one AVX-512 vector, two AVX2 vectors or four SSE / NEON vectors, so
+ * every ISA reads it with whole-vector loads and no gathers.
  * coreai-gen writes constant weights in this layout (NAME_weights.c);
  * coreai_pack_b_f32() produces the same bytes at run time.
  */
@@ -91,8 +91,9 @@ coreai_status coreai_pack_b_f32(int64_t k, int64_t n, int32_t transposed, const 
 
 /*
  * Matrix product with scratch: the same parameters and result as
- * coreai_matmul_f32; scratch (aligned to 16 bytes at least; may be NULL, then
- * the kernel falls back to small stack blocks) receives the packed B.
+ * coreai_matmul_f32; scratch (float-aligned; may be NULL, then the kernel
+ * falls back to small stack blocks) receives B packed, block by block (a B
+ * shared by every batch: whole, once).
  * coreai_matmul_f32_scratch_size() is exactly
  *     4 * k * ceil(n / 16) * 16 bytes
  * and 0 when m, n, k or the batch is empty, independent of the ISA, so a
@@ -146,7 +147,7 @@ coreai_status coreai_linear_packed_f32(const coreai_linear_packed_params *params
                                        const float *x, const float *packed_weight,
                                        const float *bias, float *out);
 
-/* The GEMM this build runs, e.g. "avx512 mr8 nr2x16 kc256 nc1024"
+/* The GEMM this build runs, e.g. "avx512 mr14 nr2x16 kc256 nc512"
  * (MR rows by NR = vectors x lanes columns) (static text). */
 const char *coreai_gemm_f32_config(void);
 

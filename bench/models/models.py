@@ -1,0 +1,232 @@
+"""The benchmark models: PyTorch definitions, deterministic construction,
+conversion with coreai_torch, and analytic FLOP counts.
+
+Shared by export.py (run at build time by coreai_add_model(PYTHON_SCRIPT))
+and bench.py (run by bench/run: times PyTorch eager on the same model and
+input). Both call build(name), which seeds torch, so they get the same
+weights; bench.py also checks PyTorch's output against the one export.py
+saved at build time.
+
+| name       | model |
+|------------|-------|
+| ffn        | FeedForwardBlock of the seeds (examples/feedforward): RMSNorm (composite) -> Linear 64->256 -> relu -> Linear 256->64, x [2, 16, 64] |
+| llama256   | Llama-style block: x + Wo SDPA(RoPE(Wq h), RoPE(Wk h), Wv h), h = RMSNorm(x); then + SwiGLU(RMSNorm(.)); dim 256, 8 heads, seq 64, hidden 688, x [1, 64, 256] |
+| llama1024  | the same at dim 1024, 16 heads, seq 128, hidden 2816, x [1, 128, 1024] |
+| convnet    | conv 3->16 3x3 pad 1 -> instance_norm (composite, affine) -> relu -> conv 16->32 3x3 stride 2 pad 1 -> pixel_shuffle 2, x [1, 3, 64, 64] -> [1, 8, 64, 64] |
+
+Composite ops (one runtime kernel call each in the generated C):
+rms_norm, rope, scaled_dot_product_attention (causal), swiglu,
+instance_norm, pixel_shuffle (ATen-derived).
+
+FLOPs (flops(name)), multiply and add counted as 2, only the products:
+  linear  [M, K] x [K, N]                      2 * M * N * K
+  attention per head, T queries, T keys, hd:   QK^T 2 * T * T * hd  +  PV 2 * T * T * hd
+                                               (dense T x T, the causal half is NOT subtracted)
+  conv    2 * (output elements) * (C_in / groups) * kh * kw
+Norms, RoPE, softmax, SiLU, relu, residual adds, bias adds and pixel_shuffle
+are not counted (they are O(elements), not O(MACs)).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Optional
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+
+from coreai_torch import ExternalizeSpec  # noqa: E402
+from coreai_torch.composite_ops import (COMPOSITE_SPECS, SDPA, RMSNorm, RMSNormImpl, RoPE,  # noqa: E402
+                                        SwiGLU, SwiGLUImpl)
+
+SEED = 0
+
+MODELS = {
+    "ffn": dict(kind="ffn", dim=64, ff=256, shape=(2, 16, 64), target=0.35,
+                title="FeedForward 64-256-64 x[2,16,64]"),
+    "llama256": dict(kind="llama", dim=256, heads=8, seq=64, hidden=688, shape=(1, 64, 256), target=0.30,
+                     title="Llama block d256 h8 T64 ff688"),
+    "llama1024": dict(kind="llama", dim=1024, heads=16, seq=128, hidden=2816, shape=(1, 128, 1024),
+                      target=0.45, title="Llama block d1024 h16 T128 ff2816"),
+    "convnet": dict(kind="conv", shape=(1, 3, 64, 64), target=0.45,
+                    title="ConvNet 3-16-32 pxshuf x[1,3,64,64]"),
+}
+
+
+# ---- FeedForwardBlock (as in examples/feedforward/export.py) ----
+
+class FeedForwardBlock(nn.Module):
+    def __init__(self, dim: int, ff_dim: int, eps: float = 1e-5):
+        super().__init__()
+        self.norm = RMSNorm(dim, eps=eps)
+        self.fc1 = nn.Linear(dim, ff_dim, bias=False)
+        self.fc2 = nn.Linear(ff_dim, dim, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(torch.relu(self.fc1(self.norm(x))))
+
+
+# ---- Llama-style block ----
+
+class Attention(nn.Module):
+    def __init__(self, dim: int, heads: int):
+        super().__init__()
+        self.heads, self.head_dim = heads, dim // heads
+        self.wq = nn.Linear(dim, dim, bias=False)
+        self.wk = nn.Linear(dim, dim, bias=False)
+        self.wv = nn.Linear(dim, dim, bias=False)
+        self.wo = nn.Linear(dim, dim, bias=False)
+        # one RoPE instance per call site (coreai_torch keys an externalized
+        # instance's calls by argument names; see examples/tinyllm)
+        self.q_rope = RoPE(base=10000.0)
+        self.k_rope = RoPE(base=10000.0)
+        self.sdpa = SDPA(is_causal=True)  # scale = head_dim ** -0.5
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, d = x.shape
+        q = self.wq(x).view(b, t, self.heads, self.head_dim).transpose(1, 2)
+        k = self.wk(x).view(b, t, self.heads, self.head_dim).transpose(1, 2)
+        v = self.wv(x).view(b, t, self.heads, self.head_dim).transpose(1, 2)
+        y = self.sdpa(self.q_rope(q), self.k_rope(k), v)
+        return self.wo(y.transpose(1, 2).reshape(b, t, d))
+
+
+class LlamaBlock(nn.Module):
+    def __init__(self, dim: int, heads: int, hidden: int, eps: float = 1e-5):
+        super().__init__()
+        self.attn_norm = RMSNorm(dim, eps=eps)
+        self.attn = Attention(dim, heads)
+        self.mlp_norm = RMSNorm(dim, eps=eps)
+        self.mlp = SwiGLU(dim, hidden)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = x + self.attn(self.attn_norm(x))
+        return h + self.mlp(self.mlp_norm(h))
+
+
+# ---- conv net ----
+
+class InstanceNormImpl(nn.Module):
+    """The `instance_norm` composite op (docs/composite-ops.md; as in
+    examples/superres: aten::instance_norm is decomposed on PyTorch 1.13, so
+    the norm is kept whole through this externalized class)."""
+
+    def __init__(self, eps: float = 1e-5, version: int = 1):
+        super().__init__()
+        self.eps = float(eps)
+        self.version = int(version)
+
+    def forward(self, input: torch.Tensor, weight: Optional[torch.Tensor] = None,
+                bias: Optional[torch.Tensor] = None) -> torch.Tensor:
+        return F.instance_norm(input, weight=weight, bias=bias, eps=self.eps)
+
+
+class InstanceNorm2d(nn.InstanceNorm2d):
+    def __init__(self, num_features: int, eps: float = 1e-5):
+        super().__init__(num_features, eps=eps, affine=True)
+        self.impl = InstanceNormImpl(eps=eps)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.impl(x, self.weight, self.bias)
+
+
+class ConvNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 16, 3, padding=1)
+        self.norm = InstanceNorm2d(16)
+        self.conv2 = nn.Conv2d(16, 32, 3, stride=2, padding=1)
+        self.shuffle = nn.PixelShuffle(2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.shuffle(self.conv2(torch.relu(self.norm(self.conv1(x)))))
+
+
+# ---- construction ----
+
+def build(name: str):
+    """(model in eval mode, input tensor): deterministic (seeded)."""
+    cfg = MODELS[name]
+    torch.manual_seed(SEED)
+    kind = cfg["kind"]
+    if kind == "ffn":
+        model = FeedForwardBlock(cfg["dim"], cfg["ff"])
+    elif kind == "llama":
+        model = LlamaBlock(cfg["dim"], cfg["heads"], cfg["hidden"])
+    else:
+        model = ConvNet()
+    model.eval()
+    with torch.no_grad():  # non-trivial norm scales (a dropped scale shows up)
+        for m in model.modules():
+            if isinstance(m, RMSNorm):
+                m.weight.copy_(1.0 + 0.1 * torch.randn_like(m.weight))
+            elif isinstance(m, InstanceNorm2d):
+                m.weight.copy_(1.0 + 0.25 * torch.randn_like(m.weight))
+                m.bias.copy_(0.1 * torch.randn_like(m.bias))
+    x = torch.rand(cfg["shape"]) if kind == "conv" else torch.randn(cfg["shape"])
+    return model, x
+
+
+def externalize(name: str):
+    kind = MODELS[name]["kind"]
+    if kind == "conv":
+        return [ExternalizeSpec(InstanceNormImpl, "instance_norm", ["eps", "version"])]
+    if kind == "ffn":
+        return [COMPOSITE_SPECS[RMSNormImpl]]
+    return [COMPOSITE_SPECS[c] for c in (RMSNormImpl, RoPE, SDPA, SwiGLUImpl)]
+
+
+def convert(name: str, model: nn.Module, x: torch.Tensor):
+    import coreai_torch
+    from coreai_torch import TorchConverter
+
+    program = (
+        TorchConverter()
+        .add_pytorch_module(
+            model,
+            export_fn=lambda m: coreai_torch.export(m, args=(x,)).run_decompositions(
+                coreai_torch.get_decomp_table()),
+            externalize_modules=externalize(name),
+            input_names=["x"],
+            output_names=["output"],
+        )
+        .to_coreai()
+    )
+    program.optimize()
+    return program
+
+
+# ---- FLOPs ----
+
+def flops(name: str) -> int:
+    """Analytic FLOP count of one forward pass (see the module docstring)."""
+    cfg = MODELS[name]
+    kind = cfg["kind"]
+    if kind == "ffn":
+        m = cfg["shape"][0] * cfg["shape"][1]
+        return 2 * m * cfg["dim"] * cfg["ff"] * 2
+    if kind == "llama":
+        b, t, d = cfg["shape"]
+        m, hid = b * t, cfg["hidden"]
+        proj = 4 * 2 * m * d * d          # wq, wk, wv, wo
+        mlp = 3 * 2 * m * d * hid         # w_gate, w_val, w_out
+        attn = b * 2 * (2 * t * t * d)    # QK^T and PV over all heads (heads * head_dim = d)
+        return proj + mlp + attn
+    # conv net: conv1 16x64x64 outputs from 3x3x3, conv2 32x32x32 outputs from 16x3x3
+    conv1 = 2 * (16 * 64 * 64) * 3 * 9
+    conv2 = 2 * (32 * 32 * 32) * 16 * 9
+    return conv1 + conv2
+
+
+def flops_formula(name: str) -> str:
+    kind = MODELS[name]["kind"]
+    if kind == "ffn":
+        return "2*M*N*K per linear, M=32: 2*32*64*256*2"
+    if kind == "llama":
+        return "4 proj 2*T*d*d + 3 mlp 2*T*d*hid + attn (QK^T+PV) 2*2*T*T*d (dense)"
+    return "2*outputs*Cin*9 per conv: 2*16*64*64*3*9 + 2*32*32*32*16*9"
