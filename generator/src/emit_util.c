@@ -57,6 +57,9 @@ const char *cg_c_dtype_enum(cg_dtype dtype)
 
 char *cg_emit_const_symbol(void *mem_ctx, const char *prefix, const cg_graph_plan *gp, size_t ci)
 {
+    /* a duplicate refers to the one copy that is emitted */
+    if (gp->const_canon_graph)
+        return talloc_asprintf(mem_ctx, "%s_g%zu_c%zu", prefix, gp->const_canon_graph[ci], gp->const_canon_index[ci]);
     return talloc_asprintf(mem_ctx, "%s_g%zu_c%zu", prefix, gp->index, ci);
 }
 

@@ -65,7 +65,7 @@ char *cg_emit_weight_decls(cg_emit_ctx *ec)
             const cg_value *v = gp->graph->consts[c];
             char *sym = cg_emit_const_symbol(ec->mem_ctx, ec->prefix, gp, c);
             bool plain, kn, nk;
-            cg_plan_const_forms(gp, c, &plain, &kn, &nk);
+            cg_plan_const_forms(gp, c, &plain, &kn, &nk); /* all false for a duplicate */
             if (plain)
                 s = talloc_asprintf_append_buffer(s, "extern const %s %s[%" PRId64 "];\n", cg_c_type(v->type.dtype),
                                                   sym, cg_type_numel(&v->type) > 0 ? cg_type_numel(&v->type) : 1);

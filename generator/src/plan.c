@@ -402,6 +402,8 @@ static void visit(cg_program_plan *pp, const cg_module *m, const cg_graph *g, bo
     pp->graphs[pp->n_graphs++] = gp;
 }
 
+static void dedupe_constants(cg_program_plan *pp);
+
 cg_program_plan *cg_program_plan_build(void *mem_ctx, const cg_module *m, bool kernels)
 {
     cg_program_plan *pp = talloc_zero(mem_ctx, cg_program_plan);
@@ -427,6 +429,7 @@ cg_program_plan *cg_program_plan_build(void *mem_ctx, const cg_module *m, bool k
         if (gp->lower_bound > pp->lower_bound)
             pp->lower_bound = gp->lower_bound;
     }
+    dedupe_constants(pp);
     for (size_t i = 0; i < pp->n_graphs; i++) {
         const cg_graph_plan *gp = pp->graphs[i];
         if (gp->use_kernel)
@@ -454,13 +457,70 @@ const cg_storage *cg_graph_plan_storage(const cg_graph_plan *gp, const cg_value 
     return s->kind == CG_STORAGE_VIEW ? &gp->storage[s->root->slot] : s;
 }
 
-void cg_plan_const_forms(const cg_graph_plan *gp, size_t const_index, bool *plain, bool *kn, bool *nk)
+/* The forms this graph's own uses need, before deduplication. */
+static unsigned char const_forms_needed(const cg_graph_plan *gp, size_t const_index)
 {
     const cg_value *c = gp->graph->consts[const_index];
-    cg_pack_const_uses(gp->graph, c, root_cb, gp, plain, kn, nk);
+    bool plain, kn, nk;
+    cg_pack_const_uses(gp->graph, c, root_cb, gp, &plain, &kn, &nk);
     /* an unused constant is still emitted as stored */
-    if (!*kn && !*nk)
-        *plain = true;
+    if (!kn && !nk)
+        plain = true;
+    return (unsigned char)((plain ? CG_CONST_FORM_PLAIN : 0) | (kn ? CG_CONST_FORM_KN : 0) |
+                           (nk ? CG_CONST_FORM_NK : 0));
+}
+
+void cg_plan_const_forms(const cg_graph_plan *gp, size_t const_index, bool *plain, bool *kn, bool *nk)
+{
+    unsigned char f = gp->const_forms ? gp->const_forms[const_index] : const_forms_needed(gp, const_index);
+    *plain = f & CG_CONST_FORM_PLAIN;
+    *kn = f & CG_CONST_FORM_KN;
+    *nk = f & CG_CONST_FORM_NK;
+}
+
+static bool same_constant(const cg_value *a, const cg_value *b)
+{
+    return cg_type_equal(&a->type, &b->type) && a->data_size == b->data_size &&
+           (a->data_size == 0 || memcmp(a->data, b->data, a->data_size) == 0);
+}
+
+/* Two entrypoints (prefill and decode) usually read the same weights
+ * through different graphs: emit each distinct constant once. */
+static void dedupe_constants(cg_program_plan *pp)
+{
+    for (size_t g = 0; g < pp->n_graphs; g++) {
+        cg_graph_plan *gp = pp->graphs[g];
+        size_t n = gp->graph->n_consts;
+        gp->const_canon_graph = talloc_array(gp, size_t, n + 1);
+        gp->const_canon_index = talloc_array(gp, size_t, n + 1);
+        gp->const_forms = talloc_zero_array(gp, unsigned char, n + 1);
+        for (size_t c = 0; c < n; c++) {
+            gp->const_canon_graph[c] = g;
+            gp->const_canon_index[c] = c;
+            if (gp->use_kernel)
+                continue;
+            const cg_value *v = gp->graph->consts[c];
+            unsigned char need = const_forms_needed(gp, c);
+            bool found = false;
+            for (size_t h = 0; h <= g && !found; h++) {
+                cg_graph_plan *hp = pp->graphs[h];
+                if (hp->use_kernel)
+                    continue;
+                for (size_t d = 0; d < (h == g ? c : hp->graph->n_consts) && !found; d++) {
+                    if (hp->const_canon_graph[d] != h || hp->const_canon_index[d] != d)
+                        continue;
+                    if (same_constant(hp->graph->consts[d], v)) {
+                        gp->const_canon_graph[c] = h;
+                        gp->const_canon_index[c] = d;
+                        hp->const_forms[d] |= need;
+                        found = true;
+                    }
+                }
+            }
+            if (!found)
+                gp->const_forms[c] = need;
+        }
+    }
 }
 
 uint64_t cg_plan_const_bytes(const cg_graph_plan *gp, size_t const_index)

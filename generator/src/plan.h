@@ -50,6 +50,13 @@ typedef struct cg_graph_plan {
     bool *fused;               /* by op index: an activation run in a linear's epilogue
                                   (emits nothing; its result is a view of the linear's) */
     bool *copy_out;            /* by result index: copy the value into the result buffer */
+    /* Identical constants (same dtype, shape and bytes) are emitted once:
+     * by const index, the plan index and const index of the copy that is
+     * emitted, and the forms it is emitted in (CG_CONST_FORM_* bits, the
+     * union over its duplicates; 0 for a duplicate). */
+    size_t *const_canon_graph;
+    size_t *const_canon_index;
+    unsigned char *const_forms;
     uint64_t frame_size;       /* bytes, a multiple of COREAI_ALIGNMENT */
     uint64_t lower_bound;      /* max bytes simultaneously live, nested frames included */
 } cg_graph_plan;
@@ -73,6 +80,8 @@ const cg_graph_plan *cg_program_plan_find(const cg_program_plan *plan, const cg_
 
 /* Which forms of constant `const_index` of gp's graph are emitted: as
  * stored, and pre-packed for the GEMM (pack.h) as KN and / or NK. */
+enum { CG_CONST_FORM_PLAIN = 1, CG_CONST_FORM_KN = 2, CG_CONST_FORM_NK = 4 };
+
 void cg_plan_const_forms(const cg_graph_plan *gp, size_t const_index, bool *plain, bool *kn, bool *nk);
 /* Bytes those forms take in the weights file. */
 uint64_t cg_plan_const_bytes(const cg_graph_plan *gp, size_t const_index);
