@@ -236,53 +236,37 @@ static float f16_to_f32(uint16_t h)
     return f32_from_bits(sign | f32_bits(v));
 }
 
+/* One typed loop of the direct-cast table below; expands to a return. */
+#define CAST_LOOP(IN_T, OUT_T, CONVERT)                         \
+    do {                                                        \
+        const IN_T *restrict p = (const IN_T *)x;               \
+        OUT_T *restrict o = (OUT_T *)out;                       \
+        for (int64_t i = 0; i < n; ++i)                         \
+            o[i] = CONVERT(p[i]);                               \
+        return 1;                                               \
+    } while (0)
+
+static int64_t widen_i32(int32_t v) { return v; }
+
 /* Returns 1 when the pair has a direct loop (and ran it). */
 static int cast_direct(coreai_dtype from, coreai_dtype to, int64_t n, const void *x, void *out)
 {
-    if (from == COREAI_DTYPE_F32 && to == COREAI_DTYPE_F16) {
-        const float *restrict p = (const float *)x;
-        uint16_t *restrict o = (uint16_t *)out;
-        for (int64_t i = 0; i < n; ++i)
-            o[i] = f32_to_f16(p[i]);
-        return 1;
-    }
-    if (from == COREAI_DTYPE_F32 && to == COREAI_DTYPE_BF16) {
-        const float *restrict p = (const float *)x;
-        uint16_t *restrict o = (uint16_t *)out;
-        for (int64_t i = 0; i < n; ++i)
-            o[i] = f32_to_bf16(p[i]);
-        return 1;
-    }
-    if (from == COREAI_DTYPE_F16 && to == COREAI_DTYPE_F32) {
-        const uint16_t *restrict p = (const uint16_t *)x;
-        float *restrict o = (float *)out;
-        for (int64_t i = 0; i < n; ++i)
-            o[i] = f16_to_f32(p[i]);
-        return 1;
-    }
-    if (from == COREAI_DTYPE_BF16 && to == COREAI_DTYPE_F32) {
-        const uint16_t *restrict p = (const uint16_t *)x;
-        float *restrict o = (float *)out;
-        for (int64_t i = 0; i < n; ++i)
-            o[i] = bf16_to_f32(p[i]);
-        return 1;
-    }
-    if (from == COREAI_DTYPE_I32 && to == COREAI_DTYPE_I64) {
-        const int32_t *restrict p = (const int32_t *)x;
-        int64_t *restrict o = (int64_t *)out;
-        for (int64_t i = 0; i < n; ++i)
-            o[i] = p[i];
-        return 1;
-    }
-    if (from == COREAI_DTYPE_I64 && to == COREAI_DTYPE_I32) {
-        const int64_t *restrict p = (const int64_t *)x;
-        int32_t *restrict o = (int32_t *)out;
-        for (int64_t i = 0; i < n; ++i)
-            o[i] = wrap_i32(p[i]);
-        return 1;
-    }
+    if (from == COREAI_DTYPE_F32 && to == COREAI_DTYPE_F16)
+        CAST_LOOP(float, uint16_t, f32_to_f16);
+    if (from == COREAI_DTYPE_F32 && to == COREAI_DTYPE_BF16)
+        CAST_LOOP(float, uint16_t, f32_to_bf16);
+    if (from == COREAI_DTYPE_F16 && to == COREAI_DTYPE_F32)
+        CAST_LOOP(uint16_t, float, f16_to_f32);
+    if (from == COREAI_DTYPE_BF16 && to == COREAI_DTYPE_F32)
+        CAST_LOOP(uint16_t, float, bf16_to_f32);
+    if (from == COREAI_DTYPE_I32 && to == COREAI_DTYPE_I64)
+        CAST_LOOP(int32_t, int64_t, widen_i32);
+    if (from == COREAI_DTYPE_I64 && to == COREAI_DTYPE_I32)
+        CAST_LOOP(int64_t, int32_t, wrap_i32);
     return 0;
 }
+
+#undef CAST_LOOP
 
 /* Floating sources are widened to double, which holds all of them exactly. */
 static void load_float(coreai_dtype from, const void *x, int64_t off, int64_t n, double *buf)
