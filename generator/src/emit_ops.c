@@ -6,6 +6,8 @@
 
 #include <talloc.h>
 
+#include "coreai/kernels/conv.h"
+
 #include "emit_internal.h"
 #include "emit_ops.h"
 #include "infer.h"
@@ -484,18 +486,18 @@ static int64_t int_at(const cg_op *op, const char *name, size_t i, int64_t dflt)
 
 static void emit_conv2d(cg_emitter *em, size_t index, const cg_op *op)
 {
-    const cg_type *x = &op->operands[0]->type, *w = &op->operands[1]->type, *out = &op->results[0]->type;
+    coreai_conv2d_params q;
+    cg_conv2d_params(op, &q);
     char *p = pname(em, index);
     cg_emit_params(em, "static const coreai_conv2d_params %s = {%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
                    ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
-                   ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 "};\n", p, x->dims[0], x->dims[1],
-                   x->dims[2], x->dims[3], w->dims[0], w->dims[2], w->dims[3], out->dims[2], out->dims[3],
-                   int_at(op, "strides", 0, 1), int_at(op, "strides", 1, 1), int_at(op, "pads", 0, 0),
-                   int_at(op, "pads", 1, 0), int_at(op, "dilations", 0, 1), int_at(op, "dilations", 1, 1),
-                   int_at(op, "groups", 0, 1));
-    cg_emit_body(em, "    COREAI_TRY(coreai_conv2d_f32(&%s, %s, %s, %s, %s));\n", p, cg_emit_ref(em, op->operands[0]),
-                 cg_emit_ref(em, op->operands[1]), op->n_operands == 3 ? cg_emit_ref(em, op->operands[2]) : "NULL",
-                 cg_emit_ref(em, op->results[0]));
+                   ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 "};\n", p, q.batch, q.in_channels,
+                   q.in_h, q.in_w, q.out_channels, q.kernel_h, q.kernel_w, q.out_h, q.out_w, q.stride_h, q.stride_w,
+                   q.pad_top, q.pad_left, q.dilation_h, q.dilation_w, q.groups);
+    cg_emit_body(em, "    COREAI_TRY(coreai_conv2d_ws_f32(&%s, %s, %s, %s, %s, %s));\n", p,
+                 cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->operands[1]),
+                 op->n_operands == 3 ? cg_emit_ref(em, op->operands[2]) : "NULL", cg_emit_ref(em, op->results[0]),
+                 gemm_scratch(em, index, op));
 }
 
 static void emit_pool(cg_emitter *em, size_t index, const cg_op *op, const char *enum_op)

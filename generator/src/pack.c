@@ -1,5 +1,6 @@
 #include <string.h>
 
+#include "coreai/kernels/conv.h"
 #include "infer.h"
 #include "pack.h"
 
@@ -110,7 +111,41 @@ uint64_t cg_op_gemm_scratch_bytes(const cg_op *op)
         int64_t rows = in > 0 ? cg_type_numel(x) / in : cg_type_numel(out) / (outf > 0 ? outf : 1);
         return scratch_formula(rows, outf, in, 1);
     }
+    if (kind_is(op, "coreai.conv2d")) {
+        coreai_conv2d_params p;
+        cg_conv2d_params(op, &p);
+        return (uint64_t)coreai_conv2d_f32_scratch_size(&p);
+    }
     return 0;
+}
+
+static int64_t conv_attr_int(const cg_op *op, const char *name, size_t i, int64_t dflt)
+{
+    const cg_attr *a = cg_attr_find(&op->attrs, name);
+    return a != NULL && a->ints != NULL && a->count > i ? a->ints[i] : dflt;
+}
+
+void cg_conv2d_params(const cg_op *op, coreai_conv2d_params *p)
+{
+    const cg_type *x = &op->operands[0]->type, *w = &op->operands[1]->type, *out = &op->results[0]->type;
+    *p = (coreai_conv2d_params){
+        .batch = x->dims[0],
+        .in_channels = x->dims[1],
+        .in_h = x->dims[2],
+        .in_w = x->dims[3],
+        .out_channels = w->dims[0],
+        .kernel_h = w->dims[2],
+        .kernel_w = w->dims[3],
+        .out_h = out->dims[2],
+        .out_w = out->dims[3],
+        .stride_h = conv_attr_int(op, "strides", 0, 1),
+        .stride_w = conv_attr_int(op, "strides", 1, 1),
+        .pad_top = conv_attr_int(op, "pads", 0, 0),
+        .pad_left = conv_attr_int(op, "pads", 1, 0),
+        .dilation_h = conv_attr_int(op, "dilations", 0, 1),
+        .dilation_w = conv_attr_int(op, "dilations", 1, 1),
+        .groups = conv_attr_int(op, "groups", 0, 1),
+    };
 }
 
 int cg_op_epilogue(const cg_op *op)

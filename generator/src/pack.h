@@ -56,8 +56,13 @@ void cg_pack_const_uses(const cg_graph *g, const cg_value *c, cg_pack_root_fn ro
 
 /* Bytes of workspace scratch op's kernel call needs (a product with a
  * non-constant B packs it there: coreai_matmul_f32_scratch_size /
- * coreai_linear_ex_f32_scratch_size); 0 for every other op. */
+ * coreai_linear_ex_f32_scratch_size; a convolution packs its im2col blocks
+ * there: coreai_conv2d_scratch_count); 0 for every other op. */
 uint64_t cg_op_gemm_scratch_bytes(const cg_op *op);
+
+/* The runtime parameters of a verified coreai.conv2d. */
+struct coreai_conv2d_params;
+void cg_conv2d_params(const cg_op *op, struct coreai_conv2d_params *p);
 
 /* coreai_epilogue value of an activation op that can run in a GEMM
  * epilogue (relu, gelu, gelu tanh, silu), 0 for any other op. */

@@ -1,6 +1,18 @@
-/* coreai_conv2d_f32: direct 2-D convolution, NCHW, groups and dilation. */
+/*
+ * coreai_conv2d_f32 / _ws_f32: 2-D convolution, NCHW, groups and dilation.
+ * Groups with at least COREAI_CONV2D_GEMM_MIN_OUT output channels run as an
+ * implicit GEMM on the runtime's packed GEMM (gemm_internal.h): the weight
+ * is A as it is stored ([og][cg*kh*kw], row-major), and the im2col matrix is
+ * B, packed block by block straight from the input into the GEMM's panel
+ * layout, so the output lands in NCHW with no transpose and the bias is the
+ * GEMM's row bias. Smaller groups (depthwise) use the direct loops below,
+ * where a GEMM with one or two rows would waste the register tile.
+ */
 #include "coreai/kernels/conv.h"
 
+#include <string.h>
+
+#include "gemm_internal.h"
 #include "window.h"
 
 static int conv_params_valid(const coreai_conv2d_params *p)
@@ -66,12 +78,9 @@ static void tap4(float *restrict o0, float *restrict o1, float *restrict o2, flo
  * run of the output row with no bounds tests (and a unit input stride when
  * stride_w is 1).
  */
-coreai_status coreai_conv2d_f32(const coreai_conv2d_params *params, const float *x,
-                                const float *weight, const float *bias, float *out)
+static void conv_direct(const coreai_conv2d_params *p, const float *x, const float *weight,
+                        const float *bias, float *out)
 {
-    if (params == NULL || x == NULL || weight == NULL || out == NULL || !conv_params_valid(params))
-        return COREAI_STATUS_INVALID_ARGUMENT;
-    const coreai_conv2d_params *p = params;
     const int64_t H = p->in_h, W = p->in_w, OH = p->out_h, OW = p->out_w;
     const int64_t KH = p->kernel_h, KW = p->kernel_w, O = p->out_channels;
     const int64_t cg = p->in_channels / p->groups, og = O / p->groups;
@@ -131,5 +140,236 @@ coreai_status coreai_conv2d_f32(const coreai_conv2d_params *params, const float 
             }
         }
     }
+}
+
+/* ---- implicit GEMM ---------------------------------------------------------- */
+
+typedef struct conv_im2col {
+    const coreai_conv2d_params *p;
+    const float *x; /* first input channel of the group, this batch element */
+} conv_im2col;
+
+/* dst[jj] (panel layout, row r) = v for jj in [j0, j1). */
+static void conv_put_zero(float *row, int64_t ps, int64_t j0, int64_t j1)
+{
+    while (j0 < j1) {
+        const int64_t lane = j0 & 15, n = j1 - j0 < 16 - lane ? j1 - j0 : 16 - lane;
+        memset(row + (j0 >> 4) * ps + lane, 0, (size_t)n * sizeof(float));
+        j0 += n;
+    }
+}
+
+/* Panel positions [j0, j1) of row `row` from src[t * sw], t = 0, 1, ... */
+static void conv_put_run(float *row, int64_t ps, int64_t j0, int64_t j1, const float *src, int64_t sw)
+{
+    while (j0 < j1) {
+        const int64_t lane = j0 & 15, n = j1 - j0 < 16 - lane ? j1 - j0 : 16 - lane;
+        float *restrict d = row + (j0 >> 4) * ps + lane;
+        if (sw == 1) {
+            memcpy(d, src, (size_t)n * sizeof(float));
+        } else {
+            for (int64_t t = 0; t < n; ++t)
+                d[t] = src[t * sw];
+        }
+        src += n * sw;
+        j0 += n;
+    }
+}
+
+/*
+ * Rows [pc, pc + kc) x pixels [jc, jc + nc) of the im2col matrix, B(q, j) =
+ * x[c][oh * sh - pt + kh * dh][ow * sw - pl + kw * dw] (0 outside) with
+ * q = (c, kh, kw) and j = (oh, ow), into the panel layout.
+ */
+/* One row q = (c, kh, kw) of the im2col matrix, stepped through the rows
+ * of a block without dividing (the divisions and the tap range cost more
+ * than packing a short row). */
+typedef struct conv_row {
+    const float *xc; /* input channel c */
+    int64_t ioff;    /* ih = oh * sh + ioff */
+    int64_t joff;    /* iw = ow * sw + joff */
+    int64_t lo, hi;  /* output columns whose tap is inside the input */
+    int64_t ch, kh, kw;
+} conv_row;
+
+static void conv_row_fill(const coreai_conv2d_params *p, conv_row *r, const float *x)
+{
+    r->xc = x + r->ch * p->in_h * p->in_w;
+    r->ioff = r->kh * p->dilation_h - p->pad_top;
+    r->joff = r->kw * p->dilation_w - p->pad_left;
+    coreai_tap_range(p->in_w, p->out_w, p->stride_w, p->pad_left, r->kw * p->dilation_w, &r->lo, &r->hi);
+}
+
+static conv_row conv_row_first(const conv_im2col *c, int64_t q)
+{
+    const coreai_conv2d_params *p = c->p;
+    conv_row r = {0};
+    r.ch = q / (p->kernel_h * p->kernel_w);
+    r.kh = q / p->kernel_w % p->kernel_h;
+    r.kw = q % p->kernel_w;
+    conv_row_fill(p, &r, c->x);
+    return r;
+}
+
+static void conv_row_next(const conv_im2col *c, conv_row *r)
+{
+    const coreai_conv2d_params *p = c->p;
+    if (++r->kw == p->kernel_w) {
+        r->kw = 0;
+        if (++r->kh == p->kernel_h) {
+            r->kh = 0;
+            ++r->ch;
+        }
+    }
+    conv_row_fill(p, r, c->x);
+}
+
+/* 16 floats from s[0], s[2], ..., s[30]: two vector loads and one shuffle
+ * where the compiler has __builtin_shufflevector (GCC >= 12, Clang). */
+#if (defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12))
+typedef float conv_v16 __attribute__((vector_size(64), aligned(4), may_alias));
+static inline void conv_copy16_s2(float *restrict d, const float *restrict s)
+{
+    const conv_v16 a = *(const conv_v16 *)s, b = *(const conv_v16 *)(s + 16);
+    *(conv_v16 *)d = __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+}
+#define CONV_S2_READS 32 /* floats read from s */
+#else
+static inline void conv_copy16_s2(float *restrict d, const float *restrict s)
+{
+    for (int l = 0; l < 16; ++l)
+        d[l] = s[2 * l];
+}
+#define CONV_S2_READS 31
+#endif
+
+/* Output rows a multiple of 16 wide (and jc a multiple of 16, as every
+ * block start is): each 16-column panel row is 16 pixels of one output row,
+ * so the interior is one contiguous (or strided) 64-byte copy; a panel at
+ * the edge of the padding is zeroed and gets its inside run copied. */
+static void conv_pack_aligned(const conv_im2col *c, int64_t pc, int64_t kc, int64_t jc, int64_t nc,
+                              float *dst, int64_t ps)
+{
+    const coreai_conv2d_params *p = c->p;
+    const int64_t H = p->in_h, W = p->in_w, OW = p->out_w, sh = p->stride_h, sw = p->stride_w;
+    conv_row q = conv_row_first(c, pc);
+    for (int64_t r = 0; r < kc; ++r, conv_row_next(c, &q)) {
+        float *row = dst + r * 16;
+        int64_t oh = jc / OW, ow = jc % OW;
+        for (int64_t t = 0; t * 16 < nc; ++t) {
+            float *restrict d = row + t * ps;
+            const int64_t ih = oh * sh + q.ioff;
+            const int64_t a = ow > q.lo ? ow : q.lo, b = ow + 16 < q.hi ? ow + 16 : q.hi;
+            if (ih < 0 || ih >= H || a >= b) {
+                memset(d, 0, 16 * sizeof(float));
+            } else {
+                /* index of the input element of output column a */
+                const float *restrict s = q.xc + ih * W + a * sw + q.joff;
+                if (b - a == 16 && sw == 1) {
+                    memcpy(d, s, 16 * sizeof(float));
+                } else if (b - a == 16 && sw == 2 && ih * W + a * 2 + q.joff + CONV_S2_READS <= H * W) {
+                    conv_copy16_s2(d, s);
+                } else {
+                    memset(d, 0, 16 * sizeof(float));
+                    float *restrict e = d + (a - ow);
+                    if (sw == 1) {
+                        memcpy(e, s, (size_t)(b - a) * sizeof(float));
+                    } else {
+                        for (int64_t l = 0; l < b - a; ++l)
+                            e[l] = s[l * sw];
+                    }
+                }
+            }
+            ow += 16;
+            if (ow == OW) {
+                ow = 0;
+                ++oh;
+            }
+        }
+    }
+}
+
+/* Any width: each row is walked one output row segment at a time, the taps
+ * in the padding (a prefix and a suffix) as zeros, the rest one strided run
+ * of the input row split at panel boundaries. */
+static void conv_pack_any(const conv_im2col *c, int64_t pc, int64_t kc, int64_t jc, int64_t nc, float *dst,
+                          int64_t ps)
+{
+    const coreai_conv2d_params *p = c->p;
+    const int64_t H = p->in_h, W = p->in_w, OW = p->out_w, sh = p->stride_h, sw = p->stride_w;
+    conv_row q = conv_row_first(c, pc);
+    for (int64_t r = 0; r < kc; ++r, conv_row_next(c, &q)) {
+        float *row = dst + r * 16;
+        int64_t j = jc, oh = jc / OW, ow = jc % OW;
+        while (j < jc + nc) {
+            const int64_t run = OW - ow < jc + nc - j ? OW - ow : jc + nc - j;
+            const int64_t ih = oh * sh + q.ioff, jj = j - jc;
+            const int64_t a = ow > q.lo ? ow : q.lo, b = ow + run < q.hi ? ow + run : q.hi;
+            if (ih < 0 || ih >= H || a >= b) {
+                conv_put_zero(row, ps, jj, jj + run);
+            } else {
+                conv_put_zero(row, ps, jj, jj + (a - ow));
+                conv_put_run(row, ps, jj + (a - ow), jj + (b - ow), q.xc + ih * W + a * sw + q.joff, sw);
+                conv_put_zero(row, ps, jj + (b - ow), jj + run);
+            }
+            j += run;
+            ow = 0;
+            ++oh;
+        }
+    }
+    if (nc % 16 != 0) {
+        for (int64_t r = 0; r < kc; ++r)
+            memset(dst + (nc / 16) * ps + r * 16 + nc % 16, 0, (size_t)(16 - nc % 16) * sizeof(float));
+    }
+}
+
+static void conv_pack(const void *ctx, int64_t pc, int64_t kc, int64_t jc, int64_t nc, float *dst, int64_t ps)
+{
+    const conv_im2col *c = ctx;
+    if (c->p->out_w % 16 == 0 && jc % 16 == 0)
+        conv_pack_aligned(c, pc, kc, jc, nc, dst, ps);
+    else
+        conv_pack_any(c, pc, kc, jc, nc, dst, ps);
+}
+
+static void conv_gemm(const coreai_conv2d_params *p, const float *x, const float *weight,
+                      const float *bias, float *out, float *scratch)
+{
+    const int64_t cg = p->in_channels / p->groups, og = p->out_channels / p->groups;
+    const int64_t k = cg * p->kernel_h * p->kernel_w, npix = p->out_h * p->out_w;
+    for (int64_t n = 0; n < p->batch; ++n) {
+        for (int64_t g = 0; g < p->groups; ++g) {
+            const conv_im2col ctx = {p, x + (n * p->in_channels + g * cg) * p->in_h * p->in_w};
+            coreai_gemm_args a = {0};
+            a.m = og;
+            a.n = npix;
+            a.k = k;
+            a.a = weight + g * og * k;
+            a.a_rs = k;
+            a.a_cs = 1;
+            a.c = out + (n * p->out_channels + g * og) * npix;
+            a.ldc = npix;
+            a.row_bias = bias != NULL ? bias + g * og : NULL;
+            a.epilogue = COREAI_EPILOGUE_NONE;
+            coreai_gemm_packer(&a, conv_pack, &ctx, scratch);
+        }
+    }
+}
+
+coreai_status coreai_conv2d_ws_f32(const coreai_conv2d_params *params, const float *x,
+                                   const float *weight, const float *bias, float *out, void *scratch)
+{
+    if (params == NULL || x == NULL || weight == NULL || out == NULL || !conv_params_valid(params))
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    if (params->out_channels / params->groups >= COREAI_CONV2D_GEMM_MIN_OUT)
+        conv_gemm(params, x, weight, bias, out, scratch);
+    else
+        conv_direct(params, x, weight, bias, out);
     return COREAI_STATUS_OK;
+}
+
+coreai_status coreai_conv2d_f32(const coreai_conv2d_params *params, const float *x,
+                                const float *weight, const float *bias, float *out)
+{
+    return coreai_conv2d_ws_f32(params, x, weight, bias, out, NULL);
 }

@@ -2,7 +2,8 @@
  * gemm_internal.h - private interface of the runtime's f32 GEMM
  * (gemm_kernel.c: micro-kernels and blocking; gemm_pack.c: B packing).
  *
- *     C[i][j] = epilogue((accumulate ? C[i][j] : 0) + sum_p A(i,p) B(p,j) + bias[j])
+ *     C[i][j] = epilogue((accumulate ? C[i][j] : 0) + sum_p A(i,p) B(p,j)
+ *                        + bias[j] + row_bias[i])
  *
  * for i < m, j < n, with A(i,p) = a[i * a_rs + p * a_cs] and C row-major with
  * row stride ldc. B comes either packed (the COREAI_PACK_NR panel layout of
@@ -24,7 +25,8 @@ typedef struct coreai_gemm_args {
     int64_t a_rs, a_cs;
     float *c;
     int64_t ldc;
-    const float *bias; /* n values, or NULL */
+    const float *bias;     /* n values, or NULL */
+    const float *row_bias; /* m values, or NULL (a convolution's channel bias) */
     int epilogue;      /* coreai_epilogue */
     int accumulate;    /* add to C instead of overwriting it */
 } coreai_gemm_args;
@@ -39,6 +41,23 @@ void coreai_gemm_packed(const coreai_gemm_args *g, const float *bp, int64_t bps)
  * in KC x NC blocks, else into a stack buffer in smaller blocks. */
 void coreai_gemm_strided(const coreai_gemm_args *g, const float *b, int64_t b_rs, int64_t b_cs,
                          float *scratch);
+
+/* Writes B(p,j) for p in [pc, pc + kc), j in [jc, jc + nc) in the panel
+ * layout with panel stride ps (>= 16 kc), the last panel zero-filled up to
+ * 16 columns: B given by a function rather than strides (a convolution's
+ * implicit im2col matrix). */
+typedef void (*coreai_gemm_pack_fn)(const void *ctx, int64_t pc, int64_t kc, int64_t jc, int64_t nc,
+                                    float *dst, int64_t ps);
+
+/* B from pack(), one block at a time right before use: KC x NC blocks into
+ * scratch (at least min(k, COREAI_GEMM_BLOCK_K) * min(ceil(n / 16) * 16,
+ * COREAI_GEMM_BLOCK_N) floats), or smaller blocks into a stack buffer when
+ * scratch is NULL. */
+void coreai_gemm_packer(const coreai_gemm_args *g, coreai_gemm_pack_fn pack, const void *ctx,
+                        float *scratch);
+/* Upper bounds of the scratch blocks over every ISA's KC and NC. */
+#define COREAI_GEMM_BLOCK_K 256
+#define COREAI_GEMM_BLOCK_N 512
 
 /* Writes B(p,j) (strided as above) for p < k, j < n in the panel layout with
  * panel stride ps (>= 16 k), zero-filling the last panel up to 16 columns. */

@@ -225,6 +225,9 @@ static inline float gemm_vsum(gemm_vf v) { return v; }
 #if GEMM_NR % 16 != 0 && 16 % GEMM_NR != 0
 #error "a tile must cover whole 16-column panels or divide one"
 #endif
+#if GEMM_KC > COREAI_GEMM_BLOCK_K || GEMM_NC > COREAI_GEMM_BLOCK_N
+#error "KC and NC must fit the scratch bounds of gemm_internal.h"
+#endif
 #if GEMM_NC % 16 != 0 || GEMM_NC % GEMM_NR != 0 || GEMM_NCS % 16 != 0 || GEMM_NCS % GEMM_NR != 0
 #error "NC and NCS must be multiples of 16 and of NR"
 #endif
@@ -252,7 +255,8 @@ const char *coreai_gemm_f32_config(void)
 
 typedef struct gemm_tile_epi {
     int beta;          /* add the tile's current contents */
-    const float *bias; /* NULL, or the bias of the tile's first column */
+    const float *bias;  /* NULL, or the bias of the tile's first column */
+    const float *rbias; /* NULL, or the row bias of the tile's first row */
     int relu;
 } gemm_tile_epi;
 
@@ -391,9 +395,10 @@ static void gemm_act_run(float *x, int64_t n, int epilogue)
     }
 }
 
-/* Rows of C that got their final sums: + bias, then the activation. */
+/* Rows of C that got their final sums: + bias and row bias, then the
+ * activation. */
 static void gemm_finish_rows(float *c, int64_t ldc, int64_t rows, int64_t n, const float *bias,
-                             int epilogue)
+                             const float *row_bias, int epilogue)
 {
     for (int64_t i = 0; i < rows; ++i) {
         float *cr = c + i * ldc;
@@ -401,21 +406,27 @@ static void gemm_finish_rows(float *c, int64_t ldc, int64_t rows, int64_t n, con
             for (int64_t j = 0; j < n; ++j)
                 cr[j] = cr[j] + bias[j];
         }
+        if (row_bias != NULL) {
+            for (int64_t j = 0; j < n; ++j)
+                cr[j] = cr[j] + row_bias[i];
+        }
         gemm_act_run(cr, n, epilogue);
     }
 }
 
-/* k == 0: every output is the epilogue of the bias (or of 0). */
+/* k == 0: every output is the epilogue of the biases (or of 0, or of C). */
 static void gemm_empty_k(const coreai_gemm_args *g)
 {
-    for (int64_t i = 0; i < g->m; ++i)
-        memset(g->c + i * g->ldc, 0, (size_t)g->n * sizeof(float));
-    gemm_finish_rows(g->c, g->ldc, g->m, g->n, g->bias, g->epilogue);
+    if (!g->accumulate) {
+        for (int64_t i = 0; i < g->m; ++i)
+            memset(g->c + i * g->ldc, 0, (size_t)g->n * sizeof(float));
+    }
+    gemm_finish_rows(g->c, g->ldc, g->m, g->n, g->bias, g->row_bias, g->epilogue);
 }
 
 /* A right-edge tile computed into t (row stride GEMM_NR): into C. */
 static void gemm_merge_tile(float *c, int64_t ldc, const float *t, int rows, int64_t w, int beta,
-                            const float *bias, int epilogue)
+                            const float *bias, const float *row_bias, int epilogue)
 {
     for (int i = 0; i < rows; ++i) {
         float *cr = c + i * ldc;
@@ -426,6 +437,8 @@ static void gemm_merge_tile(float *c, int64_t ldc, const float *t, int rows, int
                 v = v + cr[j];
             if (bias != NULL)
                 v = v + bias[j];
+            if (row_bias != NULL)
+                v = v + row_bias[i];
             cr[j] = v;
         }
         gemm_act_run(cr, w, epilogue);
@@ -464,6 +477,7 @@ static void gemm_block(const coreai_gemm_args *g, int64_t jc, int64_t nc, int64_
     _Alignas(64) float tmp[GEMM_MR * GEMM_NR];
     const int epilogue = last ? g->epilogue : COREAI_EPILOGUE_NONE;
     const float *bias = last && g->bias != NULL ? g->bias + jc : NULL;
+    const float *rbias = last ? g->row_bias : NULL;
     /* relu runs in registers; the others after the tile is stored */
     const int relu = epilogue == COREAI_EPILOGUE_RELU;
     const int post = epilogue != COREAI_EPILOGUE_NONE && !relu;
@@ -474,23 +488,24 @@ static void gemm_block(const coreai_gemm_args *g, int64_t jc, int64_t nc, int64_
         const int rows = gemm_rows[rc];
         gemm_pack_a(apanel, rows, kc, g->a + ir * g->a_rs + pc * g->a_cs, g->a_rs, g->a_cs);
         float *crow = g->c + ir * g->ldc + jc;
+        const float *rb = rbias != NULL ? rbias + ir : NULL;
         for (int64_t jr = 0; jr < nc; jr += GEMM_NR) {
             const int64_t w = gemm_min(GEMM_NR, nc - jr);
             const int nv = (int)((w + GEMM_VL - 1) / GEMM_VL);
             const float *bt = bblk + (jr / 16) * bps + jr % 16;
             const gemm_ukernel uk = gemm_kernels[rc][nv - 1];
             if (w == (int64_t)nv * GEMM_VL) {
-                const gemm_tile_epi ep = {beta, bias != NULL ? bias + jr : NULL, relu};
+                const gemm_tile_epi ep = {beta, bias != NULL ? bias + jr : NULL, rb, relu};
                 uk(kc, apanel, bt, bps, crow + jr, g->ldc, &ep);
                 if (post) {
                     for (int i = 0; i < rows; ++i)
                         gemm_act_run(crow + i * g->ldc + jr, w, epilogue);
                 }
             } else {
-                const gemm_tile_epi ep = {0, NULL, 0};
+                const gemm_tile_epi ep = {0, NULL, NULL, 0};
                 uk(kc, apanel, bt, bps, tmp, GEMM_NR, &ep);
                 gemm_merge_tile(crow + jr, g->ldc, tmp, rows, w, beta,
-                                bias != NULL ? bias + jr : NULL, epilogue);
+                                bias != NULL ? bias + jr : NULL, rb, epilogue);
             }
         }
         ir += rows;
@@ -509,23 +524,61 @@ void coreai_gemm_packed(const coreai_gemm_args *g, const float *bp, int64_t bps)
         const int64_t nc = gemm_min(GEMM_NC, g->n - jc);
         for (int64_t pc = 0; pc < g->k; pc += GEMM_KC) {
             const int64_t kc = gemm_min(GEMM_KC, g->k - pc);
-            gemm_block(g, jc, nc, pc, kc, bp + (jc / 16) * bps + pc * 16, bps, pc > 0, pc + kc == g->k);
+            gemm_block(g, jc, nc, pc, kc, bp + (jc / 16) * bps + pc * 16, bps, pc > 0 || g->accumulate,
+                       pc + kc == g->k);
         }
     }
 }
 
-/* B strided, packed kcb x ncb at a time into buf (kcb <= GEMM_KC). */
-static void gemm_strided_blocks(const coreai_gemm_args *g, const float *b, int64_t b_rs, int64_t b_cs,
-                                float *buf, int64_t kcb, int64_t ncb)
+/* B from pack(), kcb x ncb at a time into buf (kcb <= GEMM_KC). */
+static void gemm_packed_blocks(const coreai_gemm_args *g, coreai_gemm_pack_fn pack, const void *ctx,
+                               float *buf, int64_t kcb, int64_t ncb)
 {
     for (int64_t jc = 0; jc < g->n; jc += ncb) {
         const int64_t nc = gemm_min(ncb, g->n - jc);
         for (int64_t pc = 0; pc < g->k; pc += kcb) {
             const int64_t kc = gemm_min(kcb, g->k - pc);
-            coreai_gemm_pack_b(kc, nc, b + pc * b_rs + jc * b_cs, b_rs, b_cs, buf, kc * 16);
-            gemm_block(g, jc, nc, pc, kc, buf, kc * 16, pc > 0, pc + kc == g->k);
+            pack(ctx, pc, kc, jc, nc, buf, kc * 16);
+            gemm_block(g, jc, nc, pc, kc, buf, kc * 16, pc > 0 || g->accumulate, pc + kc == g->k);
         }
     }
+}
+
+/* The whole B through pack(): scratch blocks when given, else stack blocks. */
+static void gemm_packer_run(const coreai_gemm_args *g, coreai_gemm_pack_fn pack, const void *ctx,
+                            float *scratch)
+{
+    if (scratch != NULL) {
+        gemm_packed_blocks(g, pack, ctx, scratch, GEMM_KC, GEMM_NC);
+    } else {
+        _Alignas(64) float bbuf[GEMM_KCS * GEMM_NCS];
+        gemm_packed_blocks(g, pack, ctx, bbuf, GEMM_KCS, GEMM_NCS);
+    }
+}
+
+void coreai_gemm_packer(const coreai_gemm_args *g, coreai_gemm_pack_fn pack, const void *ctx,
+                        float *scratch)
+{
+    if (g->m <= 0 || g->n <= 0)
+        return;
+    if (g->k <= 0) {
+        gemm_empty_k(g);
+        return;
+    }
+    gemm_packer_run(g, pack, ctx, scratch);
+}
+
+/* A strided B as a packer. */
+typedef struct gemm_strided_b {
+    const float *b;
+    int64_t rs, cs;
+} gemm_strided_b;
+
+static void gemm_strided_pack(const void *ctx, int64_t pc, int64_t kc, int64_t jc, int64_t nc,
+                              float *dst, int64_t ps)
+{
+    const gemm_strided_b *s = ctx;
+    coreai_gemm_pack_b(kc, nc, s->b + pc * s->rs + jc * s->cs, s->rs, s->cs, dst, ps);
 }
 
 /* ---- few rows: B read in place ---------------------------------------- */
@@ -581,7 +634,7 @@ static int gemm_small(const coreai_gemm_args *g, const float *b, int64_t b_rs, i
     } else {
         return 0;
     }
-    gemm_finish_rows(g->c, g->ldc, m, n, g->bias, g->epilogue);
+    gemm_finish_rows(g->c, g->ldc, m, n, g->bias, NULL, g->epilogue);
     return 1;
 }
 
@@ -594,15 +647,12 @@ void coreai_gemm_strided(const coreai_gemm_args *g, const float *b, int64_t b_rs
         gemm_empty_k(g);
         return;
     }
-    if (g->m < COREAI_GEMM_SMALL_M && gemm_small(g, b, b_rs, b_cs))
+    if (g->m < COREAI_GEMM_SMALL_M && !g->accumulate && g->row_bias == NULL &&
+        gemm_small(g, b, b_rs, b_cs))
         return;
     /* B block by block, each packed right before use (so it is still in
      * L2): KC x NC blocks into the caller's scratch, else KCS x NCS blocks
      * on the stack */
-    if (scratch != NULL) {
-        gemm_strided_blocks(g, b, b_rs, b_cs, scratch, GEMM_KC, GEMM_NC);
-    } else {
-        _Alignas(64) float bbuf[GEMM_KCS * GEMM_NCS];
-        gemm_strided_blocks(g, b, b_rs, b_cs, bbuf, GEMM_KCS, GEMM_NCS);
-    }
+    const gemm_strided_b sb = {b, b_rs, b_cs};
+    gemm_packer_run(g, gemm_strided_pack, &sb, scratch);
 }

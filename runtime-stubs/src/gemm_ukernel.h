@@ -9,7 +9,7 @@
  * and the vector helpers of gemm_kernel.c in scope. It computes the
  * UK_MR x UK_NV*GEMM_VL tile
  *
- *     c[i][j] = relu?((beta ? c[i][j] : 0) + sum_p A[i][p] B[p][j] + bias[j])
+ *     c[i][j] = relu?((beta ? c[i][j] : 0) + sum_p A[i][p] B[p][j] + bias[j] + rbias[i])
  *
  * A: rows of the packed A panel, row i at ap + i * GEMM_KC (GEMM_KC is a
  *    constant, so each row is an immediate displacement off one pointer).
@@ -77,6 +77,15 @@ static void UK_NAME(int64_t kc, const float *restrict ap, const float *restrict 
             GEMM_UNROLL
             for (int v = 0; v < UK_NV; ++v)
                 acc[i][v] = acc[i][v] + bb[v];
+        }
+    }
+    if (ep->rbias != NULL) {
+        GEMM_UNROLL
+        for (int i = 0; i < UK_MR; ++i) {
+            const gemm_vf rb = gemm_vbcast(ep->rbias[i]);
+            GEMM_UNROLL
+            for (int v = 0; v < UK_NV; ++v)
+                acc[i][v] = acc[i][v] + rb;
         }
     }
     if (ep->relu) {

@@ -1,8 +1,13 @@
 /*
- * coreai_conv2d_f32 against the definition, summed in double with a bounds
- * test per tap: every combination of stride, padding (asymmetric), dilation
- * and groups (1, a divisor, depthwise), with and without bias, odd sizes,
- * inputs smaller than the kernel (padding only), and zero sizes.
+ * coreai_conv2d_f32 and coreai_conv2d_ws_f32 against the definition, summed
+ * in double with a bounds test per tap: every combination of stride, padding
+ * (asymmetric), dilation and groups (1, a divisor, depthwise), with and
+ * without bias, odd sizes, inputs smaller than the kernel (padding only),
+ * and zero sizes. Groups of fewer than COREAI_CONV2D_GEMM_MIN_OUT output
+ * channels take the direct loops, the others the implicit GEMM; the random
+ * shapes cover both, and the large ones cross the GEMM's K and pixel blocks.
+ * Outputs start as NaN (every element must be written); the scratch given
+ * to _ws is exactly coreai_conv2d_f32_scratch_size bytes followed by a guard.
  */
 #include "kernel_ref.h"
 
@@ -41,7 +46,20 @@ static void run(ref_rng *rng, const coreai_conv2d_params *p, int with_bias)
                             }
                     want[((n * O + o) * OH + i) * OW + j] = s;
                 }
+    for (int64_t i = 0; i < no; ++i)
+        out[i] = NAN;
     assert_int_equal(coreai_conv2d_f32(p, x, w, with_bias ? b : NULL, out), COREAI_STATUS_OK);
+    /* the same with caller scratch: identical results, guard untouched */
+    const int64_t ns = (int64_t)(coreai_conv2d_f32_scratch_size(p) / sizeof(float));
+    float *scratch = ref_alloc_f(ns + 16), *out2 = ref_alloc_f(no);
+    for (int64_t i = 0; i < ns + 16; ++i)
+        scratch[i] = -777.0f;
+    for (int64_t i = 0; i < no; ++i)
+        out2[i] = NAN;
+    assert_int_equal(coreai_conv2d_ws_f32(p, x, w, with_bias ? b : NULL, out2, ns > 0 ? scratch : NULL),
+                     COREAI_STATUS_OK);
+    for (int64_t i = ns; i < ns + 16; ++i)
+        assert_true(scratch[i] == -777.0f);
     char what[200];
     snprintf(what, sizeof what,
              "conv N%lld C%lld %lldx%lld O%lld k%lldx%lld s%lld,%lld p%lld,%lld d%lld,%lld g%lld bias %d",
@@ -49,6 +67,9 @@ static void run(ref_rng *rng, const coreai_conv2d_params *p, int with_bias)
              (long long)p->stride_h, (long long)p->stride_w, (long long)p->pad_top, (long long)p->pad_left,
              (long long)p->dilation_h, (long long)p->dilation_w, (long long)G, with_bias);
     ref_check(out, want, no, 2e-5, what);
+    ref_check(out2, want, no, 2e-5, what);
+    free(scratch);
+    free(out2);
     free(x);
     free(w);
     free(b);
@@ -64,7 +85,8 @@ static int random_params(ref_rng *rng, coreai_conv2d_params *p, int groups_kind)
     const int64_t g = groups_kind == 0 ? 1 : groups_kind == 1 ? 2 : ref_int(rng, 1, 4);
     p->groups = g;
     p->in_channels = g * (groups_kind == 2 ? 1 : ref_int(rng, 1, 3)); /* 2: depthwise */
-    p->out_channels = g * ref_int(rng, 1, 3);
+    /* 1..3 per group: direct loops; 4..20: implicit GEMM */
+    p->out_channels = g * (ref_int(rng, 0, 1) ? ref_int(rng, 1, 3) : ref_int(rng, 4, 20));
     p->in_h = ref_int(rng, 1, 9);
     p->in_w = ref_int(rng, 1, 11);
     p->kernel_h = ref_int(rng, 1, 3);
@@ -126,6 +148,45 @@ static void test_larger(void **state)
     run(&rng, &p, 1);
     coreai_conv2d_params q = {1, 16, 32, 32, 16, 3, 3, 16, 16, 2, 2, 1, 1, 1, 1, 16};
     run(&rng, &q, 0);
+    /* the bench's conv net: 3 -> 16 at 64 x 64, 16 -> 32 stride 2 */
+    coreai_conv2d_params c1 = {1, 3, 64, 64, 16, 3, 3, 64, 64, 1, 1, 1, 1, 1, 1, 1};
+    run(&rng, &c1, 1);
+    coreai_conv2d_params c2 = {1, 16, 64, 64, 32, 3, 3, 32, 32, 2, 2, 1, 1, 1, 1, 1};
+    run(&rng, &c2, 1);
+    /* K = 40 * 9 = 360 > one K block; 29 x 37 = 1073 pixels > one pixel
+     * block and not a multiple of 16 or of a row; 2 groups of 17 */
+    coreai_conv2d_params big = {2, 80, 29, 37, 34, 3, 3, 29, 37, 1, 1, 1, 1, 1, 1, 2};
+    run(&rng, &big, 1);
+    /* 5 x 5 dilated, stride 3, pixels in rows shorter than a panel */
+    coreai_conv2d_params odd = {1, 6, 40, 13, 9, 5, 5, 12, 3, 3, 3, 2, 1, 2, 2, 1};
+    run(&rng, &odd, 0);
+}
+
+/* Output rows a multiple of 16 wide (the kernel's whole-panel packing):
+ * every stride, padding, dilation and kernel width, so panels at both edges
+ * of a row see padding taps. */
+static void test_aligned_rows(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(1004);
+    int done = 0;
+    for (int64_t ow = 16; ow <= 32; ow += 16)
+        for (int64_t s = 1; s <= 3; ++s)
+            for (int64_t pad = 0; pad <= 2; ++pad)
+                for (int64_t d = 1; d <= 2; ++d)
+                    for (int64_t k = 1; k <= 5; k += 2) {
+                        /* an input width that gives exactly ow columns */
+                        const int64_t w = (ow - 1) * s + d * (k - 1) + 1 - 2 * pad;
+                        if (w < 1)
+                            continue;
+                        coreai_conv2d_params p = {1, 3, 5, w, 5, k, k, 0, ow, s, s, pad, pad, d, d, 1};
+                        p.out_h = out_extent(5, pad, pad, k, s, d);
+                        if (p.out_h < 1 || out_extent(w, pad, pad, k, s, d) != ow)
+                            continue;
+                        run(&rng, &p, (int)(done & 1));
+                        ++done;
+                    }
+    assert_true(done > 60);
 }
 
 static void test_edges(void **state)
@@ -190,9 +251,9 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random),     cmocka_unit_test(test_all_combinations),
-        cmocka_unit_test(test_larger),     cmocka_unit_test(test_edges),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_random),       cmocka_unit_test(test_all_combinations),
+        cmocka_unit_test(test_larger),       cmocka_unit_test(test_aligned_rows),
+        cmocka_unit_test(test_edges),        cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

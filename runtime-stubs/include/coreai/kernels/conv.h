@@ -1,6 +1,8 @@
 #ifndef COREAI_KERNELS_CONV_H
 #define COREAI_KERNELS_CONV_H
 
+#include <stddef.h>
+
 #include "coreai/runtime.h"
 
 #ifdef __cplusplus
@@ -41,6 +43,36 @@ typedef struct coreai_conv2d_params {
 
 coreai_status coreai_conv2d_f32(const coreai_conv2d_params *params, const float *x,
                                 const float *weight, const float *bias, float *out);
+
+/*
+ * The same with caller scratch (the generator plans it in the workspace):
+ * groups of at least COREAI_CONV2D_GEMM_MIN_OUT output channels run as an
+ * implicit GEMM, weight [og x cg*kh*kw] times the im2col matrix of the input,
+ * which is never stored whole: blocks of at most COREAI_CONV2D_BLOCK_K rows
+ * by COREAI_CONV2D_BLOCK_PIX output pixels are packed into scratch right
+ * before use. scratch (float-aligned) holds coreai_conv2d_f32_scratch_size(
+ * params) bytes (0: none needed), or is NULL: the blocks then go through a
+ * small stack buffer instead (about 32 KiB), which is all coreai_conv2d_f32
+ * does. The size is an inline function so the generator computes the same
+ * number at build time.
+ */
+#define COREAI_CONV2D_GEMM_MIN_OUT 4
+#define COREAI_CONV2D_BLOCK_K 256
+#define COREAI_CONV2D_BLOCK_PIX 512
+
+static inline size_t coreai_conv2d_f32_scratch_size(const coreai_conv2d_params *p)
+{
+    if (p == NULL || p->groups < 1 || p->out_channels / p->groups < COREAI_CONV2D_GEMM_MIN_OUT ||
+        p->kernel_h <= 0 || p->kernel_w <= 0 || p->in_channels <= 0 || p->out_h <= 0 || p->out_w <= 0)
+        return 0;
+    const int64_t k = p->in_channels / p->groups * p->kernel_h * p->kernel_w;
+    const int64_t pix = (p->out_h * p->out_w + 15) / 16 * 16;
+    return (size_t)(k < COREAI_CONV2D_BLOCK_K ? k : COREAI_CONV2D_BLOCK_K) *
+           (size_t)(pix < COREAI_CONV2D_BLOCK_PIX ? pix : COREAI_CONV2D_BLOCK_PIX) * sizeof(float);
+}
+
+coreai_status coreai_conv2d_ws_f32(const coreai_conv2d_params *params, const float *x,
+                                   const float *weight, const float *bias, float *out, void *scratch);
 
 #ifdef __cplusplus
 }
