@@ -30,9 +30,7 @@
 
 #include "coreai/kernels/matmul.h"
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
+#include "../fma_peak.h"
 
 /* OpenBLAS's CBLAS, declared here so no particular cblas.h is needed
  * (LP64 build: blasint is int). */
@@ -78,80 +76,21 @@ static double vmax(const double *v, int n)
     return m;
 }
 
-/* ---- synthetic FMA peak --------------------------------------------------- */
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define PEAK_CHAINS 16
-/* PEAK_CHAINS independent FMA chains: enough to cover latency x ports. */
-__attribute__((target("avx512f"), noinline)) static float peak_avx512(long iters)
-{
-    __m512 acc[PEAK_CHAINS];
-    const __m512 x = _mm512_set1_ps(0.999999f), y = _mm512_set1_ps(1e-7f);
-    for (int j = 0; j < PEAK_CHAINS; ++j)
-        acc[j] = _mm512_set1_ps((float)j);
-    for (long i = 0; i < iters; ++i) {
-        _Pragma("GCC unroll 16") for (int j = 0; j < PEAK_CHAINS; ++j)
-            acc[j] = _mm512_fmadd_ps(acc[j], x, y);
-    }
-    __m512 s = acc[0];
-    for (int j = 1; j < PEAK_CHAINS; ++j)
-        s = _mm512_add_ps(s, acc[j]);
-    return _mm512_reduce_add_ps(s);
-}
-
-#define PEAK_CHAINS_AVX2 12
-__attribute__((target("avx2,fma"), noinline)) static float peak_avx2(long iters)
-{
-    __m256 acc[PEAK_CHAINS_AVX2];
-    const __m256 x = _mm256_set1_ps(0.999999f), y = _mm256_set1_ps(1e-7f);
-    for (int j = 0; j < PEAK_CHAINS_AVX2; ++j)
-        acc[j] = _mm256_set1_ps((float)j);
-    for (long i = 0; i < iters; ++i) {
-        _Pragma("GCC unroll 16") for (int j = 0; j < PEAK_CHAINS_AVX2; ++j)
-            acc[j] = _mm256_fmadd_ps(acc[j], x, y);
-    }
-    __m256 s = acc[0];
-    for (int j = 1; j < PEAK_CHAINS_AVX2; ++j)
-        s = _mm256_add_ps(s, acc[j]);
-    float t[8];
-    _mm256_storeu_ps(t, s);
-    return t[0] + t[1] + t[2] + t[3] + t[4] + t[5] + t[6] + t[7];
-}
-
-/* Iterations of a peak loop that take about `seconds`. */
-static long calibrate(float (*fn)(long), double seconds)
-{
-    long iters = 100000;
-    for (;;) {
-        const double t0 = now();
-        volatile float sink = fn(iters);
-        (void)sink;
-        const double dt = now() - t0;
-        if (dt > seconds / 4)
-            return (long)((double)iters * seconds / dt) + 1;
-        iters *= 2;
-    }
-}
+/* ---- synthetic FMA peak (bench/fma_peak.h) -------------------------------- */
 
 /* GFLOP/s of one loop: best of `rounds` runs of ~`seconds` each. */
-static void measure_peak(const char *name, int lanes, int chains, float (*fn)(long), int rounds,
-                         double seconds, double *best_out, double *med_out)
+static void measure_peak(const fma_peak_loop *l, int rounds, double seconds, double *best_out,
+                         double *med_out)
 {
-    const long iters = calibrate(fn, seconds);
+    const long iters = fma_peak_calibrate(l, seconds, now);
     double g[64];
-    for (int r = 0; r < rounds; ++r) {
-        const double t0 = now();
-        volatile float sink = fn(iters);
-        (void)sink;
-        const double dt = now() - t0;
-        g[r] = 2.0 * lanes * chains * (double)iters / dt * 1e-9;
-    }
+    for (int r = 0; r < rounds; ++r)
+        g[r] = fma_peak_run(l, iters, now);
     *best_out = vmax(g, rounds);
     const double lo = vmin(g, rounds);
     *med_out = median(g, rounds);
-    printf("peak %-8s  max %7.1f  median %7.1f  min %7.1f GFLOP/s\n", name, *best_out, *med_out, lo);
+    printf("peak %-8s  max %7.1f  median %7.1f  min %7.1f GFLOP/s\n", l->isa, *best_out, *med_out, lo);
 }
-#endif
 
 /* ---- GEMM shapes -------------------------------------------------------- */
 
@@ -214,19 +153,13 @@ static void run_method(int method, const shape *s, const float *a, const float *
 
 /* The per-round peak sample: the FMA loop of the runtime's ISA. */
 typedef struct peak_probe {
-    float (*fn)(long);
+    fma_peak_loop loop; /* loop.fn NULL: none */
     long iters;
-    double flop_per_iter;
 } peak_probe;
 
 static double peak_sample(const peak_probe *pp)
 {
-    if (pp->fn == NULL)
-        return 0.0;
-    const double t0 = now();
-    volatile float sink = pp->fn(pp->iters);
-    (void)sink;
-    return pp->flop_per_iter * (double)pp->iters / (now() - t0) * 1e-9;
+    return pp->loop.fn == NULL ? 0.0 : fma_peak_run(&pp->loop, pp->iters, now);
 }
 
 static void bench_shape(const shape *s, int rounds, double seconds, const peak_probe *pp)
@@ -292,7 +225,7 @@ static void bench_shape(const shape *s, int rounds, double seconds, const peak_p
             printf("  vs openblas %.3f", median(vs[mth], rounds));
         else
             printf("                  ");
-        if (pp->fn != NULL)
+        if (pp->loop.fn != NULL)
             printf("  of peak %.3f", median(frac[mth], rounds));
         if (mth != M_OPENBLAS)
             printf("  err %.1e", err[mth]);
@@ -336,25 +269,25 @@ int main(int argc, char **argv)
            ct ? ct : "(unset)", openblas_get_config());
     printf("rounds %d, ~%.3f s per sample\n", rounds, seconds);
 
-    peak_probe pp = {NULL, 0, 0.0};
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    peak_probe pp = {{NULL, 0, 0, NULL}, 0};
+#ifdef FMA_PEAK_X86
+    const fma_peak_loop l512 = {"avx512", 16, FMA_PEAK_CHAINS_AVX512, fma_peak_avx512};
+    const fma_peak_loop l256 = {"avx2", 8, FMA_PEAK_CHAINS_AVX2, fma_peak_avx2};
     double p512 = 0, m512 = 0, p256 = 0, m256 = 0;
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f"))
-        measure_peak("avx512", 16, PEAK_CHAINS, peak_avx512, rounds, 0.2, &p512, &m512);
+        measure_peak(&l512, rounds, 0.2, &p512, &m512);
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        measure_peak("avx2", 8, PEAK_CHAINS_AVX2, peak_avx2, rounds, 0.2, &p256, &m256);
+        measure_peak(&l256, rounds, 0.2, &p256, &m256);
     /* the per-round peak sample: the ISA the runtime's GEMM was built for */
     const char *cfg = coreai_gemm_f32_config();
-    if (strncmp(cfg, "avx512", 6) == 0 && m512 > 0) {
-        pp = (peak_probe){peak_avx512, 0, 2.0 * 16 * PEAK_CHAINS};
-    } else if (strncmp(cfg, "avx2", 4) == 0 && m256 > 0) {
-        pp = (peak_probe){peak_avx2, 0, 2.0 * 8 * PEAK_CHAINS_AVX2};
-    }
-    if (pp.fn != NULL) {
-        pp.iters = calibrate(pp.fn, 0.02);
-        printf("of peak: against a %s FMA sample (~20 ms) at the start of each round\n",
-               pp.fn == peak_avx512 ? "avx512" : "avx2");
+    if (strncmp(cfg, "avx512", 6) == 0 && m512 > 0)
+        pp.loop = l512;
+    else if (strncmp(cfg, "avx2", 4) == 0 && m256 > 0)
+        pp.loop = l256;
+    if (pp.loop.fn != NULL) {
+        pp.iters = fma_peak_calibrate(&pp.loop, 0.02, now);
+        printf("of peak: against a %s FMA sample (~20 ms) at the start of each round\n", pp.loop.isa);
     }
 #endif
     if (only_peak)

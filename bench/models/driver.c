@@ -32,11 +32,9 @@
 #include <string.h>
 #include <time.h>
 
-#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
-#include <immintrin.h>
-#endif
-
 #include "coreai/runtime.h"
+
+#include "../fma_peak.h"
 
 int bench_driver_main(int argc, char **argv, const coreai_program *program);
 
@@ -66,88 +64,17 @@ static int cmp_double(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
-/* ---- synthetic FMA peak ------------------------------------------------- */
-
-#define PEAK_CHAINS 16
-#if defined(__AVX512F__)
-#define PEAK_ISA "avx512"
-#define PEAK_LANES 16
-static __attribute__((noinline)) float peak_loop(long iters)
-{
-    __m512 acc[PEAK_CHAINS];
-    const __m512 x = _mm512_set1_ps(0.999999f), y = _mm512_set1_ps(1e-7f);
-    for (int j = 0; j < PEAK_CHAINS; ++j)
-        acc[j] = _mm512_set1_ps((float)j);
-    for (long i = 0; i < iters; ++i) {
-        _Pragma("GCC unroll 16") for (int j = 0; j < PEAK_CHAINS; ++j)
-            acc[j] = _mm512_fmadd_ps(acc[j], x, y);
-    }
-    __m512 s = acc[0];
-    for (int j = 1; j < PEAK_CHAINS; ++j)
-        s = _mm512_add_ps(s, acc[j]);
-    return _mm512_reduce_add_ps(s);
-}
-#elif defined(__AVX2__) && defined(__FMA__)
-#define PEAK_ISA "avx2"
-#define PEAK_LANES 8
-static __attribute__((noinline)) float peak_loop(long iters)
-{
-    __m256 acc[PEAK_CHAINS];
-    const __m256 x = _mm256_set1_ps(0.999999f), y = _mm256_set1_ps(1e-7f);
-    for (int j = 0; j < PEAK_CHAINS; ++j)
-        acc[j] = _mm256_set1_ps((float)j);
-    for (long i = 0; i < iters; ++i) {
-        _Pragma("GCC unroll 16") for (int j = 0; j < PEAK_CHAINS; ++j)
-            acc[j] = _mm256_fmadd_ps(acc[j], x, y);
-    }
-    __m256 s = acc[0];
-    for (int j = 1; j < PEAK_CHAINS; ++j)
-        s = _mm256_add_ps(s, acc[j]);
-    float t[8];
-    _mm256_storeu_ps(t, s);
-    return t[0] + t[1] + t[2] + t[3] + t[4] + t[5] + t[6] + t[7];
-}
-#else
-#define PEAK_ISA "scalar"
-#define PEAK_LANES 1
-static float peak_loop(long iters)
-{
-    float acc[PEAK_CHAINS];
-    for (int j = 0; j < PEAK_CHAINS; ++j)
-        acc[j] = (float)j;
-    for (long i = 0; i < iters; ++i)
-        for (int j = 0; j < PEAK_CHAINS; ++j)
-            acc[j] = acc[j] * 0.999999f + 1e-7f;
-    float s = 0.0f;
-    for (int j = 0; j < PEAK_CHAINS; ++j)
-        s += acc[j];
-    return s;
-}
-#endif
+/* ---- synthetic FMA peak (bench/fma_peak.h) ------------------------------ */
 
 static int run_peak(double seconds)
 {
-    long iters = 100000;
-    for (;;) { /* calibrate to ~seconds / 8 per sample */
-        const double t0 = now_s();
-        volatile float sink = peak_loop(iters);
-        (void)sink;
-        const double dt = now_s() - t0;
-        if (dt > seconds / 32) {
-            iters = (long)((double)iters * (seconds / 8) / dt) + 1;
-            break;
-        }
-        iters *= 2;
-    }
+    const fma_peak_loop l = fma_peak_native();
+    const long iters = fma_peak_calibrate(&l, seconds / 8, now_s);
     double g[8];
-    for (int r = 0; r < 8; ++r) {
-        const double t0 = now_s();
-        volatile float sink = peak_loop(iters);
-        (void)sink;
-        g[r] = 2.0 * PEAK_LANES * PEAK_CHAINS * (double)iters / (now_s() - t0) * 1e-9;
-    }
+    for (int r = 0; r < 8; ++r)
+        g[r] = fma_peak_run(&l, iters, now_s);
     qsort(g, 8, sizeof g[0], cmp_double);
-    printf("peak %s max %.1f median %.1f GFLOP/s\n", PEAK_ISA, g[7], 0.5 * (g[3] + g[4]));
+    printf("peak %s max %.1f median %.1f GFLOP/s\n", l.isa, g[7], 0.5 * (g[3] + g[4]));
     return 0;
 }
 
