@@ -424,6 +424,19 @@ static void gemm_empty_k(const coreai_gemm_args *g)
     gemm_finish_rows(g->c, g->ldc, g->m, g->n, g->bias, g->row_bias, g->epilogue);
 }
 
+/* Empty products (nothing to write, or k == 0: the epilogue of the
+ * biases): done here, returns 1. */
+static int gemm_degenerate(const coreai_gemm_args *g)
+{
+    if (g->m <= 0 || g->n <= 0)
+        return 1;
+    if (g->k <= 0) {
+        gemm_empty_k(g);
+        return 1;
+    }
+    return 0;
+}
+
 /* A right-edge tile computed into t (row stride GEMM_NR): into C. */
 static void gemm_merge_tile(float *c, int64_t ldc, const float *t, int rows, int64_t w, int beta,
                             const float *bias, const float *row_bias, int epilogue)
@@ -514,12 +527,8 @@ static void gemm_block(const coreai_gemm_args *g, int64_t jc, int64_t nc, int64_
 
 void coreai_gemm_packed(const coreai_gemm_args *g, const float *bp, int64_t bps)
 {
-    if (g->m <= 0 || g->n <= 0)
+    if (gemm_degenerate(g))
         return;
-    if (g->k <= 0) {
-        gemm_empty_k(g);
-        return;
-    }
     for (int64_t jc = 0; jc < g->n; jc += GEMM_NC) {
         const int64_t nc = gemm_min(GEMM_NC, g->n - jc);
         for (int64_t pc = 0; pc < g->k; pc += GEMM_KC) {
@@ -559,12 +568,8 @@ static void gemm_packer_run(const coreai_gemm_args *g, coreai_gemm_pack_fn pack,
 void coreai_gemm_packer(const coreai_gemm_args *g, coreai_gemm_pack_fn pack, const void *ctx,
                         float *scratch)
 {
-    if (g->m <= 0 || g->n <= 0)
+    if (gemm_degenerate(g))
         return;
-    if (g->k <= 0) {
-        gemm_empty_k(g);
-        return;
-    }
     gemm_packer_run(g, pack, ctx, scratch);
 }
 
@@ -641,12 +646,8 @@ static int gemm_small(const coreai_gemm_args *g, const float *b, int64_t b_rs, i
 void coreai_gemm_strided(const coreai_gemm_args *g, const float *b, int64_t b_rs, int64_t b_cs,
                          float *scratch)
 {
-    if (g->m <= 0 || g->n <= 0)
+    if (gemm_degenerate(g))
         return;
-    if (g->k <= 0) {
-        gemm_empty_k(g);
-        return;
-    }
     if (g->m < COREAI_GEMM_SMALL_M && !g->accumulate && g->row_bias == NULL &&
         gemm_small(g, b, b_rs, b_cs))
         return;
