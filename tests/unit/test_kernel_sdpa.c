@@ -3,6 +3,23 @@
  * reference implementation literally: the full logit matrix per head, -1e4
  * added to every masked logit (never skipped), the sink appended as one
  * more softmax column, K/V heads repeated by repeat_interleave.
+ *
+ * Tolerance (sdpa_tolerance): a forward error bound of the f32 kernel for
+ * the case's own data, not a measured error. With u = 2^-24 and
+ * g(n) = n u / (1 - n u):
+ *   - a logit scale * <q, k> summed over D products (scale folded into q,
+ *     one more rounding) is off by at most g(D + 1) * A, A the largest
+ *     scale * sum_c |q_c k_c| of the case;
+ *   - a weight exp(s - m) then has relative error <= 2 g(D + 1) A (s and m
+ *     both perturbed) + u (the subtraction, times (m - s) e^(s - m) <= 1)
+ *     + 2 u (vm_exp, <= 2 ulp) + u (the online rescale);
+ *   - weights with relative errors <= e move a weighted mean of values by
+ *     at most 2 e max|v|;
+ *   - numerator and denominator are sums of <= Tkv + Tkv / 64 + 2 terms
+ *     (keys, tile partial sums, sink), each off by g(n) of the sum of
+ *     |terms|, and the final 1 / l * acc adds 2 u.
+ * The values here are in [-1, 1], so max|v| = 1; ref_check's tolerance is
+ * relative to max(1, |want|) and |want| <= 1, i.e. absolute.
  */
 #include "kernel_ref.h"
 
@@ -34,6 +51,32 @@ static int rule_visible(const sdpa_case *c, int64_t i, int64_t j)
     }
     const int right_out = q <= k - (kl - ql + w);
     return !(left_out || right_out);
+}
+
+static double sdpa_gamma(double n)
+{
+    const double u = 0x1p-24;
+    return n * u / (1.0 - n * u);
+}
+
+static double sdpa_tolerance(const sdpa_case *c, const float *q, const float *k, float scale)
+{
+    /* A: the largest scale * sum_c |q_c k_c|, bounded over all pairs of
+     * query and key rows of the case (a superset of the pairs a head uses). */
+    const int64_t nq = c->b * c->hq * c->tq, nk = c->kb * c->hk * c->tk;
+    double amax = 0.0;
+    for (int64_t i = 0; i < nq; ++i)
+        for (int64_t j = 0; j < nk; ++j) {
+            double a = 0.0;
+            for (int64_t t = 0; t < c->d; ++t)
+                a += fabs((double)q[i * c->d + t] * (double)k[j * c->d + t]);
+            amax = fmax(amax, a);
+        }
+    amax *= fabs((double)scale);
+    const double u = 0x1p-24;
+    const double weight = 2.0 * sdpa_gamma((double)c->d + 1.0) * amax + 4.0 * u;
+    const double terms = (double)c->tk + (double)c->tk / 64.0 + 2.0;
+    return 2.0 * weight + 2.0 * sdpa_gamma(terms) + 2.0 * u;
 }
 
 static void run(ref_rng *rng, const sdpa_case *c)
@@ -135,7 +178,7 @@ static void run(ref_rng *rng, const sdpa_case *c)
              (long long)c->b, (long long)c->hq, (long long)c->hk, (long long)c->hv, (long long)c->tq,
              (long long)c->tk, (long long)c->d, (long long)c->dv, (long long)c->kb, (long long)c->vb, c->causal,
              (long long)c->window, c->mask, c->mask_rank, c->mask_heads, c->mask_density, c->sinks);
-    ref_check(out, want, on, REF_TOL, what);
+    ref_check(out, want, on, sdpa_tolerance(c, q, k, p.scale), what);
     free(q);
     free(k);
     free(v);
@@ -229,6 +272,60 @@ static void test_shapes(void **state)
     }
 }
 
+/* The blocking of the kernel: query blocks of one row per vector lane (1 to
+ * 16 rows), key tiles of 64, 8 keys per QK^T step, value columns in vectors
+ * with a tail of fewer than a vector, head_dim chunks of 128 and v_head_dim
+ * chunks of 256. Sizes on both sides of each of those edges. */
+static void test_blocking(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(505);
+    static const int64_t dims[][2] = {{1, 1}, {3, 5}, {17, 17}, {33, 33}, {64, 64}, {80, 80},
+                                      {128, 128}, {32, 40}, {129, 7}, {200, 260}, {5, 257}};
+    static const int64_t lens[][2] = {{1, 1}, {5, 37}, {17, 17}, {16, 16}, {33, 100}, {64, 64},
+                                      {65, 65}, {100, 130}, {8, 200}, {30, 9}};
+    int n = 0;
+    for (size_t di = 0; di < sizeof dims / sizeof dims[0]; ++di)
+        for (size_t li = 0; li < sizeof lens / sizeof lens[0]; ++li) {
+            const int big = dims[di][0] * dims[di][1] > 128 * 128 / 2;
+            if (big && lens[li][0] * lens[li][1] > 4000)
+                continue; /* the double reference is O(Tq Tkv^2 Dv) */
+            const int gqa = (int)((di + li) % 3);
+            sdpa_case c = {.b = 1 + (int64_t)(li % 2), .hq = 2, .hk = gqa == 0 ? 2 : 1, .hv = gqa == 2 ? 1 : 2,
+                           .tq = lens[li][0], .tk = lens[li][1], .d = dims[di][0], .dv = dims[di][1],
+                           .causal = (int)((di + li) % 2), .window = (di + li) % 5 == 3 ? 21 : 0,
+                           .sinks = (int)((di * 3 + li) % 2), .has_scale = (int)(li % 4 == 1), .scale = 0.3f};
+            c.kb = c.b;
+            c.vb = li % 3 == 0 ? 1 : c.b;
+            run(&rng, &c);
+            ++n;
+        }
+    assert_true(n > 80);
+}
+
+/* Masks and fully masked rows inside wide query blocks, with value tails. */
+static void test_blocking_masks(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(506);
+    static const double densities[] = {0.9, 0.3, 0.02, 0.0};
+    for (int kind = 1; kind <= 2; ++kind)
+        for (size_t di = 0; di < sizeof densities / sizeof densities[0]; ++di) {
+            sdpa_case c = {.b = 1, .hq = 2, .hk = 1, .hv = 2, .tq = 33, .tk = 100, .d = 33, .dv = 40,
+                           .kb = 1, .vb = 1, .causal = 1, .mask = kind, .mask_rank = 4,
+                           .mask_heads = (int)(di % 2), .mask_density = densities[di], .sinks = (int)(di % 2)};
+            run(&rng, &c);
+        }
+    /* Tq > Tkv, lower-right causal: the first Tq - Tkv rows see no key and
+     * share blocks with rows that do. */
+    for (int sinks = 0; sinks <= 1; ++sinks)
+        for (int64_t w = 0; w <= 5; w += 5) {
+            sdpa_case c = {.b = 1, .hq = 3, .hk = 3, .hv = 1, .tq = 40, .tk = 21, .d = 19, .dv = 20,
+                           .kb = 1, .vb = 1, .causal = 1, .window = w, .sinks = sinks};
+            run(&rng, &c);
+        }
+}
+
 /* Zero keys (the reference's output is 0), zero queries, bad params. */
 static void test_edges(void **state)
 {
@@ -263,6 +360,8 @@ int main(void)
         cmocka_unit_test(test_fully_masked_rows),
         cmocka_unit_test(test_masks),
         cmocka_unit_test(test_shapes),
+        cmocka_unit_test(test_blocking),
+        cmocka_unit_test(test_blocking_masks),
         cmocka_unit_test(test_edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

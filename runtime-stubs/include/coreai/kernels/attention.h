@@ -29,17 +29,35 @@ extern "C" {
  * sinks (NULL or [Hq]) add one extra logit per head to the softmax, with no
  * value row: out = sum_j softmax([logits, sink])_j v_j.
  *
- * The kernel is a tiled online softmax: keys are visited in tiles of
- * COREAI_SDPA_KEY_TILE for a block of query rows, tiles outside every row's
- * causal / window range are never touched, masked keys contribute nothing,
- * and no Tq x Tkv matrix is formed. The output rows serve as the running
- * accumulators, so no workspace is needed. A row whose keys are all masked
- * gets the reference's value: every key carries the same -1e4, i.e. a plain
- * softmax over all keys (and the sink, if any, 1e4 above them).
+ * The kernel is a tiled online softmax. Query rows go in blocks of one row
+ * per vector lane (VM_VL of runtime-stubs/src/vmath.h: 16 with AVX-512, 8
+ * with AVX, 4 with SSE2 / NEON, 1 in plain C), the query block transposed
+ * once with the scale folded in; keys are visited in tiles of
+ * COREAI_SDPA_KEY_TILE, and per tile the logits (a vector FMA per key and
+ * head_dim element, K read in place), the masking, the row maxima, the
+ * weights (vector exp) and P.V (V read in place) are all vector operations
+ * over the block's rows; the running sums are rescaled only when a row's
+ * maximum grows. Tiles outside every row's causal / window range are never
+ * touched, and inside a tile only the keys some row sees; masked keys
+ * contribute nothing, and no Tq x Tkv matrix is formed.
+ * A row whose keys are all masked gets the reference's value: every key
+ * carries the same -1e4, i.e. a plain softmax over all keys (and the sink,
+ * if any, 1e4 above them).
  * Dropping a masked key in a row that has a visible one is exact as long as
- * the logits of that row span less than ~9900.
+ * the logits of that row span less than ~9900; weights below e^-87 (relative
+ * to the row's largest, which is 1) are flushed to 0.
+ *
+ * No allocation and no workspace: a query block's state is on the stack, in
+ * buffers of 4 * VM_VL * (COREAI_SDPA_QK_CHUNK + COREAI_SDPA_V_CHUNK + 2 *
+ * COREAI_SDPA_KEY_TILE + VM_VL + 10) bytes: 33.6 KiB with AVX-512,
+ * 16.6 KiB with AVX, 8.2 KiB with SSE2 / NEON. A head_dim above
+ * COREAI_SDPA_QK_CHUNK is processed in chunks (the query chunk re-transposed
+ * per key tile); a v_head_dim above COREAI_SDPA_V_CHUNK in passes of that
+ * many output columns, each recomputing the logits.
  */
 #define COREAI_SDPA_KEY_TILE 64
+#define COREAI_SDPA_QK_CHUNK 128
+#define COREAI_SDPA_V_CHUNK 256
 
 typedef enum coreai_sdpa_mask_kind {
     COREAI_SDPA_MASK_NONE = 0,
