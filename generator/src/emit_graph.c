@@ -5,6 +5,7 @@
 #include <talloc.h>
 
 #include "composite.h"
+#include "emit_fuse.h"
 #include "emit_internal.h"
 #include "emit_ops.h"
 
@@ -90,6 +91,20 @@ static char *unused_params(cg_emit_ctx *ec, const cg_graph *g, const char *body)
     return s;
 }
 
+/* Op k of a graph body: its kernel call, or for the last op of a fusion
+ * group the group's loop (the other members emit nothing). */
+static void emit_statement(cg_emitter *em, size_t k)
+{
+    const cg_fuse_plan *fp = em->plan->fuse;
+    if (fp && fp->group_of[k] != SIZE_MAX) {
+        const cg_fuse_group *gr = &fp->groups[fp->group_of[k]];
+        if (gr->root == k)
+            cg_emit_fused_group(em, gr);
+        return;
+    }
+    cg_emit_op(em, k);
+}
+
 char *cg_emit_graph_functions(cg_emit_ctx *ec, char **params)
 {
     char *out = talloc_strdup(ec->mem_ctx, "");
@@ -115,7 +130,7 @@ char *cg_emit_graph_functions(cg_emit_ctx *ec, char **params)
             if (!uses_ws)
                 cg_emit_body(&em, "    (void)ws;\n");
             for (size_t k = 0; k < gp->graph->n_ops; k++)
-                cg_emit_op(&em, k);
+                emit_statement(&em, k);
             emit_copy_outs(&em);
             cg_emit_body(&em, "    return COREAI_STATUS_OK;\n");
         }

@@ -1,3 +1,4 @@
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -85,6 +86,16 @@ char *cg_emit_ref(cg_emitter *em, const cg_value *v)
     default:
         return talloc_strdup(em->mem_ctx, "NULL");
     }
+}
+
+char *cg_emit_comment_text(void *mem_ctx, const char *text)
+{
+    char *t = talloc_strdup(mem_ctx, text);
+    for (char *c = t; *c; c++) {
+        if (!(isalnum((unsigned char)*c) || *c == '_' || *c == '.' || *c == '-') || (unsigned char)*c > 127)
+            *c = '_';
+    }
+    return t;
 }
 
 char *cg_emit_i64_list(void *mem_ctx, const int64_t *values, int n, int pad)

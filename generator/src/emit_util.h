@@ -34,6 +34,9 @@ const char *cg_c_dtype_enum(cg_dtype dtype);
 
 /* C expression for the bytes of a value as a (const) typed pointer. */
 char *cg_emit_ref(cg_emitter *em, const cg_value *value);
+/* A comment-safe rendering of user text (ASCII letters, digits, _ . -;
+ * anything else becomes _), talloc'd on mem_ctx. */
+char *cg_emit_comment_text(void *mem_ctx, const char *text);
 /* C symbol of a constant. */
 char *cg_emit_const_symbol(void *mem_ctx, const char *prefix, const cg_graph_plan *gp, size_t const_index);
 

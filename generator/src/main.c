@@ -24,7 +24,7 @@ enum { EXIT_OK = 0, EXIT_INVALID = 1, EXIT_USAGE = 2 };
 
 static const char usage_text[] =
     "usage: coreai-gen generate MODEL -o DIR [--prefix NAME] [--no-composite-kernels]\n"
-    "                           [--depfile FILE] [--stamp FILE] [--stats]\n"
+    "                           [--no-fuse] [--depfile FILE] [--stamp FILE] [--stats]\n"
     "       coreai-gen check MODEL\n"
     "       coreai-gen print MODEL\n"
     "       coreai-gen --help | --version\n"
@@ -38,6 +38,8 @@ static const char usage_text[] =
     "  -o, --output DIR          directory for the generated files (created if missing)\n"
     "  --prefix NAME             C prefix of every public symbol (default: the model's file name)\n"
     "  --no-composite-kernels    lower composite ops from their bodies instead of calling kernels\n"
+    "  --no-fuse                 one kernel call per elementwise op, instead of one loop per chain\n"
+    "                            of f32 elementwise ops whose intermediates get no workspace\n"
     "  --depfile FILE            also write a Makefile-syntax dependency file (target: the stamp\n"
     "                            if given, else DIR/NAME.c)\n"
     "  --stamp FILE              rewrite FILE on every successful run (a build-system timestamp)\n"
@@ -55,6 +57,7 @@ typedef struct cli {
     const char *depfile;
     const char *stamp;
     bool composite_kernels;
+    bool fuse;
     bool stats;
 } cli;
 
@@ -69,7 +72,7 @@ static int usage_error(const char *fmt, const char *arg)
 /* Returns -1 to continue, or an exit status. */
 static int parse_args(int argc, char **argv, cli *c)
 {
-    *c = (cli){.composite_kernels = true};
+    *c = (cli){.composite_kernels = true, .fuse = true};
     if (argc < 2)
         return usage_error("%s", "no command given");
     for (int i = 1; i < argc; i++) {
@@ -99,6 +102,8 @@ static int parse_args(int argc, char **argv, cli *c)
             c->stamp = argv[++i];
         } else if (!strcmp(a, "--no-composite-kernels")) {
             c->composite_kernels = false;
+        } else if (!strcmp(a, "--no-fuse")) {
+            c->fuse = false;
         } else if (!strcmp(a, "--stats")) {
             c->stats = true;
         } else if (a[0] == '-' && a[1] != '\0') {
@@ -120,7 +125,7 @@ static int parse_args(int argc, char **argv, cli *c)
         return usage_error("%s needs a MODEL file", c->command);
     if (gen && (!c->out_dir || !c->out_dir[0]))
         return usage_error("%s", "generate needs -o DIR");
-    if (!gen && (c->out_dir || c->prefix || c->depfile || c->stamp || c->stats || !c->composite_kernels))
+    if (!gen && (c->out_dir || c->prefix || c->depfile || c->stamp || c->stats || !c->composite_kernels || !c->fuse))
         return usage_error("%s takes no generation options", c->command);
     if (c->prefix && !cg_cname_is_valid(c->prefix))
         return usage_error("--prefix '%s' is not a valid C identifier", c->prefix);
@@ -156,7 +161,8 @@ static char *dep_escape(void *ctx, const char *path)
 static int run_generate(void *ctx, const cli *c, cg_module *m, cg_diag *diag)
 {
     const char *prefix = c->prefix ? c->prefix : default_prefix(ctx, c->model);
-    cg_program_plan *plan = cg_program_plan_build(ctx, m, c->composite_kernels);
+    const cg_plan_options plan_opt = {.composite_kernels = c->composite_kernels, .fuse_elementwise = c->fuse};
+    cg_program_plan *plan = cg_program_plan_build_with(ctx, m, &plan_opt);
     if (!plan) {
         fprintf(stderr, "coreai-gen: error: out of memory\n");
         return EXIT_INVALID;

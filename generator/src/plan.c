@@ -216,7 +216,65 @@ static uint64_t place_groups(group *groups, const size_t *order, size_t n_groups
     return peak;
 }
 
-static void plan_body(cg_graph_plan *gp, const cg_program_plan *pp, void *tmp)
+/* Fused elementwise loops (fuse.h): the intermediates of each get no bytes.
+ * After the views, so an activation the linear's epilogue runs stays out. */
+static void plan_fusion(cg_graph_plan *gp)
+{
+    const cg_fuse_plan *fp = cg_fuse_plan_build(gp, gp->graph, gp->fused);
+    gp->fuse = fp;
+    if (!fp)
+        return;
+    for (size_t k = 0; k < fp->n_groups; k++) {
+        const cg_fuse_group *gr = &fp->groups[k];
+        for (size_t m = 0; m + 1 < gr->n_members; m++)
+            gp->storage[gp->graph->ops[gr->members[m]]->results[0]->slot].kind = CG_STORAGE_FUSED;
+    }
+}
+
+/* Where op i's reads happen: a fused member reads its inputs when the
+ * group's loop runs, at the root's position. */
+static size_t op_position(const cg_graph_plan *gp, size_t i)
+{
+    if (gp->fuse && gp->fuse->group_of[i] != SIZE_MAX)
+        return gp->fuse->groups[gp->fuse->group_of[i]].root;
+    return i;
+}
+
+/* Values op i reads whose block its result may take over (in place): the
+ * operands its kernel allows, or for a fused loop the external inputs laid
+ * out like its output (read at the very index it writes). Returns the
+ * count; a fused member other than the root reads nothing itself. */
+static size_t op_donor_candidates(const cg_graph_plan *gp, size_t i, const cg_value **out)
+{
+    const cg_op *op = gp->graph->ops[i];
+    size_t n = 0;
+    if (gp->fuse && gp->fuse->group_of[i] != SIZE_MAX) {
+        const cg_fuse_group *gr = &gp->fuse->groups[gp->fuse->group_of[i]];
+        if (gr->root != i)
+            return 0;
+        for (size_t k = 0; k < gr->n_inputs; k++) {
+            if (cg_type_equal(&gr->inputs[k].value->type, &op->results[0]->type))
+                out[n++] = root_of(gp, gr->inputs[k].value);
+        }
+        return n;
+    }
+    for (size_t o = 0; o < op->n_operands; o++) {
+        if (op_in_place_ok(op, o))
+            out[n++] = root_of(gp, op->operands[o]);
+    }
+    return n;
+}
+
+/* Most values op_donor_candidates can return for any op of g. */
+static size_t max_reads(const cg_graph *g)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < g->n_ops; i++)
+        n += g->ops[i]->n_operands;
+    return n;
+}
+
+static void plan_body(cg_graph_plan *gp, const cg_program_plan *pp, bool fuse, void *tmp)
 {
     const cg_graph *g = gp->graph;
     size_t n_ops = g->n_ops;
@@ -237,6 +295,8 @@ static void plan_body(cg_graph_plan *gp, const cg_program_plan *pp, void *tmp)
             gp->epilogue[op_index(g, lin)] = cg_op_epilogue(op);
         }
     }
+    if (fuse)
+        plan_fusion(gp);
     bind_results(gp);
 
     /* last use of each owning value; graph results live to the end */
@@ -250,10 +310,11 @@ static void plan_body(cg_graph_plan *gp, const cg_program_plan *pp, void *tmp)
     }
     for (size_t i = 0; i < n_ops; i++) {
         const cg_op *op = g->ops[i];
+        size_t at = op_position(gp, i);
         for (size_t o = 0; o < op->n_operands; o++) {
             size_t s = root_of(gp, op->operands[o])->slot;
-            if (last[s] < i)
-                last[s] = i;
+            if (last[s] < at)
+                last[s] = at;
         }
     }
     for (size_t i = 0; i < g->n_outputs; i++)
@@ -268,22 +329,24 @@ static void plan_body(cg_graph_plan *gp, const cg_program_plan *pp, void *tmp)
     size_t *group_of = talloc_array(tmp, size_t, gp->n_values);
     size_t *scratch_group = talloc_array(tmp, size_t, n_ops + 1);
     size_t n_groups = 0;
+    const cg_value **donors = talloc_array(tmp, const cg_value *, max_reads(g) + 1);
     for (size_t k = 0; k < gp->n_values; k++)
         group_of[k] = SIZE_MAX;
     for (size_t i = 0; i < n_ops; i++) {
         const cg_op *op = g->ops[i];
         scratch_group[i] = SIZE_MAX;
         bool donated = false;
+        size_t n_donors = op_donor_candidates(gp, i, donors);
         for (size_t r = 0; r < op->n_results; r++) {
             const cg_value *res = op->results[r];
             if (gp->storage[res->slot].kind != CG_STORAGE_WORKSPACE)
                 continue;
             uint64_t size = align_up(cg_type_bytes(&res->type));
-            for (size_t o = 0; !donated && o < op->n_operands; o++) {
-                const cg_value *src = root_of(gp, op->operands[o]);
+            for (size_t o = 0; !donated && o < n_donors; o++) {
+                const cg_value *src = donors[o];
                 size_t gs = group_of[src->slot];
                 if (gp->storage[src->slot].kind == CG_STORAGE_WORKSPACE && last[src->slot] == i &&
-                    gs != SIZE_MAX && groups[gs].end == i && op_in_place_ok(op, o) && groups[gs].size == size) {
+                    gs != SIZE_MAX && groups[gs].end == i && groups[gs].size == size) {
                     group_of[res->slot] = gs;
                     groups[gs].end = last[res->slot];
                     donated = true;
@@ -356,14 +419,15 @@ static void plan_body(cg_graph_plan *gp, const cg_program_plan *pp, void *tmp)
     gp->lower_bound = lower;
 }
 
-static cg_graph_plan *plan_graph(cg_program_plan *pp, const cg_graph *g, bool kernels, size_t n_states)
+static cg_graph_plan *plan_graph(cg_program_plan *pp, const cg_graph *g, const cg_plan_options *opt,
+                                 size_t n_states)
 {
     cg_graph_plan *gp = talloc_zero(pp, cg_graph_plan);
     void *tmp = talloc_new(gp);
     gp->graph = g;
     gp->results_alias_args = n_states > 0;
     gp->n_state_results = n_states;
-    gp->use_kernel = kernels && cg_composite_kernel_available(g);
+    gp->use_kernel = opt->composite_kernels && cg_composite_kernel_available(g);
     assign_slots(gp);
     gp->epilogue = talloc_zero_array(gp, int, g->n_ops + 1);
     gp->fused = talloc_zero_array(gp, bool, g->n_ops + 1);
@@ -375,14 +439,14 @@ static cg_graph_plan *plan_graph(cg_program_plan *pp, const cg_graph *g, bool ke
         gp->frame_size = align_up(cg_composite_scratch_bytes(g));
         gp->lower_bound = gp->frame_size;
     } else {
-        plan_body(gp, pp, tmp);
+        plan_body(gp, pp, opt->fuse_elementwise, tmp);
     }
     talloc_free(tmp);
     return gp;
 }
 
 /* Post-order over the call graph so callees are planned (and emitted) first. */
-static void visit(cg_program_plan *pp, const cg_module *m, const cg_graph *g, bool kernels,
+static void visit(cg_program_plan *pp, const cg_module *m, const cg_graph *g, const cg_plan_options *opt,
                   bool *seen, size_t *alias)
 {
     size_t gi = 0;
@@ -391,13 +455,13 @@ static void visit(cg_program_plan *pp, const cg_module *m, const cg_graph *g, bo
     if (seen[gi])
         return;
     seen[gi] = true;
-    if (!(kernels && cg_composite_kernel_available(g))) {
+    if (!(opt->composite_kernels && cg_composite_kernel_available(g))) {
         for (size_t i = 0; i < g->n_ops; i++) {
             if (g->ops[i]->callee)
-                visit(pp, m, g->ops[i]->callee, kernels, seen, alias);
+                visit(pp, m, g->ops[i]->callee, opt, seen, alias);
         }
     }
-    cg_graph_plan *gp = plan_graph(pp, g, kernels, alias[gi]);
+    cg_graph_plan *gp = plan_graph(pp, g, opt, alias[gi]);
     gp->index = pp->n_graphs;
     pp->graphs[pp->n_graphs++] = gp;
 }
@@ -405,6 +469,12 @@ static void visit(cg_program_plan *pp, const cg_module *m, const cg_graph *g, bo
 static void dedupe_constants(cg_program_plan *pp);
 
 cg_program_plan *cg_program_plan_build(void *mem_ctx, const cg_module *m, bool kernels)
+{
+    const cg_plan_options opt = {.composite_kernels = kernels, .fuse_elementwise = true};
+    return cg_program_plan_build_with(mem_ctx, m, &opt);
+}
+
+cg_program_plan *cg_program_plan_build_with(void *mem_ctx, const cg_module *m, const cg_plan_options *opt)
 {
     cg_program_plan *pp = talloc_zero(mem_ctx, cg_program_plan);
     if (!pp)
@@ -421,7 +491,7 @@ cg_program_plan *cg_program_plan_build(void *mem_ctx, const cg_module *m, bool k
         }
     }
     for (size_t e = 0; e < m->n_entrypoints; e++)
-        visit(pp, m, m->entrypoints[e]->graph, kernels, seen, alias);
+        visit(pp, m, m->entrypoints[e]->graph, opt, seen, alias);
     for (size_t e = 0; e < m->n_entrypoints; e++) {
         const cg_graph_plan *gp = cg_program_plan_find(pp, m->entrypoints[e]->graph);
         if (gp->frame_size > pp->workspace_size)

@@ -11,6 +11,9 @@
  * nothing else can observe it. An activation whose operand is a
  * coreai.linear result used nowhere else runs in that linear's epilogue
  * (pack.h), and GEMM kernels with a non-constant B get workspace scratch.
+ * Chains of f32 elementwise ops run as one loop (fuse.h) whose
+ * intermediates take no bytes at all; the fused loop runs at the position
+ * of the chain's last op, so the chain's inputs live until then.
  */
 #ifndef CG_PLAN_H
 #define CG_PLAN_H
@@ -18,6 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "fuse.h"
 #include "ir.h"
 
 typedef enum cg_storage_kind {
@@ -25,7 +29,8 @@ typedef enum cg_storage_kind {
     CG_STORAGE_CONST,     /* a constant in the weights file of the model */
     CG_STORAGE_WORKSPACE, /* frame base + offset */
     CG_STORAGE_RESULT,    /* the graph's result buffer `index` */
-    CG_STORAGE_VIEW       /* the same bytes as value `root` */
+    CG_STORAGE_VIEW,      /* the same bytes as value `root` */
+    CG_STORAGE_FUSED      /* an intermediate of a fused elementwise loop: no bytes */
 } cg_storage_kind;
 
 typedef struct cg_storage {
@@ -50,6 +55,7 @@ typedef struct cg_graph_plan {
     bool *fused;               /* by op index: an activation run in a linear's epilogue
                                   (emits nothing; its result is a view of the linear's) */
     bool *copy_out;            /* by result index: copy the value into the result buffer */
+    const cg_fuse_plan *fuse;  /* fused elementwise loops; NULL when fusion is off */
     /* Identical constants (same dtype, shape and bytes) are emitted once:
      * by const index, the plan index and const index of the copy that is
      * emitted, and the forms it is emitted in (CG_CONST_FORM_* bits, the
@@ -69,10 +75,19 @@ typedef struct cg_program_plan {
     uint64_t weight_bytes;     /* bytes of the emitted constants (packed forms included) */
 } cg_program_plan;
 
+typedef struct cg_plan_options {
+    bool composite_kernels;  /* false forces graph bodies (--no-composite-kernels) */
+    bool fuse_elementwise;   /* fuse elementwise chains into one loop (off: --no-fuse) */
+} cg_plan_options;
+
 /*
- * Plans every graph reachable from an entrypoint. `composite_kernels` false
- * forces graph bodies. Returns NULL only when out of memory.
+ * Plans every graph reachable from an entrypoint. Returns NULL only when
+ * out of memory.
  */
+cg_program_plan *cg_program_plan_build_with(void *mem_ctx, const cg_module *module, const cg_plan_options *options);
+
+/* The same with elementwise fusion on; `composite_kernels` false forces
+ * graph bodies. */
 cg_program_plan *cg_program_plan_build(void *mem_ctx, const cg_module *module, bool composite_kernels);
 
 /* The plan of a graph, or NULL if it is unreachable. */

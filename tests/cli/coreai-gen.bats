@@ -182,3 +182,40 @@ teardown() {
         done
     done
 }
+
+@test "--help documents --no-fuse" {
+    run "$COREAI_GEN" --help
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"[--no-fuse]"* ]]
+    [[ "$output" == *"--no-fuse                 one kernel call per elementwise op"* ]]
+}
+
+@test "an elementwise chain is one loop with less workspace; --no-fuse keeps the kernel calls" {
+    CHAIN="$COREAI_SOURCE_DIR/tests/e2e/cases/fuse_exp_recip/model.xml"
+    run "$COREAI_GEN" generate "$CHAIN" -o "$TMP/f" --prefix m --stats
+    [ "$status" -eq 0 ]
+    fused_ws=$(awk '/^workspace_bytes/ {print $2}' <<< "$output")
+    run "$COREAI_GEN" generate "$CHAIN" -o "$TMP/n" --prefix m --stats --no-fuse
+    [ "$status" -eq 0 ]
+    plain_ws=$(awk '/^workspace_bytes/ {print $2}' <<< "$output")
+    [ "$fused_ws" -lt "$plain_ws" ]
+    # three chains, three loops, and not one elementwise kernel call
+    [ "$(grep -c 'fused elementwise loop' "$TMP/f/m.c")" -eq 3 ]
+    ! grep -q 'coreai_unary_f32(\|coreai_binary_f32(' "$TMP/f/m.c"
+    ! grep -q 'fused elementwise loop' "$TMP/n/m.c"
+    grep -q 'coreai_unary_f32(' "$TMP/n/m.c"
+    # deterministic
+    "$COREAI_GEN" generate "$CHAIN" -o "$TMP/f2" --prefix m
+    cmp "$TMP/f/m.c" "$TMP/f2/m.c"
+}
+
+@test "fused loops compile warning-free with gcc and clang" {
+    for case in fuse_silu_bias fuse_sq_diff fuse_broadcast_end; do
+        "$COREAI_GEN" generate "$COREAI_SOURCE_DIR/tests/e2e/cases/$case/model.xml" -o "$TMP/$case" --prefix m
+        grep -q 'fused elementwise loop' "$TMP/$case/m.c"
+        for cc in gcc clang; do
+            $cc -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Werror -O2 \
+                -I"$COREAI_SOURCE_DIR/runtime-stubs/include" -c "$TMP/$case/m.c" -o "$TMP/$case/$cc.o"
+        done
+    done
+}
