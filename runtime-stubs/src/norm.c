@@ -3,6 +3,8 @@
 
 #include <math.h>
 
+#include "vmath.h"
+
 /*
  * The tensor is viewed as outer x n x inner, n being the normalised axes.
  * Statistics are accumulated in double in a single pass over the input,
@@ -80,35 +82,49 @@ static int affine_is_dense_row(const coreai_norm_params *p, const int64_t *s)
 /*
  * Statistics in one pass: sums of d = x - k and d * d in double, k being the
  * first element of the run. Shifting by a sample keeps E[d^2] - E[d]^2 free
- * of the cancellation a mean far from zero would cause.
+ * of the cancellation a mean far from zero would cause. VM_VL double lanes
+ * (vmath.h); the last partial vector is padded with k, whose d is 0.
  */
 static void row_stats(const float *restrict x, int64_t n, int center, double eps,
                       double *mean_out, double *rstd_out)
 {
-    const double k = center ? (double)x[0] : 0.0;
-    double s0 = 0.0, s1 = 0.0, q0 = 0.0, q1 = 0.0;
+    const float kf = center ? x[0] : 0.0f;
+    const vm_dh k = vm_bcast_d((double)kf);
+    vm_dh s0 = vm_bcast_d(0.0), s1 = s0, q0 = s0, q1 = s0;
     int64_t t = 0;
-    for (; t + 2 <= n; t += 2) {
-        const double d0 = x[t] - k, d1 = x[t + 1] - k;
-        s0 += d0;
-        s1 += d1;
-        q0 += d0 * d0;
-        q1 += d1 * d1;
+    for (;; t += VM_VL) {
+        vm_d2 d;
+        if (t + VM_VL <= n)
+            d = vm_to_d2(vm_load(x + t));
+        else if (t < n)
+            d = vm_to_d2(vm_load_n_or(x + t, n - t, kf));
+        else
+            break;
+        d.lo -= k;
+        d.hi -= k;
+        s0 += d.lo;
+        s1 += d.hi;
+        q0 += d.lo * d.lo;
+        q1 += d.hi * d.hi;
     }
-    if (t < n) {
-        const double d0 = x[t] - k;
-        s0 += d0;
-        q0 += d0 * d0;
-    }
-    const double s = s0 + s1, q = q0 + q1;
-    double var = center ? (q - s * s / (double)n) / (double)n : q / (double)n;
+    const double ss = vm_hsum_d(s0, s1), qq = vm_hsum_d(q0, q1);
+    double var = center ? (qq - ss * ss / (double)n) / (double)n : qq / (double)n;
     if (var < 0.0)
         var = 0.0;
-    *mean_out = center ? k + s / (double)n : 0.0;
+    *mean_out = center ? (double)kf + ss / (double)n : 0.0;
     *rstd_out = 1.0 / sqrt(var + eps);
 }
 
-/* Dense-row fast path: inner == 1 and each affine operand NULL or indexed by t. */
+/* (x - mean) * a + b formed in double lanes, rounded once to f32 */
+static inline vm_f affine_d(vm_f x, vm_dh mean, vm_dh a, vm_dh b)
+{
+    const vm_d2 d = vm_to_d2(x);
+    return vm_from_d2((d.lo - mean) * a + b, (d.hi - mean) * a + b);
+}
+#define centred(x, mean, r) affine_d((x), (mean), (r), vm_bcast_d(0.0))
+
+/* Dense-row fast path: inner == 1 and each affine operand NULL or indexed
+ * by t; one vector loop per combination of present operands. */
 static void norm_rows(const coreai_norm_params *p, int64_t outer, int64_t n, int center,
                       const float *restrict x, const float *restrict w,
                       const float *restrict b, float *restrict out)
@@ -118,18 +134,33 @@ static void norm_rows(const coreai_norm_params *p, int64_t outer, int64_t n, int
         float *restrict orow = out + o * n;
         double mean, r;
         row_stats(xr, n, center, (double)p->eps, &mean, &r);
+        const vm_dh vmean = vm_bcast_d(mean), vr = vm_bcast_d(r);
+        int64_t t = 0;
         if (w != NULL && b != NULL) {
-            for (int64_t t = 0; t < n; ++t)
-                orow[t] = (float)((xr[t] - mean) * r) * w[t] + b[t];
+            for (; t + VM_VL <= n; t += VM_VL)
+                vm_store(orow + t, centred(vm_load(xr + t), vmean, vr) * vm_load(w + t) + vm_load(b + t));
+            if (t < n)
+                vm_store_n(orow + t,
+                           centred(vm_load_n(xr + t, n - t), vmean, vr) * vm_load_n(w + t, n - t) +
+                               vm_load_n(b + t, n - t),
+                           n - t);
         } else if (w != NULL) {
-            for (int64_t t = 0; t < n; ++t)
-                orow[t] = (float)((xr[t] - mean) * r) * w[t];
+            for (; t + VM_VL <= n; t += VM_VL)
+                vm_store(orow + t, centred(vm_load(xr + t), vmean, vr) * vm_load(w + t));
+            if (t < n)
+                vm_store_n(orow + t, centred(vm_load_n(xr + t, n - t), vmean, vr) * vm_load_n(w + t, n - t),
+                           n - t);
         } else if (b != NULL) {
-            for (int64_t t = 0; t < n; ++t)
-                orow[t] = (float)((xr[t] - mean) * r) + b[t];
+            for (; t + VM_VL <= n; t += VM_VL)
+                vm_store(orow + t, centred(vm_load(xr + t), vmean, vr) + vm_load(b + t));
+            if (t < n)
+                vm_store_n(orow + t, centred(vm_load_n(xr + t, n - t), vmean, vr) + vm_load_n(b + t, n - t),
+                           n - t);
         } else {
-            for (int64_t t = 0; t < n; ++t)
-                orow[t] = (float)((xr[t] - mean) * r);
+            for (; t + VM_VL <= n; t += VM_VL)
+                vm_store(orow + t, centred(vm_load(xr + t), vmean, vr));
+            if (t < n)
+                vm_store_n(orow + t, centred(vm_load_n(xr + t, n - t), vmean, vr), n - t);
         }
     }
 }
@@ -272,14 +303,19 @@ static void run_stats(const float *x, int64_t n, double eps, double *mean, doubl
     row_stats(x, n, 1, eps, mean, rstd);
 }
 
-/* out = (x - mean) * rstd * w + b over `spatial` elements of one channel. */
+/* out = (x - mean) * rstd * w + b over `spatial` elements of one channel,
+ * in double lanes, rounded once. */
 static void channel_affine(const float *restrict x, float *restrict out, int64_t n, double mean,
                            double rstd, const float *w, const float *b, int64_t c)
 {
-    const double a = w != NULL ? rstd * (double)w[c] : rstd;
-    const double sh = b != NULL ? (double)b[c] : 0.0;
-    for (int64_t i = 0; i < n; ++i)
-        out[i] = (float)(((double)x[i] - mean) * a + sh);
+    const vm_dh a = vm_bcast_d(w != NULL ? rstd * (double)w[c] : rstd);
+    const vm_dh sh = vm_bcast_d(b != NULL ? (double)b[c] : 0.0);
+    const vm_dh m = vm_bcast_d(mean);
+    int64_t i = 0;
+    for (; i + VM_VL <= n; i += VM_VL)
+        vm_store(out + i, affine_d(vm_load(x + i), m, a, sh));
+    if (i < n)
+        vm_store_n(out + i, affine_d(vm_load_n(x + i, n - i), m, a, sh), n - i);
 }
 
 coreai_status coreai_batch_norm_f32(const coreai_channel_norm_params *params, const float *x,

@@ -1,6 +1,8 @@
 /* coreai_pixel_shuffle_f32: depth-to-space in PyTorch's channel order. */
 #include "coreai/kernels/pixel_shuffle.h"
 
+#include <string.h>
+
 coreai_status coreai_pixel_shuffle_f32(const coreai_pixel_shuffle_params *params, const float *x,
                                        float *out)
 {
@@ -25,11 +27,22 @@ coreai_status coreai_pixel_shuffle_f32(const coreai_pixel_shuffle_params *params
             float *oc = out + (o * nc + c) * r * r * plane;
             for (int64_t h = 0; h < hh; ++h) {
                 for (int64_t i = 0; i < r; ++i) {
-                    float *dst = oc + (h * r + i) * orow;
-                    for (int64_t j = 0; j < r; ++j) {
-                        const float *src = xc + (i * r + j) * plane + h * ww;
+                    /* output row h * r + i interleaves the input rows h of
+                     * channels i * r .. i * r + r - 1; written in order */
+                    float *restrict dst = oc + (h * r + i) * orow;
+                    const float *src = xc + i * r * plane + h * ww;
+                    if (r == 1) {
+                        memcpy(dst, src, (size_t)ww * sizeof(float));
+                    } else if (r == 2) {
+                        const float *restrict s0 = src, *restrict s1 = src + plane;
+                        for (int64_t w = 0; w < ww; ++w) {
+                            dst[2 * w] = s0[w];
+                            dst[2 * w + 1] = s1[w];
+                        }
+                    } else {
                         for (int64_t w = 0; w < ww; ++w)
-                            dst[w * r + j] = src[w];
+                            for (int64_t j = 0; j < r; ++j)
+                                dst[w * r + j] = src[j * plane + w];
                     }
                 }
             }

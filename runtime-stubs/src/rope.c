@@ -4,6 +4,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "vmath.h"
+
 static int params_ok(const coreai_rope_params *p)
 {
     if (p == NULL || p->rank < 2 || p->rank > COREAI_MAX_RANK)
@@ -109,11 +111,20 @@ static void fill_table(const coreai_rope_params *p, const void *positions, const
     key_layout(p, ks);
     float *row = scratch + half;
     for (;;) {
-        const float pos = row_position(p, positions, idx);
-        for (int64_t i = 0; i < half; ++i) {
-            const float angle = pos * fs[i];
-            row[i] = (float)cos((double)angle);
-            row[half + i] = (float)sin((double)angle);
+        /* the f32 angles of this position, their cos / sin in double
+         * (vm_sincos_d: the f32 nearest to the double cos / sin) */
+        const vm_f pos = vm_bcast(row_position(p, positions, idx));
+        vm_f c, sn;
+        int64_t i = 0;
+        for (; i + VM_VL <= half; i += VM_VL) {
+            vm_sincos_d(pos * vm_load(fs + i), &c, &sn);
+            vm_store(row + i, c);
+            vm_store(row + half + i, sn);
+        }
+        if (i < half) {
+            vm_sincos_d(pos * vm_load_n(fs + i, half - i), &c, &sn);
+            vm_store_n(row + i, c, half - i);
+            vm_store_n(row + half + i, sn, half - i);
         }
         row += 2 * half;
         int a = p->rank - 2;
@@ -129,20 +140,40 @@ static void fill_table(const coreai_rope_params *p, const void *positions, const
     }
 }
 
-static void rotate_row(const float *restrict x, float *out, int64_t dim, int64_t rot, int interleaved,
+/* y1 = c x1 - s x2, y2 = s x1 + c x2 in f32. Split-half with contiguous
+ * cos / sin runs VM_VL pairs at a time (the last partial vector through the
+ * same code); every pair is read before it is written, so out may equal x. */
+static void rotate_row(const float *x, float *out, int64_t dim, int64_t rot, int interleaved,
                        const float *c, int64_t cstep, const float *s, int64_t sstep)
 {
     const int64_t half = rot / 2;
-    for (int64_t i = 0; i < half; ++i) {
-        const int64_t i1 = interleaved ? 2 * i : i, i2 = interleaved ? 2 * i + 1 : i + half;
-        const double x1 = x[i1], x2 = x[i2];
-        const double ci = c[i * cstep], si = s[i * sstep];
-        out[i1] = (float)(ci * x1 - si * x2);
-        out[i2] = (float)(si * x1 + ci * x2);
+    if (!interleaved && cstep == 1 && sstep == 1) {
+        int64_t i = 0;
+        for (; i + VM_VL <= half; i += VM_VL) {
+            const vm_f x1 = vm_load(x + i), x2 = vm_load(x + half + i);
+            const vm_f ci = vm_load(c + i), si = vm_load(s + i);
+            vm_store(out + i, ci * x1 - si * x2);
+            vm_store(out + half + i, si * x1 + ci * x2);
+        }
+        if (i < half) {
+            const int64_t m = half - i;
+            const vm_f x1 = vm_load_n(x + i, m), x2 = vm_load_n(x + half + i, m);
+            const vm_f ci = vm_load_n(c + i, m), si = vm_load_n(s + i, m);
+            vm_store_n(out + i, ci * x1 - si * x2, m);
+            vm_store_n(out + half + i, si * x1 + ci * x2, m);
+        }
+    } else {
+        const int64_t step1 = interleaved ? 2 : 1, off2 = interleaved ? 1 : half;
+        for (int64_t i = 0; i < half; ++i) {
+            const int64_t i1 = i * step1, i2 = i1 + off2;
+            const float x1 = x[i1], x2 = x[i2];
+            const float ci = c[i * cstep], si = s[i * sstep];
+            out[i1] = ci * x1 - si * x2;
+            out[i2] = si * x1 + ci * x2;
+        }
     }
     if (out != x)
-        for (int64_t i = rot; i < dim; ++i)
-            out[i] = x[i];
+        memcpy(out + rot, x + rot, (size_t)(dim - rot) * sizeof(float));
 }
 
 coreai_status coreai_rope_f32(const coreai_rope_params *params, const float *x, const float *cos_in,

@@ -81,32 +81,58 @@ static void test_hard_sigmoid(void **state)
     assert_true(isnan(out[8]));
 }
 
+/* The bound of swiglu.h: 2.75 * 2^-24 relative (first order; 3 allows for
+ * the second-order terms), 1e-36 * |value| absolute where silu underflows. */
+static void check_swiglu(const float *out, const double *want, const float *v, int64_t n,
+                         const char *what)
+{
+    for (int64_t i = 0; i < n; ++i) {
+        const double err = fabs((double)out[i] - want[i]);
+        if (!(err <= 3.0 * ldexp(1.0, -24) * fabs(want[i]) + 1e-36 * fabs((double)v[i]))) {
+            print_error("%s: element %lld: got %.9g, want %.9g\n", what, (long long)i,
+                        (double)out[i], want[i]);
+            fail();
+        }
+    }
+}
+
 static void test_swiglu(void **state)
 {
     (void)state;
     ref_rng rng = ref_rng_make(1103);
-    const int64_t rows = 5, dim = 7;
-    float *gv = ref_alloc_f(rows * 2 * dim), *g = ref_alloc_f(rows * dim), *v = ref_alloc_f(rows * dim);
-    float *out = ref_alloc_f(rows * dim);
-    double *want = ref_alloc_d(rows * dim);
-    ref_fill(&rng, gv, rows * 2 * dim, -6, 6);
-    for (int64_t r = 0; r < rows; ++r)
-        for (int64_t i = 0; i < dim; ++i) {
-            g[r * dim + i] = gv[r * 2 * dim + i];
-            v[r * dim + i] = gv[r * 2 * dim + dim + i];
-            const double a = g[r * dim + i];
-            want[r * dim + i] = a * (1.0 / (1.0 + exp(-a))) * v[r * dim + i];
+    static const int64_t dims[] = {1, 7, 16, 33, 688};
+    for (size_t d = 0; d < sizeof dims / sizeof dims[0]; ++d) {
+        const int64_t rows = 5, dim = dims[d];
+        float *gv = ref_alloc_f(rows * 2 * dim), *g = ref_alloc_f(rows * dim), *v = ref_alloc_f(rows * dim);
+        float *out = ref_alloc_f(rows * dim);
+        double *want = ref_alloc_d(rows * dim);
+        ref_fill(&rng, gv, rows * 2 * dim, -6, 6);
+        if (dim > 16) {
+            gv[3] = 100.0f;  /* exp(-g) underflows */
+            gv[5] = -100.0f; /* exp(-g) overflows: silu -0 */
+            gv[2 * dim + 1] = 87.5f;
+            gv[2 * dim + 2] = -88.9f;
         }
-    coreai_swiglu_params p = {.rows = rows, .dim = dim};
-    assert_int_equal(coreai_swiglu_f32(&p, g, v, out), COREAI_STATUS_OK);
-    ref_check(out, want, rows * dim, REF_TOL, "swiglu two inputs");
-    assert_int_equal(coreai_swiglu_f32(&p, gv, NULL, out), COREAI_STATUS_OK);
-    ref_check(out, want, rows * dim, REF_TOL, "swiglu packed");
-    free(gv);
-    free(g);
-    free(v);
-    free(out);
-    free(want);
+        for (int64_t r = 0; r < rows; ++r)
+            for (int64_t i = 0; i < dim; ++i) {
+                g[r * dim + i] = gv[r * 2 * dim + i];
+                v[r * dim + i] = gv[r * 2 * dim + dim + i];
+                const double a = g[r * dim + i];
+                want[r * dim + i] = a * (1.0 / (1.0 + exp(-a))) * v[r * dim + i];
+            }
+        coreai_swiglu_params p = {.rows = rows, .dim = dim};
+        assert_int_equal(coreai_swiglu_f32(&p, g, v, out), COREAI_STATUS_OK);
+        ref_check(out, want, rows * dim, REF_TOL, "swiglu two inputs");
+        check_swiglu(out, want, v, rows * dim, "swiglu two inputs");
+        assert_int_equal(coreai_swiglu_f32(&p, gv, NULL, out), COREAI_STATUS_OK);
+        ref_check(out, want, rows * dim, REF_TOL, "swiglu packed");
+        check_swiglu(out, want, v, rows * dim, "swiglu packed");
+        free(gv);
+        free(g);
+        free(v);
+        free(out);
+        free(want);
+    }
 }
 
 static double norm_of(const double *vals, int64_t n, double ord)

@@ -32,9 +32,14 @@ extern "C" {
  *            positions operand at pos_strides (last axis ignored; dtype
  *            pos_dtype: I32, I64 or F32) or, without that operand
  *            (pos_dtype < 0), the constant `offset`.
- *   Integer P + t is added exactly before the conversion. The angles are
- *   computed once per distinct position into the caller's scratch buffer
- *   (coreai_rope_scratch_size bytes) and then applied to every row.
+ *   Integer P + t is added exactly before the conversion. cos / sin of each
+ *   f32 angle are evaluated in double and rounded once (the f32 nearest to
+ *   the double cos / sin). They are computed once per distinct position
+ *   into the caller's scratch buffer (coreai_rope_scratch_size bytes) and
+ *   then applied to every row.
+ *
+ * The rotation itself is evaluated in f32 (like the reference's
+ * x * cos + rotate_half(x) * sin): |error| <= 2^-23 (|c x1| + |s x2|) about.
  *
  * out may equal x.
  */
