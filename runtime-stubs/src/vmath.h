@@ -222,20 +222,49 @@ typedef float vm_fh __attribute__((vector_size(VM_VL * 2)));
 typedef struct vm_d2 {
     vm_dh lo, hi;
 } vm_d2;
+/* Halves by __builtin_shufflevector where the compiler has it (clang, GCC
+ * 12+): through memory, GCC stores two halves and reloads one whole vector,
+ * which stalls store forwarding. */
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_shufflevector)
+#define VM_HAVE_SHUFFLE 1
+#endif
+#endif
+#if defined(VM_HAVE_SHUFFLE) && VM_VL == 16
+#define VM_LO_IDX 0, 1, 2, 3, 4, 5, 6, 7
+#define VM_HI_IDX 8, 9, 10, 11, 12, 13, 14, 15
+#define VM_ALL_IDX VM_LO_IDX, VM_HI_IDX
+#elif defined(VM_HAVE_SHUFFLE) && VM_VL == 8
+#define VM_LO_IDX 0, 1, 2, 3
+#define VM_HI_IDX 4, 5, 6, 7
+#define VM_ALL_IDX VM_LO_IDX, VM_HI_IDX
+#elif defined(VM_HAVE_SHUFFLE) && VM_VL == 4
+#define VM_LO_IDX 0, 1
+#define VM_HI_IDX 2, 3
+#define VM_ALL_IDX VM_LO_IDX, VM_HI_IDX
+#endif
 static inline vm_d2 vm_to_d2(vm_f v)
 {
+#ifdef VM_ALL_IDX
+    const vm_fh lo = __builtin_shufflevector(v, v, VM_LO_IDX), hi = __builtin_shufflevector(v, v, VM_HI_IDX);
+#else
     vm_fh lo, hi;
     memcpy(&lo, &v, sizeof lo);
     memcpy(&hi, (const char *)&v + sizeof lo, sizeof hi);
+#endif
     return (vm_d2){__builtin_convertvector(lo, vm_dh), __builtin_convertvector(hi, vm_dh)};
 }
 static inline vm_f vm_from_d2(vm_dh lo, vm_dh hi)
 {
     const vm_fh l = __builtin_convertvector(lo, vm_fh), h = __builtin_convertvector(hi, vm_fh);
+#ifdef VM_ALL_IDX
+    return __builtin_shufflevector(l, h, VM_ALL_IDX);
+#else
     vm_f v;
     memcpy(&v, &l, sizeof l);
     memcpy((char *)&v + sizeof l, &h, sizeof h);
     return v;
+#endif
 }
 static inline vm_dh vm_bcast_d(double x) { return (vm_dh){0} + x; }
 static inline double vm_hsum_d(vm_dh lo, vm_dh hi)
