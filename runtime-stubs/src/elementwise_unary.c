@@ -4,6 +4,8 @@
 
 #include <math.h>
 
+#include "vmath.h"
+
 /* The op is switched on once, outside the loops, so each loop body is a
  * single expression the compiler can vectorise. */
 #define UNARY_LOOP(EXPR)                   \
@@ -20,8 +22,6 @@ coreai_status coreai_unary_f32(const coreai_unary_params *params, const float *x
     if (params == NULL || x == NULL || out == NULL || params->count < 0)
         return COREAI_STATUS_INVALID_ARGUMENT;
     const int64_t n = params->count;
-    const float k_sqrt1_2 = 0.70710678118654752440f;
-    const float k_sqrt2_pi = 0.79788456080286535588f;
     switch (params->op) {
     case COREAI_UNARY_OP_RELU:
         /* Written so a NaN input stays NaN (as torch.relu and
@@ -29,24 +29,24 @@ coreai_status coreai_unary_f32(const coreai_unary_params *params, const float *x
         UNARY_LOOP(v < 0.0f ? 0.0f : v);
     case COREAI_UNARY_OP_RSQRT: UNARY_LOOP(1.0f / sqrtf(v));
     case COREAI_UNARY_OP_SQRT: UNARY_LOOP(sqrtf(v));
-    case COREAI_UNARY_OP_EXP: UNARY_LOOP(expf(v));
+    /* the transcendental ones through vmath.h (accuracy there) */
+    case COREAI_UNARY_OP_EXP: VM_MAP(vm_exp, x, out, n); return COREAI_STATUS_OK;
     case COREAI_UNARY_OP_NEG: UNARY_LOOP(-v);
     case COREAI_UNARY_OP_LOG: UNARY_LOOP(logf(v));
-    case COREAI_UNARY_OP_TANH: UNARY_LOOP(tanhf(v));
+    case COREAI_UNARY_OP_TANH: VM_MAP(vm_tanh, x, out, n); return COREAI_STATUS_OK;
     /* exp(-v) overflows to inf for v < -88, which gives the right limits:
      * sigmoid 0 and silu -0. */
-    case COREAI_UNARY_OP_SIGMOID: UNARY_LOOP(1.0f / (1.0f + expf(-v)));
-    case COREAI_UNARY_OP_SILU: UNARY_LOOP(v / (1.0f + expf(-v)));
-    case COREAI_UNARY_OP_ERF: UNARY_LOOP(erff(v));
+    case COREAI_UNARY_OP_SIGMOID: VM_MAP(vm_sigmoid, x, out, n); return COREAI_STATUS_OK;
+    case COREAI_UNARY_OP_SILU: VM_MAP(vm_silu, x, out, n); return COREAI_STATUS_OK;
+    case COREAI_UNARY_OP_ERF: VM_MAP(vm_erf, x, out, n); return COREAI_STATUS_OK;
     case COREAI_UNARY_OP_SIN: UNARY_LOOP(sinf(v));
     case COREAI_UNARY_OP_COS: UNARY_LOOP(cosf(v));
     case COREAI_UNARY_OP_RECIPROCAL: UNARY_LOOP(1.0f / v);
     case COREAI_UNARY_OP_FLOOR: UNARY_LOOP(floorf(v));
     case COREAI_UNARY_OP_CEIL: UNARY_LOOP(ceilf(v));
     case COREAI_UNARY_OP_ABS: UNARY_LOOP(fabsf(v));
-    case COREAI_UNARY_OP_GELU: UNARY_LOOP(0.5f * v * (1.0f + erff(v * k_sqrt1_2)));
-    case COREAI_UNARY_OP_GELU_TANH:
-        UNARY_LOOP(0.5f * v * (1.0f + tanhf(k_sqrt2_pi * (v + 0.044715f * v * v * v))));
+    case COREAI_UNARY_OP_GELU: VM_MAP(vm_gelu, x, out, n); return COREAI_STATUS_OK;
+    case COREAI_UNARY_OP_GELU_TANH: VM_MAP(vm_gelu_tanh, x, out, n); return COREAI_STATUS_OK;
     }
     return COREAI_STATUS_INVALID_ARGUMENT;
 }

@@ -48,6 +48,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "vmath.h"
+
 /* ---- ISA selection ------------------------------------------------------ */
 
 #if !defined(COREAI_GEMM_FORCE_SCALAR) && (defined(__GNUC__) || defined(__clang__))
@@ -359,12 +361,11 @@ static const gemm_ukernel gemm_kernels[4][GEMM_NV] = {
 
 /* ---- epilogues ------------------------------------------------------------ */
 
-/* The scalar activations, written as coreai_unary_f32 writes them so a fused
- * epilogue gives the same bits as the separate op. */
+/* The activations exactly as coreai_unary_f32 computes them (relu as its
+ * scalar loop, the others through the same vmath.h functions, lane by lane
+ * alike), so a fused epilogue gives the same bits as the separate op. */
 static void gemm_act_run(float *x, int64_t n, int epilogue)
 {
-    const float k_sqrt1_2 = 0.70710678118654752440f;
-    const float k_sqrt2_pi = 0.79788456080286535588f;
     switch (epilogue) {
     case COREAI_EPILOGUE_RELU:
         for (int64_t j = 0; j < n; ++j) {
@@ -372,26 +373,10 @@ static void gemm_act_run(float *x, int64_t n, int epilogue)
             x[j] = v < 0.0f ? 0.0f : v;
         }
         break;
-    case COREAI_EPILOGUE_GELU:
-        for (int64_t j = 0; j < n; ++j) {
-            const float v = x[j];
-            x[j] = 0.5f * v * (1.0f + erff(v * k_sqrt1_2));
-        }
-        break;
-    case COREAI_EPILOGUE_GELU_TANH:
-        for (int64_t j = 0; j < n; ++j) {
-            const float v = x[j];
-            x[j] = 0.5f * v * (1.0f + tanhf(k_sqrt2_pi * (v + 0.044715f * v * v * v)));
-        }
-        break;
-    case COREAI_EPILOGUE_SILU:
-        for (int64_t j = 0; j < n; ++j) {
-            const float v = x[j];
-            x[j] = v / (1.0f + expf(-v));
-        }
-        break;
-    default:
-        break;
+    case COREAI_EPILOGUE_GELU: VM_MAP(vm_gelu, x, x, n); break;
+    case COREAI_EPILOGUE_GELU_TANH: VM_MAP(vm_gelu_tanh, x, x, n); break;
+    case COREAI_EPILOGUE_SILU: VM_MAP(vm_silu, x, x, n); break;
+    default: break;
     }
 }
 

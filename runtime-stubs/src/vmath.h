@@ -30,8 +30,6 @@
  *   vm_d2 / vm_to_d2 / vm_from_d2 / vm_hsum_d: f32 lanes as two halves of
  *            double lanes, for sums kept in double
  * The VM_VL == 1 fallback evaluates tanh, erf, cos and sin in double libm.
- * Note: vm_bcast(-0.0f) is +0 ({0} + x); load -0 from memory where the
- * sign matters.
  *
  * Tails: vm_load_n / vm_store_n move the first n < VM_VL lanes through a
  * zeroed stack vector, so a loop's last partial vector goes through the same
@@ -80,7 +78,9 @@ typedef float vm_fu __attribute__((vector_size(VM_VL * 4), aligned(4), may_alias
 
 static inline vm_f vm_load(const float *p) { return *(const vm_fu *)p; }
 static inline void vm_store(float *p, vm_f v) { *(vm_fu *)p = v; }
-static inline vm_f vm_bcast(float x) { return (vm_f){0} + x; }
+/* x - 0 rather than 0 + x: exact for every x (-0 included), so compilers
+ * fold it into a plain broadcast */
+static inline vm_f vm_bcast(float x) { return x - (vm_f){0}; }
 static inline vm_f vm_select(vm_i mask, vm_f yes, vm_f no)
 {
     return (vm_f)(((vm_i)yes & mask) | ((vm_i)no & ~mask));
@@ -116,7 +116,10 @@ static inline float vm_hmax(vm_f v)
 static inline vm_f vm_exp(vm_f x)
 {
     const vm_f hi = vm_bcast(88.72283935546875f), lo = vm_bcast(-87.33654785156250f);
-    const vm_f xc = vm_min(vm_max(x, lo), hi);
+    /* lanes below the range compute e^0 (and are replaced by 0 below):
+     * clamped to lo they would produce a subnormal, a microcode assist per
+     * lane on x86 */
+    const vm_f xc = vm_select(x < lo, vm_bcast(0.0f), vm_min(x, hi));
     const vm_f t = VM_FMA(xc, vm_bcast(1.44269504088896341f), vm_bcast(0.5f));
     vm_i n = __builtin_convertvector(t, vm_i);
     /* truncation rounds negative t up: floor it */
