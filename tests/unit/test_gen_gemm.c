@@ -68,6 +68,9 @@ static size_t count(const char *text, const char *needle)
 
 static const cg_op *find_op(const cg_graph *g, const char *kind, size_t nth, size_t *index)
 {
+    /* set on every path: fail_msg does not return, but the compiler cannot
+     * know that (maybe-uninitialized at -O3) */
+    *index = SIZE_MAX;
     for (size_t i = 0; i < g->n_ops; i++) {
         if (strcmp(g->ops[i]->kind, kind) == 0 && nth-- == 0) {
             *index = i;
