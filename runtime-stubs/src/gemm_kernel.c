@@ -227,8 +227,12 @@ static inline float gemm_vsum(gemm_vf v) { return v; }
 #if GEMM_NR % 16 != 0 && 16 % GEMM_NR != 0
 #error "a tile must cover whole 16-column panels or divide one"
 #endif
-#if GEMM_KC > COREAI_GEMM_BLOCK_K || GEMM_NC > COREAI_GEMM_BLOCK_N
-#error "KC and NC must fit the scratch bounds of gemm_internal.h"
+/* Scratch blocks of the packer path: KC x NC within the bounds callers
+ * size their scratch by (gemm_internal.h). */
+#define GEMM_KC_SCRATCH (GEMM_KC < COREAI_GEMM_BLOCK_K ? GEMM_KC : COREAI_GEMM_BLOCK_K)
+#define GEMM_NC_SCRATCH (GEMM_NC < COREAI_GEMM_BLOCK_N ? GEMM_NC : COREAI_GEMM_BLOCK_N)
+#if GEMM_NC_SCRATCH % 16 != 0 || GEMM_NC_SCRATCH % GEMM_NR != 0
+#error "the scratch block width must be a multiple of 16 and of NR"
 #endif
 #if GEMM_NC % 16 != 0 || GEMM_NC % GEMM_NR != 0 || GEMM_NCS % 16 != 0 || GEMM_NCS % GEMM_NR != 0
 #error "NC and NCS must be multiples of 16 and of NR"
@@ -543,7 +547,7 @@ static void gemm_packer_run(const coreai_gemm_args *g, coreai_gemm_pack_fn pack,
                             float *scratch)
 {
     if (scratch != NULL) {
-        gemm_packed_blocks(g, pack, ctx, scratch, GEMM_KC, GEMM_NC);
+        gemm_packed_blocks(g, pack, ctx, scratch, GEMM_KC_SCRATCH, GEMM_NC_SCRATCH);
     } else {
         _Alignas(64) float bbuf[GEMM_KCS * GEMM_NCS];
         gemm_packed_blocks(g, pack, ctx, bbuf, GEMM_KCS, GEMM_NCS);

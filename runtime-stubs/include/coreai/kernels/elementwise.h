@@ -66,7 +66,13 @@ typedef enum coreai_unary_op {
     COREAI_UNARY_OP_GELU_TANH = 17  /* x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))) */
 } coreai_unary_op;
 
-/* out[i] = op(x[i]) for count elements; out may equal x. */
+/* out[i] = op(x[i]) for count elements; out may equal x. EXP, TANH,
+ * SIGMOID, SILU, ERF, GELU and GELU_TANH are evaluated as vectors (the
+ * runtime's own approximations, same results on every lane and for any
+ * count): exp, tanh and erf within 2 ulp of the exact value (1.25, 1.34 and
+ * 1.21 measured), sigmoid and silu within 4e-7 relative, the gelus within
+ * 2 * 2^-24 * max(|x|, |y|); exp flushes results below FLT_MIN to 0. The
+ * others are the libm / IEEE operations. */
 typedef struct coreai_unary_params {
     coreai_unary_op op;
     int64_t count;
