@@ -211,13 +211,13 @@ static void test_invariants_on_every_model(void **state)
 
 /* ---- structure on small models ---- */
 
-/* neg -> exp -> + 1 -> reciprocal -> * w[16]: five ops, one loop */
+/* neg -> abs -> + 1 -> reciprocal -> * w[16]: five ops, one loop */
 static const char chain_body[] =
     "    <arg id=\"x\" dtype=\"f32\" shape=\"8 16\"/>\n"
     "    <arg id=\"w\" dtype=\"f32\" shape=\"16\"/>\n"
     "    <const id=\"one\" dtype=\"f32\" shape=\"\">1.0</const>\n"
     "    <op kind=\"coreai.neg\"><operand ref=\"x\"/><result id=\"n\" dtype=\"f32\" shape=\"8 16\"/></op>\n"
-    "    <op kind=\"coreai.exp\"><operand ref=\"n\"/><result id=\"e\" dtype=\"f32\" shape=\"8 16\"/></op>\n"
+    "    <op kind=\"coreai.abs\"><operand ref=\"n\"/><result id=\"e\" dtype=\"f32\" shape=\"8 16\"/></op>\n"
     "    <op kind=\"coreai.add\"><operand ref=\"e\"/><operand ref=\"one\"/>"
     "<result id=\"d\" dtype=\"f32\" shape=\"8 16\"/></op>\n"
     "    <op kind=\"coreai.reciprocal\"><operand ref=\"d\"/><result id=\"r\" dtype=\"f32\" shape=\"8 16\"/></op>\n"
@@ -266,14 +266,14 @@ static void test_chain_is_one_loop(void **state)
     talloc_free(ctx);
 }
 
-/* a = exp(x) feeds a chain and a reduction; b = x * 2 feeds two chains */
+/* a = abs(x) feeds a chain and a reduction; b = x * 2 feeds two chains */
 static const char consumers_body[] =
     "    <arg id=\"x\" dtype=\"f32\" shape=\"4 8\"/>\n"
     "    <const id=\"two\" dtype=\"f32\" shape=\"\">2.0</const>\n"
-    "    <op kind=\"coreai.exp\"><operand ref=\"x\"/><result id=\"a\" dtype=\"f32\" shape=\"4 8\"/></op>\n"
+    "    <op kind=\"coreai.abs\"><operand ref=\"x\"/><result id=\"a\" dtype=\"f32\" shape=\"4 8\"/></op>\n"
     "    <op kind=\"coreai.add\"><operand ref=\"a\"/><operand ref=\"two\"/>"
     "<result id=\"a1\" dtype=\"f32\" shape=\"4 8\"/></op>\n"
-    "    <op kind=\"coreai.tanh\"><operand ref=\"a1\"/><result id=\"a2\" dtype=\"f32\" shape=\"4 8\"/></op>\n"
+    "    <op kind=\"coreai.neg\"><operand ref=\"a1\"/><result id=\"a2\" dtype=\"f32\" shape=\"4 8\"/></op>\n"
     "    <op kind=\"coreai.reduce_sum\"><operand ref=\"a\"/><attr name=\"axes\" type=\"si64[]\">-1</attr>"
     "<result id=\"rs\" dtype=\"f32\" shape=\"4\"/></op>\n"
     "    <op kind=\"coreai.mul\"><operand ref=\"x\"/><operand ref=\"two\"/>"
@@ -307,18 +307,18 @@ static void test_second_consumer_is_kept(void **state)
     talloc_free(ctx);
 }
 
-/* m = tanh(x) * 2 is an output; exp(m + x) after it; a [4, 1] column
+/* m = -x * 2 is an output; abs(m + x) after it; a [4, 1] column
  * against [4, 8] ends a chain */
 static const char stops_body[] =
     "    <arg id=\"x\" dtype=\"f32\" shape=\"4 8\"/>\n"
     "    <arg id=\"col\" dtype=\"f32\" shape=\"4 1\"/>\n"
     "    <const id=\"two\" dtype=\"f32\" shape=\"\">2.0</const>\n"
-    "    <op kind=\"coreai.tanh\"><operand ref=\"x\"/><result id=\"t\" dtype=\"f32\" shape=\"4 8\"/></op>\n"
+    "    <op kind=\"coreai.neg\"><operand ref=\"x\"/><result id=\"t\" dtype=\"f32\" shape=\"4 8\"/></op>\n"
     "    <op kind=\"coreai.mul\"><operand ref=\"t\"/><operand ref=\"two\"/>"
     "<result id=\"m\" dtype=\"f32\" shape=\"4 8\"/></op>\n"
     "    <op kind=\"coreai.add\"><operand ref=\"m\"/><operand ref=\"x\"/>"
     "<result id=\"p\" dtype=\"f32\" shape=\"4 8\"/></op>\n"
-    "    <op kind=\"coreai.exp\"><operand ref=\"p\"/><result id=\"e\" dtype=\"f32\" shape=\"4 8\"/></op>\n"
+    "    <op kind=\"coreai.abs\"><operand ref=\"p\"/><result id=\"e\" dtype=\"f32\" shape=\"4 8\"/></op>\n"
     "    <op kind=\"coreai.neg\"><operand ref=\"e\"/><result id=\"n\" dtype=\"f32\" shape=\"4 8\"/></op>\n"
     "    <op kind=\"coreai.mul\"><operand ref=\"n\"/><operand ref=\"col\"/>"
     "<result id=\"k\" dtype=\"f32\" shape=\"4 8\"/></op>\n"
@@ -336,12 +336,12 @@ static void test_output_and_broadcast_end_chains(void **state)
     const cg_graph *g = gp->graph;
     const cg_fuse_plan *fp = gp->fuse;
     assert_int_equal(fp->n_groups, 3);
-    /* m is an output: the root of {tanh, mul}, computed into its result */
+    /* m is an output: the root of {neg, mul}, computed into its result */
     size_t gm = fp->group_of[op_of(g, "m")];
     assert_int_equal(fp->groups[gm].root, op_of(g, "m"));
     assert_int_equal(fp->groups[gm].n_members, 2);
     assert_int_equal(cg_graph_plan_storage(gp, g->ops[op_of(g, "m")]->results[0])->kind, CG_STORAGE_RESULT);
-    /* {add, exp, neg}: k reads col as [4, 1], so it is no member */
+    /* {add, abs, neg}: k reads col as [4, 1], so it is no member */
     size_t ge = fp->group_of[op_of(g, "n")];
     assert_int_equal(fp->groups[ge].n_members, 3);
     assert_int_equal(fp->groups[ge].root, op_of(g, "n"));
@@ -364,7 +364,7 @@ static const char linear_body[] =
     "<result id=\"l2\" dtype=\"f32\" shape=\"6 10\"/></op>\n"
     "    <op kind=\"coreai.add\"><operand ref=\"g\"/><operand ref=\"l2\"/>"
     "<result id=\"s\" dtype=\"f32\" shape=\"6 10\"/></op>\n"
-    "    <op kind=\"coreai.tanh\"><operand ref=\"s\"/><result id=\"t\" dtype=\"f32\" shape=\"6 10\"/></op>\n"
+    "    <op kind=\"coreai.neg\"><operand ref=\"s\"/><result id=\"t\" dtype=\"f32\" shape=\"6 10\"/></op>\n"
     "    <op kind=\"coreai.matmul\"><operand ref=\"t\"/><operand ref=\"v\"/>"
     "<result id=\"p\" dtype=\"f32\" shape=\"6 3\"/></op>\n"
     "    <output><value ref=\"p\"/></output>\n";
@@ -394,6 +394,36 @@ static void test_after_linear_epilogue(void **state)
     talloc_free(ctx);
 }
 
+/* The ops whose kernels evaluate vectors (exp, tanh, sigmoid, silu, erf,
+ * gelu) end chains: neg | sigmoid | {mul, add}. */
+static const char vector_body[] =
+    "    <arg id=\"x\" dtype=\"f32\" shape=\"4 8\"/>\n"
+    "    <arg id=\"y\" dtype=\"f32\" shape=\"4 8\"/>\n"
+    "    <const id=\"one\" dtype=\"f32\" shape=\"\">1.0</const>\n"
+    "    <op kind=\"coreai.neg\"><operand ref=\"x\"/><result id=\"n\" dtype=\"f32\" shape=\"4 8\"/></op>\n"
+    "    <op kind=\"coreai.sigmoid\"><operand ref=\"n\"/><result id=\"s\" dtype=\"f32\" shape=\"4 8\"/></op>\n"
+    "    <op kind=\"coreai.mul\"><operand ref=\"s\"/><operand ref=\"y\"/>"
+    "<result id=\"m\" dtype=\"f32\" shape=\"4 8\"/></op>\n"
+    "    <op kind=\"coreai.add\"><operand ref=\"m\"/><operand ref=\"one\"/>"
+    "<result id=\"a\" dtype=\"f32\" shape=\"4 8\"/></op>\n"
+    "    <output><value ref=\"a\"/></output>\n";
+static const char vector_entry[] = "<input name=\"x\"/><input name=\"y\"/><output name=\"a\"/>";
+
+static void test_vector_kernels_end_chains(void **state)
+{
+    (void)state;
+    void *ctx = talloc_new(NULL);
+    cg_module *m = load_graph(ctx, "fuse_vector.xml", vector_body, vector_entry);
+    const cg_graph_plan *gp = main_plan(plan(ctx, m, true), m);
+    const cg_graph *g = gp->graph;
+    assert_int_equal(gp->fuse->n_groups, 1);
+    assert_false(in_group(gp, "n"));
+    assert_false(in_group(gp, "s"));
+    assert_true(in_group(gp, "m"));
+    assert_int_equal(gp->fuse->group_of[op_of(g, "m")], gp->fuse->group_of[op_of(g, "a")]);
+    talloc_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -401,6 +431,7 @@ int main(void)
         cmocka_unit_test(test_second_consumer_is_kept),
         cmocka_unit_test(test_output_and_broadcast_end_chains),
         cmocka_unit_test(test_after_linear_epilogue),
+        cmocka_unit_test(test_vector_kernels_end_chains),
         cmocka_unit_test(test_invariants_on_every_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,8 +10,9 @@
  * chain of kernel calls it replaces. The copies are duplicates: change a
  * kernel's formula and the one here together. Exception by design: exp,
  * tanh, sigmoid, silu, erf and the gelus use libm here, while the runtime
- * may evaluate them with its vector approximation (src/vmath.h, a few ulp
- * from libm). tests/unit/test_kernel_elementwise_scalar.c compares every
+ * evaluates them with its vector approximation (src/vmath.h, a few ulp
+ * from libm); coreai-gen does not fuse those ops (their vector kernels are
+ * faster than a loop of libm calls), so its fused loops never call them. tests/unit/test_kernel_elementwise_scalar.c compares every
  * function with its kernel: bit for bit, or for those within a few ulp.
  */
 #ifndef COREAI_ELEMENTWISE_SCALAR_H
