@@ -147,6 +147,9 @@ static void conv_direct(const coreai_conv2d_params *p, const float *x, const flo
 typedef struct conv_im2col {
     const coreai_conv2d_params *p;
     const float *x; /* first input channel of the group, this batch element */
+    /* valid output columns of kernel column kw < CONV_KW_CACHE, computed
+     * once per call (the tap range divides) */
+    int64_t lo[CONV_KW_CACHE], hi[CONV_KW_CACHE];
 } conv_im2col;
 
 /* dst[jj] (panel layout, row r) = v for jj in [j0, j1). */
@@ -192,12 +195,18 @@ typedef struct conv_row {
     int64_t ch, kh, kw;
 } conv_row;
 
-static void conv_row_fill(const coreai_conv2d_params *p, conv_row *r, const float *x)
+static void conv_row_fill(const conv_im2col *c, conv_row *r)
 {
-    r->xc = x + r->ch * p->in_h * p->in_w;
+    const coreai_conv2d_params *p = c->p;
+    r->xc = c->x + r->ch * p->in_h * p->in_w;
     r->ioff = r->kh * p->dilation_h - p->pad_top;
     r->joff = r->kw * p->dilation_w - p->pad_left;
-    coreai_tap_range(p->in_w, p->out_w, p->stride_w, p->pad_left, r->kw * p->dilation_w, &r->lo, &r->hi);
+    if (r->kw < CONV_KW_CACHE) {
+        r->lo = c->lo[r->kw];
+        r->hi = c->hi[r->kw];
+    } else {
+        coreai_tap_range(p->in_w, p->out_w, p->stride_w, p->pad_left, r->kw * p->dilation_w, &r->lo, &r->hi);
+    }
 }
 
 static conv_row conv_row_first(const conv_im2col *c, int64_t q)
@@ -207,7 +216,7 @@ static conv_row conv_row_first(const conv_im2col *c, int64_t q)
     r.ch = q / (p->kernel_h * p->kernel_w);
     r.kh = q / p->kernel_w % p->kernel_h;
     r.kw = q % p->kernel_w;
-    conv_row_fill(p, &r, c->x);
+    conv_row_fill(c, &r);
     return r;
 }
 
@@ -221,7 +230,7 @@ static void conv_row_next(const conv_im2col *c, conv_row *r)
             ++r->ch;
         }
     }
-    conv_row_fill(p, r, c->x);
+    conv_row_fill(c, r);
 }
 
 /* 16 floats from s[0], s[2], ..., s[30]: two vector loads and one shuffle
@@ -339,7 +348,10 @@ static void conv_gemm(const coreai_conv2d_params *p, const float *x, const float
     const int64_t k = cg * p->kernel_h * p->kernel_w, npix = p->out_h * p->out_w;
     for (int64_t n = 0; n < p->batch; ++n) {
         for (int64_t g = 0; g < p->groups; ++g) {
-            const conv_im2col ctx = {p, x + (n * p->in_channels + g * cg) * p->in_h * p->in_w};
+            conv_im2col ctx = {p, x + (n * p->in_channels + g * cg) * p->in_h * p->in_w, {0}, {0}};
+            for (int64_t kw = 0; kw < p->kernel_w && kw < CONV_KW_CACHE; ++kw)
+                coreai_tap_range(p->in_w, p->out_w, p->stride_w, p->pad_left, kw * p->dilation_w, &ctx.lo[kw],
+                                 &ctx.hi[kw]);
             coreai_gemm_args a = {0};
             a.m = og;
             a.n = npix;
