@@ -1,5 +1,5 @@
 /* coreai_binary_f32 against a naive strided reference. */
-#include "kernel_ref.h"
+#include "bcast_ref.h"
 
 #include "coreai/kernels.h"
 
@@ -22,31 +22,6 @@ static double ref_apply(coreai_binary_op op, double a, double b)
     return NAN;
 }
 
-/*
- * One operand's storage: broadcast axes (mask bit set) have extent 1 and
- * stride 0; the rest are stored in a random axis order (perm) with optional
- * padding between rows, so the kernel sees non-dense, non-monotonic strides.
- * Returns the number of elements to allocate.
- */
-static int64_t make_operand(ref_rng *rng, int rank, const int64_t *out_shape, unsigned mask,
-                            int permuted, int padded, int64_t *strides)
-{
-    int order[COREAI_MAX_RANK];
-    if (permuted)
-        ref_shuffle(rng, order, rank);
-    else
-        for (int i = 0; i < rank; ++i)
-            order[i] = i;
-    int64_t s = 1;
-    for (int k = rank - 1; k >= 0; --k) {
-        const int d = order[k];
-        const int64_t e = ((mask >> d) & 1u) ? 1 : out_shape[d];
-        strides[d] = ((mask >> d) & 1u) ? 0 : s;
-        s *= e + (padded && e > 1 ? 2 : 0);
-    }
-    return s;
-}
-
 static void run_case(ref_rng *rng, coreai_binary_op op, int rank, const int64_t *shape,
                      unsigned amask, unsigned bmask, int layout)
 {
@@ -56,8 +31,8 @@ static void run_case(ref_rng *rng, coreai_binary_op op, int rank, const int64_t 
     p.rank = rank;
     for (int i = 0; i < rank; ++i)
         p.out_shape[i] = shape[i];
-    const int64_t na = make_operand(rng, rank, shape, amask, layout & 1, layout & 2, p.a_strides);
-    const int64_t nb = make_operand(rng, rank, shape, bmask, layout & 4, layout & 2, p.b_strides);
+    const int64_t na = bref_operand(rng, rank, shape, amask, layout & 1, layout & 2, p.a_strides);
+    const int64_t nb = bref_operand(rng, rank, shape, bmask, layout & 4, layout & 2, p.b_strides);
     const int64_t n = ref_numel(shape, rank);
     float *a = ref_alloc_f(na), *b = ref_alloc_f(nb), *out = ref_alloc_f(n);
     double *want = ref_alloc_d(n);
@@ -65,12 +40,9 @@ static void run_case(ref_rng *rng, coreai_binary_op op, int rank, const int64_t 
     /* Divisors kept away from 0 so the relative tolerance is meaningful. */
     for (int64_t i = 0; i < nb; ++i)
         b[i] = (ref_unit(rng) < 0.5 ? -1.0f : 1.0f) * ref_float(rng, 0.5, 2.0);
-    for (int64_t f = 0; f < n; ++f) {
-        int64_t idx[COREAI_MAX_RANK];
-        ref_unravel(f, shape, rank, idx);
-        want[f] = ref_apply(op, a[ref_dot(idx, p.a_strides, rank)],
-                            b[ref_dot(idx, p.b_strides, rank)]);
-    }
+    for (int64_t f = 0; f < n; ++f)
+        want[f] = ref_apply(op, a[bref_offset(f, shape, rank, p.a_strides)],
+                            b[bref_offset(f, shape, rank, p.b_strides)]);
     assert_int_equal(coreai_binary_f32(&p, a, b, out), COREAI_STATUS_OK);
     char sb[128], what[256];
     snprintf(what, sizeof what, "binary op %d shape %s amask %x bmask %x layout %d", (int)op,
@@ -82,13 +54,6 @@ static void run_case(ref_rng *rng, coreai_binary_op op, int rank, const int64_t 
     free(want);
 }
 
-static void random_shape(ref_rng *rng, int rank, int64_t *shape)
-{
-    static const int64_t extents[] = {1, 2, 3, 4, 5, 7};
-    for (int i = 0; i < rank; ++i)
-        shape[i] = extents[ref_int(rng, 0, 5)];
-}
-
 /* Every broadcast pattern of a and b for rank <= 3, for each op. */
 static void test_all_patterns_low_rank(void **state)
 {
@@ -97,7 +62,7 @@ static void test_all_patterns_low_rank(void **state)
     for (int rank = 0; rank <= 3; ++rank) {
         for (int trial = 0; trial < 3; ++trial) {
             int64_t shape[COREAI_MAX_RANK];
-            random_shape(&rng, rank, shape);
+            bref_random_shape(&rng, rank, shape);
             for (unsigned am = 0; am < (1u << rank); ++am)
                 for (unsigned bm = 0; bm < (1u << rank); ++bm)
                     for (int o = 0; o < N_OPS; ++o)
@@ -114,7 +79,7 @@ static void test_patterns_high_rank(void **state)
     for (int rank = 4; rank <= 5; ++rank) {
         for (int trial = 0; trial < 2; ++trial) {
             int64_t shape[COREAI_MAX_RANK];
-            random_shape(&rng, rank, shape);
+            bref_random_shape(&rng, rank, shape);
             for (unsigned am = 0; am < (1u << rank); ++am) {
                 const unsigned bm = (unsigned)ref_int(&rng, 0, (1 << rank) - 1);
                 const coreai_binary_op op = k_ops[ref_int(&rng, 0, N_OPS - 1)];
