@@ -2,8 +2,7 @@
  * gemm_internal.h - private interface of the runtime's f32 GEMM
  * (gemm_kernel.c: micro-kernels and blocking; gemm_pack.c: B packing).
  *
- *     C[i][j] = epilogue((accumulate ? C[i][j] : 0) + sum_p A(i,p) B(p,j)
- *                        + bias[j] + row_bias[i])
+ *     C[i][j] = epilogue(sum_p A(i,p) B(p,j) + bias[j] + row_bias[i])
  *
  * for i < m, j < n, with A(i,p) = a[i * a_rs + p * a_cs] and C row-major with
  * row stride ldc. B comes either packed (the COREAI_PACK_NR panel layout of
@@ -28,7 +27,6 @@ typedef struct coreai_gemm_args {
     const float *bias;     /* n values, or NULL */
     const float *row_bias; /* m values, or NULL (a convolution's channel bias) */
     int epilogue;      /* coreai_epilogue */
-    int accumulate;    /* add to C instead of overwriting it */
 } coreai_gemm_args;
 
 /* B packed: panel t (columns 16t..16t+15) starts at bp + t * bps, its row p

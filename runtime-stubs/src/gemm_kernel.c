@@ -403,13 +403,11 @@ static void gemm_finish_rows(float *c, int64_t ldc, int64_t rows, int64_t n, con
     }
 }
 
-/* k == 0: every output is the epilogue of the biases (or of 0, or of C). */
+/* k == 0: every output is the epilogue of the biases (or of 0). */
 static void gemm_empty_k(const coreai_gemm_args *g)
 {
-    if (!g->accumulate) {
-        for (int64_t i = 0; i < g->m; ++i)
-            memset(g->c + i * g->ldc, 0, (size_t)g->n * sizeof(float));
-    }
+    for (int64_t i = 0; i < g->m; ++i)
+        memset(g->c + i * g->ldc, 0, (size_t)g->n * sizeof(float));
     gemm_finish_rows(g->c, g->ldc, g->m, g->n, g->bias, g->row_bias, g->epilogue);
 }
 
@@ -522,8 +520,7 @@ void coreai_gemm_packed(const coreai_gemm_args *g, const float *bp, int64_t bps)
         const int64_t nc = gemm_min(GEMM_NC, g->n - jc);
         for (int64_t pc = 0; pc < g->k; pc += GEMM_KC) {
             const int64_t kc = gemm_min(GEMM_KC, g->k - pc);
-            gemm_block(g, jc, nc, pc, kc, bp + (jc / 16) * bps + pc * 16, bps, pc > 0 || g->accumulate,
-                       pc + kc == g->k);
+            gemm_block(g, jc, nc, pc, kc, bp + (jc / 16) * bps + pc * 16, bps, pc > 0, pc + kc == g->k);
         }
     }
 }
@@ -537,7 +534,7 @@ static void gemm_packed_blocks(const coreai_gemm_args *g, coreai_gemm_pack_fn pa
         for (int64_t pc = 0; pc < g->k; pc += kcb) {
             const int64_t kc = gemm_min(kcb, g->k - pc);
             pack(ctx, pc, kc, jc, nc, buf, kc * 16);
-            gemm_block(g, jc, nc, pc, kc, buf, kc * 16, pc > 0 || g->accumulate, pc + kc == g->k);
+            gemm_block(g, jc, nc, pc, kc, buf, kc * 16, pc > 0, pc + kc == g->k);
         }
     }
 }
@@ -637,7 +634,7 @@ void coreai_gemm_strided(const coreai_gemm_args *g, const float *b, int64_t b_rs
 {
     if (gemm_degenerate(g))
         return;
-    if (g->m < COREAI_GEMM_SMALL_M && !g->accumulate && g->row_bias == NULL &&
+    if (g->m < COREAI_GEMM_SMALL_M && g->row_bias == NULL &&
         gemm_small(g, b, b_rs, b_cs))
         return;
     /* B block by block, each packed right before use (so it is still in
