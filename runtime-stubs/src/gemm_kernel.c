@@ -29,7 +29,7 @@
  *
  *     for jc in n by NC                  B block KC x NC (512 KiB) stays in L2
  *       for pc in k by KC
- *         for ir in m by MR (then 4, 2, 1 for the last rows)
+ *         for ir in m by about MR (panels of nearly equal height)
  *           copy A[ir.., pc..] -> stack panel (L1)
  *           for jr in NC by NR
  *             micro-kernel: C tile (+)= A panel x B micro-panel,
@@ -269,97 +269,81 @@ typedef struct gemm_tile_epi {
 typedef void (*gemm_ukernel)(int64_t kc, const float *restrict ap, const float *restrict b,
                              int64_t bps, float *restrict c, int64_t ldc, const gemm_tile_epi *ep);
 
-/* Tile rows: GEMM_MR for the bulk, then 4, 2 and 1 for the last rows of m,
- * so every tile's rows are real rows (no padding, no wasted work); tile
- * columns: 1..GEMM_NV vectors, fewer at the right edge. */
-#define UK_NAME gemm_uk_mr_1
-#define UK_MR GEMM_MR
+/* One micro-kernel per tile shape: 1..GEMM_MR rows (the driver splits m
+ * into panels of nearly equal height, so no panel is much shorter than
+ * GEMM_MR and none is padded) by 1..GEMM_NV vectors (fewer at the right
+ * edge). gemm_uk_rows.h instantiates the rows for one UK_NV. */
 #define UK_NV 1
-#include "gemm_ukernel.h"
-#define UK_NAME gemm_uk_4_1
-#define UK_MR (GEMM_MR < 4 ? GEMM_MR : 4)
-#define UK_NV 1
-#include "gemm_ukernel.h"
-#define UK_NAME gemm_uk_2_1
-#define UK_MR (GEMM_MR < 2 ? GEMM_MR : 2)
-#define UK_NV 1
-#include "gemm_ukernel.h"
-#define UK_NAME gemm_uk_1_1
-#define UK_MR 1
-#define UK_NV 1
-#include "gemm_ukernel.h"
+#include "gemm_uk_rows.h"
 #if GEMM_NV >= 2
-#define UK_NAME gemm_uk_mr_2
-#define UK_MR GEMM_MR
 #define UK_NV 2
-#include "gemm_ukernel.h"
-#define UK_NAME gemm_uk_4_2
-#define UK_MR (GEMM_MR < 4 ? GEMM_MR : 4)
-#define UK_NV 2
-#include "gemm_ukernel.h"
-#define UK_NAME gemm_uk_2_2
-#define UK_MR (GEMM_MR < 2 ? GEMM_MR : 2)
-#define UK_NV 2
-#include "gemm_ukernel.h"
-#define UK_NAME gemm_uk_1_2
-#define UK_MR 1
-#define UK_NV 2
-#include "gemm_ukernel.h"
+#include "gemm_uk_rows.h"
 #endif
 #if GEMM_NV >= 3
-#define UK_NAME gemm_uk_mr_3
-#define UK_MR GEMM_MR
 #define UK_NV 3
-#include "gemm_ukernel.h"
-#define UK_NAME gemm_uk_4_3
-#define UK_MR (GEMM_MR < 4 ? GEMM_MR : 4)
-#define UK_NV 3
-#include "gemm_ukernel.h"
-#define UK_NAME gemm_uk_2_3
-#define UK_MR (GEMM_MR < 2 ? GEMM_MR : 2)
-#define UK_NV 3
-#include "gemm_ukernel.h"
-#define UK_NAME gemm_uk_1_3
-#define UK_MR 1
-#define UK_NV 3
-#include "gemm_ukernel.h"
+#include "gemm_uk_rows.h"
 #endif
 #if GEMM_NV >= 4
-#define UK_NAME gemm_uk_mr_4
-#define UK_MR GEMM_MR
 #define UK_NV 4
-#include "gemm_ukernel.h"
-#define UK_NAME gemm_uk_4_4
-#define UK_MR (GEMM_MR < 4 ? GEMM_MR : 4)
-#define UK_NV 4
-#include "gemm_ukernel.h"
-#define UK_NAME gemm_uk_2_4
-#define UK_MR (GEMM_MR < 2 ? GEMM_MR : 2)
-#define UK_NV 4
-#include "gemm_ukernel.h"
-#define UK_NAME gemm_uk_1_4
-#define UK_MR 1
-#define UK_NV 4
-#include "gemm_ukernel.h"
+#include "gemm_uk_rows.h"
 #endif
 
-static const int gemm_rows[4] = {GEMM_MR, GEMM_MR < 4 ? GEMM_MR : 4, GEMM_MR < 2 ? GEMM_MR : 2, 1};
-
-/* gemm_kernels[row class][vectors - 1] */
-static const gemm_ukernel gemm_kernels[4][GEMM_NV] = {
+/* gemm_kernels[rows - 1][vectors - 1] */
 #if GEMM_NV == 1
-    {gemm_uk_mr_1}, {gemm_uk_4_1}, {gemm_uk_2_1}, {gemm_uk_1_1},
+#define GEMM_UK_ROW(r) {GEMM_UK(r, 1)}
 #elif GEMM_NV == 2
-    {gemm_uk_mr_1, gemm_uk_mr_2}, {gemm_uk_4_1, gemm_uk_4_2},
-    {gemm_uk_2_1, gemm_uk_2_2}, {gemm_uk_1_1, gemm_uk_1_2},
+#define GEMM_UK_ROW(r) {GEMM_UK(r, 1), GEMM_UK(r, 2)}
 #elif GEMM_NV == 3
-    {gemm_uk_mr_1, gemm_uk_mr_2, gemm_uk_mr_3}, {gemm_uk_4_1, gemm_uk_4_2, gemm_uk_4_3},
-    {gemm_uk_2_1, gemm_uk_2_2, gemm_uk_2_3}, {gemm_uk_1_1, gemm_uk_1_2, gemm_uk_1_3},
+#define GEMM_UK_ROW(r) {GEMM_UK(r, 1), GEMM_UK(r, 2), GEMM_UK(r, 3)}
 #else
-    {gemm_uk_mr_1, gemm_uk_mr_2, gemm_uk_mr_3, gemm_uk_mr_4},
-    {gemm_uk_4_1, gemm_uk_4_2, gemm_uk_4_3, gemm_uk_4_4},
-    {gemm_uk_2_1, gemm_uk_2_2, gemm_uk_2_3, gemm_uk_2_4},
-    {gemm_uk_1_1, gemm_uk_1_2, gemm_uk_1_3, gemm_uk_1_4},
+#define GEMM_UK_ROW(r) {GEMM_UK(r, 1), GEMM_UK(r, 2), GEMM_UK(r, 3), GEMM_UK(r, 4)}
+#endif
+static const gemm_ukernel gemm_kernels[GEMM_MR][GEMM_NV] = {
+    GEMM_UK_ROW(1),
+#if GEMM_MR >= 2
+    GEMM_UK_ROW(2),
+#endif
+#if GEMM_MR >= 3
+    GEMM_UK_ROW(3),
+#endif
+#if GEMM_MR >= 4
+    GEMM_UK_ROW(4),
+#endif
+#if GEMM_MR >= 5
+    GEMM_UK_ROW(5),
+#endif
+#if GEMM_MR >= 6
+    GEMM_UK_ROW(6),
+#endif
+#if GEMM_MR >= 7
+    GEMM_UK_ROW(7),
+#endif
+#if GEMM_MR >= 8
+    GEMM_UK_ROW(8),
+#endif
+#if GEMM_MR >= 9
+    GEMM_UK_ROW(9),
+#endif
+#if GEMM_MR >= 10
+    GEMM_UK_ROW(10),
+#endif
+#if GEMM_MR >= 11
+    GEMM_UK_ROW(11),
+#endif
+#if GEMM_MR >= 12
+    GEMM_UK_ROW(12),
+#endif
+#if GEMM_MR >= 13
+    GEMM_UK_ROW(13),
+#endif
+#if GEMM_MR >= 14
+    GEMM_UK_ROW(14),
+#endif
+#if GEMM_MR >= 15
+    GEMM_UK_ROW(15),
+#endif
+#if GEMM_MR >= 16
+    GEMM_UK_ROW(16),
 #endif
 };
 
@@ -481,11 +465,14 @@ static void gemm_block(const coreai_gemm_args *g, int64_t jc, int64_t nc, int64_
     /* relu runs in registers; the others after the tile is stored */
     const int relu = epilogue == COREAI_EPILOGUE_RELU;
     const int post = epilogue != COREAI_EPILOGUE_NONE && !relu;
-    for (int64_t ir = 0; ir < g->m;) {
-        int rc = 0;
-        while (gemm_rows[rc] > g->m - ir)
-            ++rc;
-        const int rows = gemm_rows[rc];
+    /* ceil(m / MR) panels of nearly equal height: the first `tall` get one
+     * row more (m = 64 at MR 14: 13, 13, 13, 13, 12 rather than
+     * 14, 14, 14, 14, 4, 4, whose short tiles run at half speed) */
+    const int64_t panels = (g->m + GEMM_MR - 1) / GEMM_MR;
+    const int64_t tall = g->m % panels;
+    const int short_rows = (int)(g->m / panels);
+    for (int64_t ir = 0, ip = 0; ir < g->m; ++ip) {
+        const int rows = short_rows + (ip < tall);
         gemm_pack_a(apanel, rows, kc, g->a + ir * g->a_rs + pc * g->a_cs, g->a_rs, g->a_cs);
         float *crow = g->c + ir * g->ldc + jc;
         const float *rb = rbias != NULL ? rbias + ir : NULL;
@@ -493,7 +480,7 @@ static void gemm_block(const coreai_gemm_args *g, int64_t jc, int64_t nc, int64_
             const int64_t w = gemm_min(GEMM_NR, nc - jr);
             const int nv = (int)((w + GEMM_VL - 1) / GEMM_VL);
             const float *bt = bblk + (jr / 16) * bps + jr % 16;
-            const gemm_ukernel uk = gemm_kernels[rc][nv - 1];
+            const gemm_ukernel uk = gemm_kernels[rows - 1][nv - 1];
             if (w == (int64_t)nv * GEMM_VL) {
                 const gemm_tile_epi ep = {beta, bias != NULL ? bias + jr : NULL, rb, relu};
                 uk(kc, apanel, bt, bps, crow + jr, g->ldc, &ep);

@@ -1,10 +1,11 @@
 /*
  * gemm_ukernel.h - template of one GEMM micro-kernel; included by
- * gemm_kernel.c once per tile shape, with
+ * gemm_uk_rows.h once per tile shape, with
  *
  *     UK_NAME  the function's name
  *     UK_MR    rows of the tile (1..GEMM_MR)
  *     UK_NV    vectors across the tile (1..GEMM_NV): UK_NV * GEMM_VL columns
+ *              (left defined: the includer sets it once for all row counts)
  *
  * and the vector helpers of gemm_kernel.c in scope. It computes the
  * UK_MR x UK_NV*GEMM_VL tile
@@ -106,4 +107,3 @@ static void UK_NAME(int64_t kc, const float *restrict ap, const float *restrict 
 
 #undef UK_NAME
 #undef UK_MR
-#undef UK_NV

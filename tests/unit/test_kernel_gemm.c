@@ -344,6 +344,20 @@ static void test_linear_shapes(void **state)
                     run_linear(&rng, v, rows[r], ins[i], outs[o], (t / 5) & 1, (t / 10) & 1, t % 5);
 }
 
+/* Every row count up to a few panels of the widest tile (AVX-512: 14 rows),
+ * so each balanced split of m into panels, and each micro-kernel height,
+ * runs against the reference. */
+static void test_linear_every_row_count(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(67);
+    int t = 0;
+    for (int64_t m = 1; m <= 61; ++m, ++t)
+        run_linear(&rng, L_PACKED, m, 37, 70, t & 1, (t >> 1) & 1, t % 5);
+    for (int64_t m = 120; m <= 130; ++m, ++t)
+        run_linear(&rng, t & 1 ? L_PACKED : L_EX, m, 19, 33, t & 1, 1, t % 5);
+}
+
 /* Every epilogue x bias x layout x form on shapes with edges everywhere,
  * one past the cache blocks. */
 static void test_linear_epilogues(void **state)
@@ -565,6 +579,7 @@ int main(void)
         cmocka_unit_test(test_blocks),
         cmocka_unit_test(test_batch_broadcast),
         cmocka_unit_test(test_linear_shapes),
+        cmocka_unit_test(test_linear_every_row_count),
         cmocka_unit_test(test_linear_epilogues),
         cmocka_unit_test(test_linear_empty_k),
         cmocka_unit_test(test_epilogue_bitwise),
