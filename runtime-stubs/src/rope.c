@@ -143,7 +143,7 @@ static void fill_table(const coreai_rope_params *p, const void *positions, const
 /* y1 = c x1 - s x2, y2 = s x1 + c x2 in f32. Split-half with contiguous
  * cos / sin runs VM_VL pairs at a time (the last partial vector through the
  * same code); every pair is read before it is written, so out may equal x. */
-static void rotate_row(const float *x, float *out, int64_t dim, int64_t rot, int interleaved,
+static inline void rotate_row(const float *x, float *out, int64_t dim, int64_t rot, int interleaved,
                        const float *c, int64_t cstep, const float *s, int64_t sstep)
 {
     const int64_t half = rot / 2;
@@ -172,7 +172,7 @@ static void rotate_row(const float *x, float *out, int64_t dim, int64_t rot, int
             out[i2] = si * x1 + ci * x2;
         }
     }
-    if (out != x)
+    if (dim > rot && out != x)
         memcpy(out + rot, x + rot, (size_t)(dim - rot) * sizeof(float));
 }
 
@@ -207,31 +207,33 @@ coreai_status coreai_rope_f32(const coreai_rope_params *params, const float *x, 
         fill_table(p, positions, freqs, (float *)scratch);
         table = (float *)scratch + half;
     }
-    int64_t idx[COREAI_MAX_RANK] = {0};
-    for (int64_t r = 0; r < rows; ++r) {
-        const float *xr = x + r * dim;
-        float *orow = out + r * dim;
+    /* Per-row offsets (table row, or cos / sin offsets) carried along with
+     * the odometer rather than recomputed from every index: a row here is
+     * only a few vectors, so the per-row bookkeeping is what costs. */
+    int64_t cst[COREAI_MAX_RANK] = {0}, sst[COREAI_MAX_RANK] = {0};
+    for (int a = 0; a < p->rank - 1; ++a) {
         if (pos_mode) {
-            int64_t key = 0;
-            for (int a = 0; a < p->rank - 1; ++a)
-                key += idx[a] * ks[a];
-            const float *c = table + key * rot;
-            rotate_row(xr, orow, dim, rot, p->interleaved, c, 1, c + half, 1);
-        } else {
-            int64_t co = 0, so = 0;
-            for (int a = 0; a < p->rank - 1; ++a) {
-                if (p->shape[a] > 1) {
-                    co += idx[a] * p->cos_strides[a];
-                    so += idx[a] * p->sin_strides[a];
-                }
-            }
-            const int64_t cstep = half > 1 ? p->cos_strides[p->rank - 1] : 0;
-            const int64_t sstep = half > 1 ? p->sin_strides[p->rank - 1] : 0;
-            rotate_row(xr, orow, dim, rot, p->interleaved, cos_in + co, cstep, sin_in + so, sstep);
+            cst[a] = sst[a] = ks[a] * rot;
+        } else if (p->shape[a] > 1) {
+            cst[a] = p->cos_strides[a];
+            sst[a] = p->sin_strides[a];
         }
+    }
+    const float *cbase = pos_mode ? table : cos_in, *sbase = pos_mode ? table + half : sin_in;
+    const int64_t cstep = pos_mode ? 1 : half > 1 ? p->cos_strides[p->rank - 1] : 0;
+    const int64_t sstep = pos_mode ? 1 : half > 1 ? p->sin_strides[p->rank - 1] : 0;
+    int64_t idx[COREAI_MAX_RANK] = {0};
+    int64_t co = 0, so = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+        rotate_row(x + r * dim, out + r * dim, dim, rot, p->interleaved, cbase + co, cstep, sbase + so, sstep);
         for (int a = p->rank - 2; a >= 0; --a) {
-            if (++idx[a] < p->shape[a])
+            if (++idx[a] < p->shape[a]) {
+                co += cst[a];
+                so += sst[a];
                 break;
+            }
+            co -= cst[a] * (p->shape[a] - 1);
+            so -= sst[a] * (p->shape[a] - 1);
             idx[a] = 0;
         }
     }
