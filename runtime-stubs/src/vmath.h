@@ -108,6 +108,22 @@ static inline float vm_hmax(vm_f v)
     return m;
 }
 
+/* e^(x - n ln2) for n = fn: x = n ln2 + r with |r| <= ln2 / 2 (ln2 split in
+ * two so n ln2 is exact), e^r by a degree-6 polynomial (Cephes' expf
+ * coefficients). Both vm_exp versions below scale it by 2^n. */
+static inline vm_f vm_exp_reduced(vm_f x, vm_f fn)
+{
+    vm_f r = VM_FMA(fn, vm_bcast(-0.693359375f), x);
+    r = VM_FMA(fn, vm_bcast(2.12194440e-4f), r);
+    vm_f p = vm_bcast(1.9875691500e-4f);
+    p = VM_FMA(p, r, vm_bcast(1.3981999507e-3f));
+    p = VM_FMA(p, r, vm_bcast(8.3334519073e-3f));
+    p = VM_FMA(p, r, vm_bcast(4.1665795894e-2f));
+    p = VM_FMA(p, r, vm_bcast(1.6666665459e-1f));
+    p = VM_FMA(p, r, vm_bcast(5.0000001201e-1f));
+    return VM_FMA(p, r * r, r + vm_bcast(1.0f));
+}
+
 #if VM_VL == 16
 /* AVX-512: the same reduction and polynomial, n rounded by vrndscaleps,
  * 2^n applied by vscalefps (exact) and the range handled with mask
@@ -122,24 +138,14 @@ static inline vm_f vm_exp(vm_f xv)
     const vm_f xc = (vm_f)_mm512_maskz_min_ps((__mmask16)~below, hi, x);
     const vm_f fn = (vm_f)_mm512_roundscale_ps((__m512)(xc * vm_bcast(1.44269504088896341f)),
                                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    vm_f r = VM_FMA(fn, vm_bcast(-0.693359375f), xc);
-    r = VM_FMA(fn, vm_bcast(2.12194440e-4f), r);
-    vm_f p = vm_bcast(1.9875691500e-4f);
-    p = VM_FMA(p, r, vm_bcast(1.3981999507e-3f));
-    p = VM_FMA(p, r, vm_bcast(8.3334519073e-3f));
-    p = VM_FMA(p, r, vm_bcast(4.1665795894e-2f));
-    p = VM_FMA(p, r, vm_bcast(1.6666665459e-1f));
-    p = VM_FMA(p, r, vm_bcast(5.0000001201e-1f));
-    p = VM_FMA(p, r * r, r + vm_bcast(1.0f));
+    const vm_f p = vm_exp_reduced(xc, fn);
     const __m512 y = _mm512_scalef_ps((__m512)p, (__m512)fn);
     return (vm_f)_mm512_maskz_mov_ps((__mmask16)~below, _mm512_mask_mov_ps(y, above, _mm512_set1_ps(INFINITY)));
 }
 #else
-/* e^x: x = n ln2 + r with |r| <= ln2 / 2 (ln2 split in two so n ln2 is
- * exact), e^r by a degree-6 polynomial (Cephes' expf coefficients), times 2^n
- * built in the exponent field. 2^n is applied as two factors 2^(n/2) and
- * 2^(n - n/2), each normal, so n = -126 and n = 128 (the ends of the range)
- * need no special case. */
+/* e^x: e^r (vm_exp_reduced) times 2^n built in the exponent field, as two
+ * factors 2^(n/2) and 2^(n - n/2), each normal, so n = -126 and n = 128
+ * (the ends of the range) need no special case. */
 static inline vm_f vm_exp(vm_f x)
 {
     const vm_f hi = vm_bcast(88.72283935546875f), lo = vm_bcast(-87.33654785156250f);
@@ -152,15 +158,7 @@ static inline vm_f vm_exp(vm_f x)
     /* truncation rounds negative t up: floor it */
     n += (vm_i)(__builtin_convertvector(n, vm_f) > t);
     const vm_f fn = __builtin_convertvector(n, vm_f);
-    vm_f r = VM_FMA(fn, vm_bcast(-0.693359375f), xc);
-    r = VM_FMA(fn, vm_bcast(2.12194440e-4f), r);
-    vm_f p = vm_bcast(1.9875691500e-4f);
-    p = VM_FMA(p, r, vm_bcast(1.3981999507e-3f));
-    p = VM_FMA(p, r, vm_bcast(8.3334519073e-3f));
-    p = VM_FMA(p, r, vm_bcast(4.1665795894e-2f));
-    p = VM_FMA(p, r, vm_bcast(1.6666665459e-1f));
-    p = VM_FMA(p, r, vm_bcast(5.0000001201e-1f));
-    p = VM_FMA(p, r * r, r + vm_bcast(1.0f));
+    const vm_f p = vm_exp_reduced(xc, fn);
     const vm_i n1 = n >> 1;
     vm_f y = p * (vm_f)((n1 + 127) << 23) * (vm_f)((n - n1 + 127) << 23);
     y = vm_select(x > hi, vm_bcast(INFINITY), y);
