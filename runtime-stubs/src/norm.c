@@ -8,11 +8,17 @@
 /*
  * The tensor is viewed as outer x n x inner, n being the normalised axes.
  * Statistics are accumulated in double in a single pass over the input,
- * shifted by a sample so that a large mean does not cancel the variance away. The centred value (x - mean) * rstd is
- * also formed in double: with a small variance rstd is large and would
- * magnify the rounding of an f32 mean into the result. The affine part is f32.
- * rms_norm is the same computation without centring: its "variance" about 0
- * is the mean square, and it has no bias.
+ * shifted by a sample so that a large mean does not cancel the variance
+ * away. rms_norm is the same computation without centring: its "variance"
+ * about 0 is the mean square, and it has no bias.
+ *
+ * The centred value v = (x - mean) * rstd must not be formed from an f32
+ * mean and rstd: with a small variance rstd is large and magnifies their
+ * rounding. The general path forms it in double and rounds once. The
+ * dense-row path, where the ISA has a fused multiply-add, stays in f32 with
+ * mean and rstd carried as f32 pairs (centred_f): within 1 ulp of v plus
+ * 2^-45 (|v| + |mean| rstd), the bound norm.h states, for a quarter of the
+ * instructions (no conversions to and from double). The affine part is f32.
  */
 
 /* Columns normalised together when inner > 1 (their statistics live on the
@@ -79,35 +85,145 @@ static int affine_is_dense_row(const coreai_norm_params *p, const int64_t *s)
     return 1;
 }
 
+/* ---- lanes ---------------------------------------------------------------
+ * VM_VL f32 lanes widened to two halves of double lanes (vm_d2, vmath.h),
+ * and a row's last partial vector. On AVX and AVX-512 by intrinsics: GCC
+ * lowers __builtin_convertvector of a whole register into 128-bit converts
+ * plus shuffles (it prefers narrower vectors on these cores), twice the
+ * work of converting each half straight from memory; and masked loads and
+ * stores replace the stack copies of vm_load_n / vm_store_n.
+ *   load_d2 / widen_d2   VM_VL floats (from memory / a register) as doubles
+ *   narrow_d2            back to f32, each lane rounded once
+ *   load_f_n / store_f_n the first n < VM_VL lanes, the others `fill`
+ *   fma_d                a * b + c, fused where the ISA has it
+ *   hsum_d2              the sum of every lane of both halves
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define NORM_INLINE static inline __attribute__((always_inline))
+#else
+#define NORM_INLINE static inline
+#endif
+
+#if VM_VL == 16
+NORM_INLINE vm_d2 load_d2(const float *p)
+{
+    return (vm_d2){(vm_dh)_mm512_cvtps_pd(_mm256_loadu_ps(p)),
+                   (vm_dh)_mm512_cvtps_pd(_mm256_loadu_ps(p + 8))};
+}
+NORM_INLINE vm_d2 widen_d2(vm_f v)
+{
+    const __m256d hi = _mm512_extractf64x4_pd((__m512d)v, 1);
+    return (vm_d2){(vm_dh)_mm512_cvtps_pd(_mm512_castps512_ps256((__m512)v)),
+                   (vm_dh)_mm512_cvtps_pd(_mm256_castpd_ps(hi))};
+}
+NORM_INLINE vm_f narrow_d2(vm_dh lo, vm_dh hi)
+{
+    const __m256 l = _mm512_cvtpd_ps((__m512d)lo), h = _mm512_cvtpd_ps((__m512d)hi);
+    return (vm_f)_mm512_castpd_ps(
+        _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(l)), _mm256_castps_pd(h), 1));
+}
+NORM_INLINE vm_f load_f_n(const float *p, int64_t n, float fill)
+{
+    return (vm_f)_mm512_mask_loadu_ps(_mm512_set1_ps(fill), (__mmask16)((1u << n) - 1u), p);
+}
+NORM_INLINE void store_f_n(float *p, vm_f v, int64_t n)
+{
+    _mm512_mask_storeu_ps(p, (__mmask16)((1u << n) - 1u), (__m512)v);
+}
+NORM_INLINE vm_dh fma_d(vm_dh a, vm_dh b, vm_dh c)
+{
+    return (vm_dh)_mm512_fmadd_pd((__m512d)a, (__m512d)b, (__m512d)c);
+}
+NORM_INLINE double hsum_d2(vm_dh lo, vm_dh hi) { return _mm512_reduce_add_pd((__m512d)(lo + hi)); }
+
+#elif VM_VL == 8
+NORM_INLINE vm_d2 load_d2(const float *p)
+{
+    return (vm_d2){(vm_dh)_mm256_cvtps_pd(_mm_loadu_ps(p)), (vm_dh)_mm256_cvtps_pd(_mm_loadu_ps(p + 4))};
+}
+NORM_INLINE vm_d2 widen_d2(vm_f v)
+{
+    return (vm_d2){(vm_dh)_mm256_cvtps_pd(_mm256_castps256_ps128((__m256)v)),
+                   (vm_dh)_mm256_cvtps_pd(_mm256_extractf128_ps((__m256)v, 1))};
+}
+NORM_INLINE vm_f narrow_d2(vm_dh lo, vm_dh hi)
+{
+    return (vm_f)_mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps((__m256d)lo)),
+                                      _mm256_cvtpd_ps((__m256d)hi), 1);
+}
+/* lanes l < n all ones: a window into a table (AVX has no 256-bit integer
+ * compare) */
+NORM_INLINE __m256i first_lanes(int64_t n)
+{
+    static const int32_t ones_then_zeros[16] = {-1, -1, -1, -1, -1, -1, -1, -1};
+    return _mm256_loadu_si256((const __m256i *)(ones_then_zeros + 8 - n));
+}
+NORM_INLINE vm_f load_f_n(const float *p, int64_t n, float fill)
+{
+    const __m256i m = first_lanes(n);
+    return (vm_f)_mm256_blendv_ps(_mm256_set1_ps(fill), _mm256_maskload_ps(p, m), _mm256_castsi256_ps(m));
+}
+NORM_INLINE void store_f_n(float *p, vm_f v, int64_t n) { _mm256_maskstore_ps(p, first_lanes(n), (__m256)v); }
+#if defined(__FMA__)
+NORM_INLINE vm_dh fma_d(vm_dh a, vm_dh b, vm_dh c)
+{
+    return (vm_dh)_mm256_fmadd_pd((__m256d)a, (__m256d)b, (__m256d)c);
+}
+#else
+NORM_INLINE vm_dh fma_d(vm_dh a, vm_dh b, vm_dh c) { return a * b + c; }
+#endif
+NORM_INLINE double hsum_d2(vm_dh lo, vm_dh hi) { return vm_hsum_d(lo, hi); }
+
+#else
+NORM_INLINE vm_d2 load_d2(const float *p) { return vm_to_d2(vm_load(p)); }
+NORM_INLINE vm_d2 widen_d2(vm_f v) { return vm_to_d2(v); }
+NORM_INLINE vm_f narrow_d2(vm_dh lo, vm_dh hi) { return vm_from_d2(lo, hi); }
+NORM_INLINE vm_f load_f_n(const float *p, int64_t n, float fill) { return vm_load_n_or(p, n, fill); }
+NORM_INLINE void store_f_n(float *p, vm_f v, int64_t n) { vm_store_n(p, v, n); }
+NORM_INLINE vm_dh fma_d(vm_dh a, vm_dh b, vm_dh c) { return a * b + c; }
+/* VM_VL == 1: both halves hold the same lane, and vm_hsum_d reads lo only */
+NORM_INLINE double hsum_d2(vm_dh lo, vm_dh hi) { return vm_hsum_d(lo, hi); }
+#endif
+
 /*
  * Statistics in one pass: sums of d = x - k and d * d in double, k being the
- * first element of the run. Shifting by a sample keeps E[d^2] - E[d]^2 free
- * of the cancellation a mean far from zero would cause. VM_VL double lanes
- * (vmath.h); the last partial vector is padded with k, whose d is 0.
+ * first element of the run (0 for rms_norm, which needs only the squares).
+ * Shifting by a sample keeps E[d^2] - E[d]^2 free of the cancellation a mean
+ * far from zero would cause. Two vectors per step into four independent
+ * pairs of sums, so the adds overlap instead of waiting on each other; the
+ * last partial vector is padded with k, whose d is 0.
  */
-static void row_stats(const float *restrict x, int64_t n, int center, double eps,
-                      double *mean_out, double *rstd_out)
+NORM_INLINE void stats_step(vm_d2 d, vm_dh k, int center, vm_dh *s_lo, vm_dh *s_hi, vm_dh *q_lo,
+                            vm_dh *q_hi)
 {
-    const float kf = center ? x[0] : 0.0f;
-    const vm_dh k = vm_bcast_d((double)kf);
-    vm_dh s0 = vm_bcast_d(0.0), s1 = s0, q0 = s0, q1 = s0;
-    int64_t t = 0;
-    for (;; t += VM_VL) {
-        vm_d2 d;
-        if (t + VM_VL <= n)
-            d = vm_to_d2(vm_load(x + t));
-        else if (t < n)
-            d = vm_to_d2(vm_load_n_or(x + t, n - t, kf));
-        else
-            break;
+    if (center) {
         d.lo -= k;
         d.hi -= k;
-        s0 += d.lo;
-        s1 += d.hi;
-        q0 += d.lo * d.lo;
-        q1 += d.hi * d.hi;
+        *s_lo += d.lo;
+        *s_hi += d.hi;
     }
-    const double ss = vm_hsum_d(s0, s1), qq = vm_hsum_d(q0, q1);
+    *q_lo = fma_d(d.lo, d.lo, *q_lo);
+    *q_hi = fma_d(d.hi, d.hi, *q_hi);
+}
+
+NORM_INLINE void row_stats(const float *restrict x, int64_t n, int center, double eps,
+                           double *mean_out, double *rstd_out)
+{
+    const float kf = center ? x[0] : 0.0f;
+    const vm_dh k = vm_bcast_d((double)kf), z = vm_bcast_d(0.0);
+    vm_dh s0 = z, s1 = z, s2 = z, s3 = z, q0 = z, q1 = z, q2 = z, q3 = z;
+    int64_t t = 0;
+    for (; t + 2 * VM_VL <= n; t += 2 * VM_VL) {
+        stats_step(load_d2(x + t), k, center, &s0, &s1, &q0, &q1);
+        stats_step(load_d2(x + t + VM_VL), k, center, &s2, &s3, &q2, &q3);
+    }
+    if (t + VM_VL <= n) {
+        stats_step(load_d2(x + t), k, center, &s0, &s1, &q0, &q1);
+        t += VM_VL;
+    }
+    if (t < n)
+        stats_step(widen_d2(load_f_n(x + t, n - t, kf)), k, center, &s2, &s3, &q2, &q3);
+    const double ss = center ? hsum_d2(s0 + s2, s1 + s3) : 0.0, qq = hsum_d2(q0 + q2, q1 + q3);
     double var = center ? (qq - ss * ss / (double)n) / (double)n : qq / (double)n;
     if (var < 0.0)
         var = 0.0;
@@ -115,54 +231,139 @@ static void row_stats(const float *restrict x, int64_t n, int center, double eps
     *rstd_out = 1.0 / sqrt(var + eps);
 }
 
-/* (x - mean) * a + b formed in double lanes, rounded once to f32 */
-static inline vm_f affine_d(vm_f x, vm_dh mean, vm_dh a, vm_dh b)
+/* (x - mean) * r formed in double lanes and rounded once (no subtraction
+ * for rms_norm, whose mean is 0): the form without a fused multiply-add,
+ * and for the rows centred_f's bound does not cover */
+NORM_INLINE vm_f centred_d2(vm_d2 d, vm_dh mean, vm_dh r, int center)
 {
-    const vm_d2 d = vm_to_d2(x);
-    return vm_from_d2((d.lo - mean) * a + b, (d.hi - mean) * a + b);
+    if (center) {
+        d.lo -= mean;
+        d.hi -= mean;
+    }
+    return narrow_d2(d.lo * r, d.hi * r);
 }
-#define centred(x, mean, r) affine_d((x), (mean), (r), vm_bcast_d(0.0))
+
+/* VM_FMA is fused (one rounding) on these targets: vmath.h maps it to the
+ * ISA's instruction; elsewhere it is a product and a sum. */
+#if VM_VL == 16 || (VM_VL == 8 && defined(__FMA__)) || \
+    (VM_VL == 4 && defined(__ARM_NEON) && defined(__aarch64__))
+#define NORM_EXACT_FMA 1
+#endif
+
+/* The affine step in f32, w and b NULL or indexed by t: v w + b as one
+ * FMA. Inlined with constant NULLs, so the loops test neither. */
+NORM_INLINE vm_f affine_f(vm_f v, const float *w, const float *b, int64_t t)
+{
+    if (w != NULL && b != NULL)
+        return VM_FMA(v, vm_load(w + t), vm_load(b + t));
+    if (w != NULL)
+        return v * vm_load(w + t);
+    if (b != NULL)
+        return v + vm_load(b + t);
+    return v;
+}
+NORM_INLINE vm_f affine_f_n(vm_f v, const float *w, const float *b, int64_t t, int64_t m)
+{
+    if (w != NULL && b != NULL)
+        return VM_FMA(v, load_f_n(w + t, m, 0.0f), load_f_n(b + t, m, 0.0f));
+    if (w != NULL)
+        return v * load_f_n(w + t, m, 0.0f);
+    if (b != NULL)
+        return v + load_f_n(b + t, m, 0.0f);
+    return v;
+}
+
+#ifdef NORM_EXACT_FMA
+/* v = (x - mean) r without widening. mean = mh + ml and r = rh + rl, f32
+ * pairs exact to 2^-48. d = x - mh is exact when x is within a factor 2 of
+ * mh (Sterbenz); otherwise |d| >= |mh| / 2, so its rounding (2^-24) is
+ * relative to |x - mean|. Then v = d rh + (d rl - ml r): the small term by
+ * an FMA onto c0 = -ml r (its roundings 2^-47 (|v| + |mean| r) at most),
+ * the sum by an FMA that rounds once. Total: 2^-24 |v| for the result,
+ * 2^-24 |v| more when d rounds, 2^-45 (|v| + |mean| r). rms_norm (center
+ * 0) has no d and no c0: x rh + x rl, within 2^-24 |v| + 2^-46 |v|. */
+NORM_INLINE vm_f centred_f(vm_f x, vm_f mh, vm_f rh, vm_f rl, vm_f c0, int center)
+{
+    if (!center)
+        return VM_FMA(x, rh, x * rl);
+    const vm_f d = x - mh;
+    return VM_FMA(d, rh, VM_FMA(d, rl, c0));
+}
+#endif
+
+/* One row's output pass. */
+NORM_INLINE void row_out(const float *restrict x, float *restrict out, int64_t n, double mean,
+                         double r, int center, const float *restrict w, const float *restrict b)
+{
+    int64_t t = 0;
+#ifdef NORM_EXACT_FMA
+    /* the f32 form where rl and c0 are normal floats and |mean| r <= 2^12
+     * keeps its absolute error term below 2^-33; otherwise (a variance
+     * near the ends of the double range, a mean thousands of standard
+     * deviations from 0, NaN or inf in the row) the double form */
+    if (r >= 0x1p-60 && r <= 0x1p60 && fabs(mean) * r <= 0x1p12) {
+        const float mhf = (float)mean, rhf = (float)r;
+        const float mlf = (float)(mean - (double)mhf);
+        const vm_f mh = vm_bcast(mhf), rh = vm_bcast(rhf), rl = vm_bcast((float)(r - (double)rhf));
+        const vm_f c0 = vm_bcast((float)(-(double)mlf * r));
+        for (; t + VM_VL <= n; t += VM_VL)
+            vm_store(out + t, affine_f(centred_f(vm_load(x + t), mh, rh, rl, c0, center), w, b, t));
+        if (t < n)
+            store_f_n(out + t,
+                      affine_f_n(centred_f(load_f_n(x + t, n - t, 0.0f), mh, rh, rl, c0, center), w, b,
+                                 t, n - t),
+                      n - t);
+        return;
+    }
+#endif
+    const vm_dh vmean = vm_bcast_d(mean), vr = vm_bcast_d(r);
+    for (; t + VM_VL <= n; t += VM_VL)
+        vm_store(out + t, affine_f(centred_d2(load_d2(x + t), vmean, vr, center), w, b, t));
+    if (t < n)
+        store_f_n(out + t,
+                  affine_f_n(centred_d2(widen_d2(load_f_n(x + t, n - t, 0.0f)), vmean, vr, center), w, b,
+                             t, n - t),
+                  n - t);
+}
+
+/* Software-pipelined by one row: the statistics of row o are gathered
+ * before the output pass of row o - 1, so the reduction, square root and
+ * division ending them (a chain of ~80 cycles) run under that pass instead
+ * of stalling the next one. */
+NORM_INLINE void rows_loop(const coreai_norm_params *p, int64_t outer, int64_t n, int center,
+                           const float *restrict x, const float *restrict w,
+                           const float *restrict b, float *restrict out)
+{
+    double mean = 0.0, r = 0.0;
+    for (int64_t o = 0; o <= outer; ++o) {
+        double next_mean = 0.0, next_r = 0.0;
+        if (o < outer)
+            row_stats(x + o * n, n, center, (double)p->eps, &next_mean, &next_r);
+        if (o > 0)
+            row_out(x + (o - 1) * n, out + (o - 1) * n, n, mean, r, center, w, b);
+        mean = next_mean;
+        r = next_r;
+    }
+}
 
 /* Dense-row fast path: inner == 1 and each affine operand NULL or indexed
- * by t; one vector loop per combination of present operands. */
+ * by t. One instance of the loop per rms / layer and present operands. */
 static void norm_rows(const coreai_norm_params *p, int64_t outer, int64_t n, int center,
                       const float *restrict x, const float *restrict w,
                       const float *restrict b, float *restrict out)
 {
-    for (int64_t o = 0; o < outer; ++o) {
-        const float *restrict xr = x + o * n;
-        float *restrict orow = out + o * n;
-        double mean, r;
-        row_stats(xr, n, center, (double)p->eps, &mean, &r);
-        const vm_dh vmean = vm_bcast_d(mean), vr = vm_bcast_d(r);
-        int64_t t = 0;
-        if (w != NULL && b != NULL) {
-            for (; t + VM_VL <= n; t += VM_VL)
-                vm_store(orow + t, centred(vm_load(xr + t), vmean, vr) * vm_load(w + t) + vm_load(b + t));
-            if (t < n)
-                vm_store_n(orow + t,
-                           centred(vm_load_n(xr + t, n - t), vmean, vr) * vm_load_n(w + t, n - t) +
-                               vm_load_n(b + t, n - t),
-                           n - t);
-        } else if (w != NULL) {
-            for (; t + VM_VL <= n; t += VM_VL)
-                vm_store(orow + t, centred(vm_load(xr + t), vmean, vr) * vm_load(w + t));
-            if (t < n)
-                vm_store_n(orow + t, centred(vm_load_n(xr + t, n - t), vmean, vr) * vm_load_n(w + t, n - t),
-                           n - t);
-        } else if (b != NULL) {
-            for (; t + VM_VL <= n; t += VM_VL)
-                vm_store(orow + t, centred(vm_load(xr + t), vmean, vr) + vm_load(b + t));
-            if (t < n)
-                vm_store_n(orow + t, centred(vm_load_n(xr + t, n - t), vmean, vr) + vm_load_n(b + t, n - t),
-                           n - t);
-        } else {
-            for (; t + VM_VL <= n; t += VM_VL)
-                vm_store(orow + t, centred(vm_load(xr + t), vmean, vr));
-            if (t < n)
-                vm_store_n(orow + t, centred(vm_load_n(xr + t, n - t), vmean, vr), n - t);
-        }
-    }
+    if (!center && w != NULL)
+        rows_loop(p, outer, n, 0, x, w, NULL, out);
+    else if (!center)
+        rows_loop(p, outer, n, 0, x, NULL, NULL, out);
+    else if (w != NULL && b != NULL)
+        rows_loop(p, outer, n, 1, x, w, b, out);
+    else if (w != NULL)
+        rows_loop(p, outer, n, 1, x, w, NULL, out);
+    else if (b != NULL)
+        rows_loop(p, outer, n, 1, x, NULL, b, out);
+    else
+        rows_loop(p, outer, n, 1, x, NULL, NULL, out);
 }
 
 /* Any layout: statistics for a block of inner columns at a time, then the
@@ -304,7 +505,8 @@ static void run_stats(const float *x, int64_t n, double eps, double *mean, doubl
 }
 
 /* out = (x - mean) * rstd * w + b over `spatial` elements of one channel,
- * in double lanes, rounded once. */
+ * in double lanes (the last step one fused multiply-add where the ISA has
+ * it), rounded once. */
 static void channel_affine(const float *restrict x, float *restrict out, int64_t n, double mean,
                            double rstd, const float *w, const float *b, int64_t c)
 {
@@ -312,10 +514,14 @@ static void channel_affine(const float *restrict x, float *restrict out, int64_t
     const vm_dh sh = vm_bcast_d(b != NULL ? (double)b[c] : 0.0);
     const vm_dh m = vm_bcast_d(mean);
     int64_t i = 0;
-    for (; i + VM_VL <= n; i += VM_VL)
-        vm_store(out + i, affine_d(vm_load(x + i), m, a, sh));
-    if (i < n)
-        vm_store_n(out + i, affine_d(vm_load_n(x + i, n - i), m, a, sh), n - i);
+    for (; i + VM_VL <= n; i += VM_VL) {
+        const vm_d2 d = load_d2(x + i);
+        vm_store(out + i, narrow_d2(fma_d(d.lo - m, a, sh), fma_d(d.hi - m, a, sh)));
+    }
+    if (i < n) {
+        const vm_d2 d = widen_d2(load_f_n(x + i, n - i, 0.0f));
+        store_f_n(out + i, narrow_d2(fma_d(d.lo - m, a, sh), fma_d(d.hi - m, a, sh)), n - i);
+    }
 }
 
 coreai_status coreai_batch_norm_f32(const coreai_channel_norm_params *params, const float *x,

@@ -9,15 +9,35 @@
 
 enum { BATCH, GROUP, INSTANCE };
 
-static void run(ref_rng *rng, int kind, int rank, const int64_t *shape, int64_t groups, int has_w, int has_b,
-                double offset, float eps)
+/*
+ * The contract of norm.h for these kernels, u = 2^-24: out is y = (x - mean)
+ * rstd w + b formed in double and rounded once (u |y|, plus 2^-50 (|v w| +
+ * |y|) for the three double roundings before it, v = (x - mean) rstd). The
+ * statistics of group / instance norm (count n; batch_norm has none) are
+ * double sums, the kernel's and this reference's each within n 2^-52 of the
+ * exact ones: a mean off by n 2^-53 (|mean| + sqrt(n) / rstd) and a
+ * variance off by n (n + 1) 2^-53 relative. 2^-130 absolute for underflow.
+ */
+static double channel_tol(double v, double w, double y, double mean_r, int64_t n)
+{
+    const double dn = (double)n;
+    const double stats = dn * 0x1p-51 * (mean_r + sqrt(dn)) + dn * (dn + 1.0) * 0x1p-52 * fabs(v);
+    return 0x1p-24 * fabs(y) + 0x1p-50 * (fabs(v * w) + fabs(y)) + fabs(w) * stats + 0x1p-130;
+}
+
+/* bound: hold each element to channel_tol (else the relative tolerance);
+ * bad_at: an element set to `bad` when bad is not 0 */
+static void run_ex(ref_rng *rng, int kind, int rank, const int64_t *shape, int64_t groups, int has_w,
+                   int has_b, double offset, float eps, int bound, int64_t bad_at, float bad)
 {
     const int64_t total = ref_numel(shape, rank), nb = shape[0], nc = shape[1];
     const int64_t sp = ref_numel(shape + 2, rank - 2);
     float *x = ref_alloc_f(total), *out = ref_alloc_f(total);
     float *w = ref_alloc_f(nc), *b = ref_alloc_f(nc), *mean = ref_alloc_f(nc), *var = ref_alloc_f(nc);
-    double *want = ref_alloc_d(total);
+    double *want = ref_alloc_d(total), *tol = ref_alloc_d(total);
     ref_fill(rng, x, total, offset - 2, offset + 2);
+    if (bad != 0.0f || isnan(bad))
+        x[bad_at] = bad;
     ref_fill(rng, w, nc, -2, 2);
     ref_fill(rng, b, nc, -1, 1);
     ref_fill(rng, mean, nc, offset - 1, offset + 1);
@@ -42,14 +62,12 @@ static void run(ref_rng *rng, int kind, int rank, const int64_t *shape, int64_t 
             }
             for (int64_t c = gi * cpg; c < (gi + 1) * cpg; ++c) {
                 const double m = kind == BATCH ? mean[c] : mu, vv = kind == BATCH ? var[c] : v;
+                const double r = 1.0 / sqrt(vv + (double)eps);
                 for (int64_t s = 0; s < sp; ++s) {
                     const int64_t f = (n * nc + c) * sp + s;
-                    double y = (x[f] - m) / sqrt(vv + (double)eps);
-                    if (has_w)
-                        y *= w[c];
-                    if (has_b)
-                        y += b[c];
-                    want[f] = y;
+                    const double z = (x[f] - m) * r, wv = has_w ? w[c] : 1.0;
+                    want[f] = z * wv + (has_b ? b[c] : 0.0);
+                    tol[f] = channel_tol(z, wv, want[f], fabs(m) * r, kind == BATCH ? 0 : cpg * sp);
                 }
             }
         }
@@ -64,8 +82,21 @@ static void run(ref_rng *rng, int kind, int rank, const int64_t *shape, int64_t 
     snprintf(what, sizeof what, "%s %s groups %lld w%d b%d offset %g",
              kind == BATCH ? "batch_norm" : kind == GROUP ? "group_norm" : "instance_norm",
              ref_shape_str(sb, sizeof sb, shape, rank), (long long)groups, has_w, has_b, offset);
-    /* statistics of values near `offset` lose what f32 inputs cannot hold */
-    ref_check(out, want, total, offset > 100 ? 2e-4 : REF_TOL, what);
+    if (bound) {
+        for (int64_t i = 0; i < total; ++i) {
+            const int ok = isnan(want[i])   ? isnan(out[i])
+                           : isinf(want[i]) ? (double)out[i] == want[i]
+                                            : fabs((double)out[i] - want[i]) <= tol[i];
+            if (!ok) {
+                print_error("%s: element %lld: got %.9g, want %.9g (tol %.3g)\n", what, (long long)i,
+                            (double)out[i], want[i], tol[i]);
+                fail();
+            }
+        }
+    } else {
+        /* statistics of values near `offset` lose what f32 inputs cannot hold */
+        ref_check(out, want, total, offset > 100 ? 2e-4 : REF_TOL, what);
+    }
     free(x);
     free(out);
     free(w);
@@ -73,6 +104,13 @@ static void run(ref_rng *rng, int kind, int rank, const int64_t *shape, int64_t 
     free(mean);
     free(var);
     free(want);
+    free(tol);
+}
+
+static void run(ref_rng *rng, int kind, int rank, const int64_t *shape, int64_t groups, int has_w, int has_b,
+                double offset, float eps)
+{
+    run_ex(rng, kind, rank, shape, groups, has_w, has_b, offset, eps, 0, 0, 0.0f);
 }
 
 static const int64_t shapes[][6] = {{2, 3, 5, 0, 0, 0}, {3, 2, 6, 7, 0, 0}, {4, 1, 4, 3, 5, 0},
@@ -151,6 +189,38 @@ static void test_layer_norm_offset(void **state)
     free(want);
 }
 
+/* Every spatial extent around the vector widths (1, 4, 8, 16 lanes; the
+ * statistics take two vectors a step), for all three kernels, held to the
+ * bound; then NaN and infinities at a run's first element (the shift of
+ * the statistics), inside, and in its last partial vector. */
+static void test_spatial_lengths(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(705);
+    static const int64_t extra[] = {95, 96, 97, 255, 256, 257, 1000};
+    for (int64_t i = 0; i < 70 + 7; ++i) {
+        const int64_t shape[3] = {2, 4, i < 70 ? i + 1 : extra[i - 70]};
+        const int aff = (int)(i & 3);
+        const double offset = i % 3 == 0 ? 0.0 : i % 3 == 1 ? 3.0 : -300.0;
+        run_ex(&rng, BATCH, 3, shape, 1, aff & 1, aff >> 1, offset, 1e-5f, 1, 0, 0.0f);
+        run_ex(&rng, GROUP, 3, shape, 2, aff & 1, !(aff >> 1), offset, 1e-5f, 1, 0, 0.0f);
+        run_ex(&rng, INSTANCE, 3, shape, 0, 1, 1, offset, 1e-5f, 1, 0, 0.0f);
+    }
+    static const int64_t lengths[] = {1, 5, 17, 33, 256};
+    const float bads[3] = {NAN, INFINITY, -INFINITY};
+    for (int li = 0; li < 5; ++li) {
+        const int64_t sp = lengths[li], shape[3] = {1, 4, sp};
+        const int64_t at[3] = {sp, sp + sp / 2, 2 * sp - 1}; /* in channel 1 */
+        for (int bi = 0; bi < 3; ++bi) {
+            for (int ai = 0; ai < 3; ++ai) {
+                run_ex(&rng, INSTANCE, 3, shape, 0, 1, 1, 0.5, 1e-5f, 1, at[ai], bads[bi]);
+                run_ex(&rng, GROUP, 3, shape, 2, 1, 1, 0.5, 1e-5f, 1, at[ai], bads[bi]);
+                run_ex(&rng, BATCH, 3, shape, 1, 1, 1, 0.5, 1e-5f, 1, at[ai], bads[bi]);
+            }
+        }
+    }
+}
+
 static void test_invalid(void **state)
 {
     (void)state;
@@ -169,6 +239,7 @@ int main(void)
         cmocka_unit_test(test_group_norm),
         cmocka_unit_test(test_instance_norm),
         cmocka_unit_test(test_layer_norm_offset),
+        cmocka_unit_test(test_spatial_lengths),
         cmocka_unit_test(test_invalid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,8 @@
 /*
  * coreai_rms_norm_f32 / coreai_layer_norm_f32 over every contiguous axis run,
- * with affine operands absent, dense, or broadcast in every pattern.
+ * with affine operands absent, dense, or broadcast in every pattern; the row
+ * path at every length around its vector widths, far from zero, at extreme
+ * scales and with NaN / inf. Each element is held to the bound of norm.h.
  */
 #include "kernel_ref.h"
 
@@ -15,7 +17,46 @@ typedef struct norm_case {
     int has_w, has_b;
     unsigned w_bcast, b_bcast; /* axes where the operand has extent 1 */
     float offset;              /* added to x: exercises the centring */
+    double spread;             /* x in offset +- spread (0: 1) */
+    int64_t bad_at;            /* element set to `bad` (0 for none: bad == 0) */
+    float bad;
 } norm_case;
+
+/*
+ * The accuracy contract of norm.h, with u = 2^-24 and v = (x - mean) rstd
+ * (x rstd for rms_norm): the normalised value is within 2u |v| +
+ * 2^-45 (|v| + |mean| rstd) of v, and the affine step adds one rounding of
+ * the product (u |v w|) and one of the sum (u |out|). The statistics are
+ * double sums, the kernel's and this reference's each within n 2^-52 of
+ * the exact ones relative to the terms' magnitudes: a mean off by
+ * n 2^-53 max|x|, that is n 2^-53 (|mean| + sqrt(n) / rstd) (no element is
+ * further than sqrt(n) standard deviations from the mean), and a variance
+ * off by n (n + 1) 2^-53 relative (the cancellation of the shifted
+ * one-pass form is at most n + 1). 2^-130 absolute for underflow.
+ */
+static double norm_tol(double v, double w, double want, double mean_r, int64_t n)
+{
+    const double u = 0x1p-24, dn = (double)n;
+    const double stats = dn * 0x1p-51 * (mean_r + sqrt(dn)) + dn * (dn + 1.0) * 0x1p-52 * fabs(v);
+    return fabs(w) * (3.0 * u * fabs(v) + 0x1p-44 * (fabs(v) + mean_r) + stats) + u * fabs(want) +
+           0x1p-130;
+}
+
+/* NaN where the reference is NaN, the same infinity, else within tol */
+static void check_bound(const float *got, const double *want, const double *tol, int64_t total,
+                        const char *what)
+{
+    for (int64_t i = 0; i < total; ++i) {
+        const int ok = isnan(want[i])   ? isnan(got[i])
+                       : isinf(want[i]) ? (double)got[i] == want[i]
+                                        : fabs((double)got[i] - want[i]) <= tol[i];
+        if (!ok) {
+            print_error("%s: element %lld: got %.9g, want %.9g (tol %.3g)\n", what, (long long)i,
+                        (double)got[i], want[i], tol[i]);
+            fail();
+        }
+    }
+}
 
 /* An operand dense over its own (broadcast) shape; 0 strides where it is
  * broadcast, and a junk stride on extent-1 axes of the output, which a
@@ -49,8 +90,11 @@ static void run(ref_rng *rng, const norm_case *c)
     const int64_t total = ref_numel(c->shape, c->rank);
     float *x = ref_alloc_f(total), *out = ref_alloc_f(total);
     float *w = ref_alloc_f(nw), *b = ref_alloc_f(nb);
-    double *want = ref_alloc_d(total);
-    ref_fill(rng, x, total, c->offset - 1.0, c->offset + 1.0);
+    double *want = ref_alloc_d(total), *tol = ref_alloc_d(total);
+    const double spread = c->spread > 0.0 ? c->spread : 1.0;
+    ref_fill(rng, x, total, c->offset - spread, c->offset + spread);
+    if (c->bad != 0.0f || isnan(c->bad))
+        x[c->bad_at] = c->bad;
     ref_fill(rng, w, nw, -2, 2);
     ref_fill(rng, b, nb, -1, 1);
 
@@ -80,12 +124,11 @@ static void run(ref_rng *rng, const norm_case *c)
                 const int64_t f = (o * n + t) * inner + j;
                 int64_t idx[COREAI_MAX_RANK];
                 ref_unravel(f, c->shape, c->rank, idx);
-                double v = (x[f] - mean) * r;
-                if (c->has_w)
-                    v *= w[ref_dot(idx, p.weight_strides, c->rank)];
-                if (c->has_b)
-                    v += b[ref_dot(idx, p.bias_strides, c->rank)];
-                want[f] = v;
+                const double v = (x[f] - mean) * r;
+                const double wv = c->has_w ? w[ref_dot(idx, p.weight_strides, c->rank)] : 1.0;
+                const double bv = c->has_b ? b[ref_dot(idx, p.bias_strides, c->rank)] : 0.0;
+                want[f] = v * wv + bv;
+                tol[f] = norm_tol(v, wv, want[f], fabs(mean) * r, n);
             }
         }
     }
@@ -95,15 +138,17 @@ static void run(ref_rng *rng, const norm_case *c)
     else
         assert_int_equal(coreai_rms_norm_f32(&p, x, wp, out), COREAI_STATUS_OK);
     char sb[128], what[256];
-    snprintf(what, sizeof what, "%s shape %s axes [%d,%d) w %d/%x b %d/%x offset %g",
+    snprintf(what, sizeof what, "%s shape %s axes [%d,%d) w %d/%x b %d/%x offset %g spread %g eps %g bad %g",
              c->layer ? "layer_norm" : "rms_norm", ref_shape_str(sb, sizeof sb, c->shape, c->rank),
-             c->begin, c->end, c->has_w, c->w_bcast, c->has_b, c->b_bcast, (double)c->offset);
-    ref_check(out, want, total, REF_TOL, what);
+             c->begin, c->end, c->has_w, c->w_bcast, c->has_b, c->b_bcast, (double)c->offset, spread,
+             (double)c->eps, (double)c->bad);
+    check_bound(out, want, tol, total, what);
     free(x);
     free(out);
     free(w);
     free(b);
     free(want);
+    free(tol);
 }
 
 /* The fast-path layout: dense over the normalised axes only. */
@@ -232,6 +277,102 @@ static void test_model_shapes(void **state)
     }
 }
 
+/* A dense-row case: `outer` rows of n, weight and bias indexed by t. */
+static norm_case row_case(int layer, int64_t outer, int64_t n, int has_w, int has_b, float offset)
+{
+    norm_case c = {0};
+    c.layer = layer;
+    c.rank = 2;
+    c.shape[0] = outer;
+    c.shape[1] = n;
+    c.begin = 1;
+    c.end = 2;
+    c.eps = 1e-5f;
+    c.has_w = has_w;
+    c.has_b = layer && has_b;
+    c.w_bcast = c.b_bcast = 0x1;
+    c.offset = offset;
+    return c;
+}
+
+/* The row path at every length around its vector widths (1, 4, 8, 16 and
+ * the 2-vector step of the statistics), one row and several (the rows are
+ * pipelined: one row's statistics before the previous row's output), near
+ * zero, off zero (the centring in f32 with the mean as an f32 pair), and
+ * far off zero (|mean| rstd > 2^12: the double form). */
+static void test_row_lengths(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(94);
+    static const int64_t extra[] = {95, 96, 97, 255, 256, 257, 1000, 4099};
+    static const float offsets[] = {0.0f, 3.0f, 1000.0f, 10000.0f};
+    for (int64_t i = 0; i < 70 + 8; ++i) {
+        const int64_t n = i < 70 ? i + 1 : extra[i - 70];
+        for (int k = 0; k < 4; ++k) {
+            const int64_t outer = k & 1 ? 3 : 1;
+            norm_case c = row_case(1, outer, n, k != 1, k != 2, offsets[k]);
+            run(&rng, &c);
+            c = row_case(0, outer, n, k != 3, 0, k == 2 ? 5.0f : offsets[k] * 0.25f);
+            run(&rng, &c);
+        }
+    }
+}
+
+/* Variances at the ends of the range, with eps = 0: rstd beyond 2^60 or
+ * below 2^-60 takes the double form (subnormal inputs give an rstd no f32
+ * holds), 1e15 and 1e-15 the f32 one; a constant row (variance 0: rstd =
+ * 1 / sqrt(eps), or inf without eps). */
+static void test_scales(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(95);
+    static const double spreads[] = {1e-41, 1e-30, 1e-15, 1e15, 1e25, 3e37};
+    for (int s = 0; s < 6; ++s) {
+        for (int layer = 0; layer <= 1; ++layer) {
+            norm_case c = row_case(layer, 3, 37, 1, 1, 0.0f);
+            c.spread = spreads[s];
+            c.eps = 0.0f;
+            run(&rng, &c);
+            c.offset = (float)(4.0 * spreads[s]);
+            run(&rng, &c);
+        }
+    }
+    for (int e = 0; e < 2; ++e) {
+        for (int layer = 0; layer <= 1; ++layer) {
+            norm_case c = row_case(layer, 2, 40, 1, 1, 2.5f);
+            c.spread = 1e-300; /* every element rounds to the offset */
+            c.eps = e ? 1e-5f : 0.0f;
+            run(&rng, &c);
+        }
+    }
+}
+
+/* NaN and infinities at the first element (the shift of the statistics),
+ * inside, and in the partial last vector, of the middle row of three; the
+ * rows around it must not notice. layer_norm gives NaN for the whole row;
+ * rms_norm with an infinity gives rstd = 0 (0 for the finite elements). */
+static void test_nonfinite(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(96);
+    static const int64_t lengths[] = {1, 5, 17, 33, 256, 1000};
+    const float bads[3] = {NAN, INFINITY, -INFINITY};
+    for (int li = 0; li < 6; ++li) {
+        const int64_t n = lengths[li];
+        const int64_t at[3] = {0, n / 2, n - 1};
+        for (int bi = 0; bi < 3; ++bi) {
+            for (int ai = 0; ai < 3; ++ai) {
+                for (int layer = 0; layer <= 1; ++layer) {
+                    norm_case c = row_case(layer, 3, n, 1, 1, 0.5f);
+                    c.bad_at = n + at[ai];
+                    c.bad = bads[bi];
+                    run(&rng, &c);
+                }
+            }
+        }
+    }
+}
+
 static void test_invalid(void **state)
 {
     (void)state;
@@ -287,6 +428,9 @@ int main(void)
         cmocka_unit_test(test_every_run_every_pattern),
         cmocka_unit_test(test_high_rank),
         cmocka_unit_test(test_model_shapes),
+        cmocka_unit_test(test_row_lengths),
+        cmocka_unit_test(test_scales),
+        cmocka_unit_test(test_nonfinite),
         cmocka_unit_test(test_invalid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -26,6 +26,27 @@ typedef struct coreai_norm_params {
 } coreai_norm_params;
 
 /*
+ * Accuracy of rms_norm and layer_norm (u = 2^-24). mean and variance are
+ * single-pass sums in double, shifted by an element of the run (no
+ * cancellation for a mean far from 0); rstd = 1 / sqrt(var + eps) in double.
+ * The normalised value v = (x - mean) * rstd (x * rstd for rms_norm) is
+ * then within
+ *     rms_norm:    u |v| + 2^-46 |v|   (rounded once but for 2^-22 ulp)
+ *     layer_norm:  2u |v| + 2^-45 (|v| + |mean| rstd)
+ * of the exact value for those statistics. layer_norm's is 1 ulp, and
+ * 0.5 ulp where x is within a factor 2 of the mean; the last term stays
+ * below 2^-33 (larger |mean| rstd is computed in double). When the
+ * normalised axes are the last ones and each affine operand is absent or
+ * dense over them, with a fused multiply-add (AVX2 + FMA, AVX-512,
+ * AArch64), v is formed in f32 with mean and rstd as f32 pairs; otherwise
+ * in double and rounded once (u |v|). Then out = v * w + b in f32: on that
+ * layout one fused multiply-add where the ISA has one, else a product and
+ * a sum (one more rounding, u |v w|). NaN or inf in a run: layer_norm
+ * gives NaN for the whole run; rms_norm gives rstd = 0 for an infinity (0
+ * for the finite elements, NaN for the infinite ones) and NaN for a NaN.
+ */
+
+/*
  * rms_norm composite: out = x * rsqrt(mean(x^2 over axes) + eps) * scale.
  * scale (strides in weight_strides) may be NULL.
  */
@@ -45,7 +66,8 @@ coreai_status coreai_layer_norm_f32(const coreai_norm_params *params, const floa
  * product of the axes after the channel axis (1 when there are none). The
  * per-channel operands are dense [C] vectors; each optional one may be NULL.
  * Statistics are single-pass in double; the variance is the biased one; the
- * affine part is evaluated in double and rounded once.
+ * affine part (x - mean) * (rstd * w) + b is evaluated in double (the last
+ * step a fused multiply-add where the ISA has one) and rounded once to f32.
  */
 typedef struct coreai_channel_norm_params {
     int64_t batch;    /* N */
