@@ -15,10 +15,17 @@
  *                                                 columns: transposed, in ott)
  *
  * so the running max / sum of every row are plain vectors and every product
- * is a vector FMA; the only transpose is Q's into qt (once per block), and
- * ot is already in the output's layout (1 / sum folded into the copy-out).
+ * is a vector FMA; the only transpose is Q's into qt (once per block, in
+ * registers where the compiler has __builtin_shufflevector), and ot is
+ * already in the output's layout (1 / sum folded into the copy-out).
  * Tiles outside every row's causal / window range are never visited; inside
- * one, keys no lane can see are skipped.
+ * one, keys no lane can see are skipped, and a P.V row group skips the keys
+ * none of its rows sees (the causal diagonal). A tile every lane sees whole
+ * needs no masking pass; the first visited tile stores P.V instead of
+ * rescaling and adding to zeros. With AVX-512 the QK^T step takes 16 keys
+ * for a head_dim of 32, 64, 80, 96 or 128 (compiled per value, see
+ * qk_step16_d*), and the weights use sdpa_exp, vm_exp less its overflow
+ * handling.
  */
 #include "coreai/kernels/attention.h"
 
@@ -36,9 +43,8 @@
 /* v_head_dim columns accumulated at once (a wider value head makes one pass
  * over the keys per chunk). */
 #define SDPA_DV COREAI_SDPA_V_CHUNK
-/* Keys per QK^T micro step and value columns per P.V micro step: the vector
- * accumulators those steps keep in registers. */
-#define SDPA_KU 8
+/* Value columns per P.V micro step: the vector accumulators it keeps in
+ * registers. */
 #if VM_VL >= 16
 #define SDPA_PV_ACC 16
 #else
@@ -90,38 +96,139 @@ static inline int sdpa_any(sdpa_mask m)
     return any;
 }
 
-/* e^x for the weights: 0 below -87 (e^-87 = 1.6e-38, already far below
- * what a sum that contains 1 can register) instead of vm_exp's subnormal
- * intermediates, which cost a microcode assist per lane on x86 (masked keys
- * arrive here as -inf). */
+/* e^x for the weights, x = logit - row max <= 0 (or -inf: a masked key,
+ * or NaN). With AVX-512: vm_exp's reduction and polynomial, so the same
+ * values, less its handling of x > 88.7 (impossible here) and with the
+ * lanes below -87.3 zeroed by the masked vscalefps itself (vm_exp spends
+ * three more instructions on the range, a fifth of its count). */
 static inline vm_f sdpa_exp(vm_f x)
 {
-    const vm_f lo = vm_bcast(-87.0f);
-    return SDPA_SEL(x > lo, vm_exp(vm_max(x, lo)), vm_bcast(0.0f));
+#if VM_VL == 16 && defined(__AVX512F__)
+    const __mmask16 keep = _mm512_cmp_ps_mask((__m512)x, _mm512_set1_ps(-87.33654785156250f), _CMP_NLT_UQ);
+    const vm_f fn = (vm_f)_mm512_roundscale_ps((__m512)(x * vm_bcast(1.44269504088896341f)),
+                                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    vm_f r = VM_FMA(fn, vm_bcast(-0.693359375f), x);
+    r = VM_FMA(fn, vm_bcast(2.12194440e-4f), r);
+    vm_f p = vm_bcast(1.9875691500e-4f);
+    p = VM_FMA(p, r, vm_bcast(1.3981999507e-3f));
+    p = VM_FMA(p, r, vm_bcast(8.3334519073e-3f));
+    p = VM_FMA(p, r, vm_bcast(4.1665795894e-2f));
+    p = VM_FMA(p, r, vm_bcast(1.6666665459e-1f));
+    p = VM_FMA(p, r, vm_bcast(5.0000001201e-1f));
+    p = VM_FMA(p, r * r, r + vm_bcast(1.0f));
+    return (vm_f)_mm512_maskz_scalef_ps(keep, (__m512)p, (__m512)fn);
+#else
+    return vm_exp(x);
+#endif
 }
 
-/* st[u] (+)= sum_c qt[c] * k[u * d + c] for u < KU, c < dc. */
+/* In-register transposes where the compiler has __builtin_shufflevector
+ * (GCC 12+, Clang): element by element, GCC extracts every lane of a
+ * loaded vector and stores it alone, which cost more than 10% of a causal
+ * T = 128 call. zip_lo / zip_hi interleave the low / high halves of two
+ * vectors; log2(VM_VL) rounds of out[2i] = zip_lo(t[i], t[i + VL/2]),
+ * out[2i + 1] = zip_hi(...) swap the lane and vector indices. */
+#if VM_VL > 1 && defined(__has_builtin)
+#if __has_builtin(__builtin_shufflevector)
+#if VM_VL == 16
+#define SDPA_ZIP_LO(a, b) __builtin_shufflevector(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23)
+#define SDPA_ZIP_HI(a, b)                                                                          \
+    __builtin_shufflevector(a, b, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31)
+#elif VM_VL == 8
+#define SDPA_ZIP_LO(a, b) __builtin_shufflevector(a, b, 0, 8, 1, 9, 2, 10, 3, 11)
+#define SDPA_ZIP_HI(a, b) __builtin_shufflevector(a, b, 4, 12, 5, 13, 6, 14, 7, 15)
+#elif VM_VL == 4
+#define SDPA_ZIP_LO(a, b) __builtin_shufflevector(a, b, 0, 4, 1, 5)
+#define SDPA_ZIP_HI(a, b) __builtin_shufflevector(a, b, 2, 6, 3, 7)
+#endif
+#endif
+#endif
+
+/* qt[c][r] = scale * q[r][c0 + c] for c < dc, r < SDPA_ROWS: the query rows
+ * q (d floats apart; lanes from nr on repeat row nr - 1) as vector lanes. */
+static void sdpa_transpose_q(const float *restrict q, int64_t d, int nr, int64_t c0, int64_t dc, float scale,
+                             float *restrict qt)
+{
+    int64_t c = 0;
+#ifdef SDPA_ZIP_LO
+    const vm_f sv = vm_bcast(scale);
+    for (; c + VM_VL <= dc; c += VM_VL) {
+        /* one pointer stepped row by row: an array of 16 row pointers is
+         * spilled next to the 32 vectors in flight */
+        vm_f t[VM_VL], z[VM_VL];
+        const float *qr = q + c0 + c;
+        SDPA_UNROLL
+        for (int r = 0; r < VM_VL; ++r) {
+            t[r] = vm_load(qr) * sv;
+            qr += r + 1 < nr ? d : 0;
+        }
+        SDPA_UNROLL
+        for (int s = 1; s < VM_VL; s *= 2) {
+            SDPA_UNROLL
+            for (int i = 0; i < VM_VL / 2; ++i) {
+                z[2 * i] = SDPA_ZIP_LO(t[i], t[i + VM_VL / 2]);
+                z[2 * i + 1] = SDPA_ZIP_HI(t[i], t[i + VM_VL / 2]);
+            }
+            SDPA_UNROLL
+            for (int i = 0; i < VM_VL; ++i)
+                t[i] = z[i];
+        }
+        SDPA_UNROLL
+        for (int j = 0; j < VM_VL; ++j)
+            vm_store(qt + (c + j) * SDPA_ROWS, t[j]);
+    }
+#endif
+    for (int r = 0; r < SDPA_ROWS; ++r) {
+        const float *qr = q + (r < nr ? r : nr - 1) * d + c0;
+        for (int64_t cc = c; cc < dc; ++cc)
+            qt[cc * SDPA_ROWS + r] = qr[cc] * scale;
+    }
+}
+
+/* st[u] (+)= sum_c qt[c] * k[u * d + c] for u < KU, c < dc (the body of
+ * the QK^T micro steps, over the variables of that name in scope). */
+#define SDPA_QK_BODY(KU)                                                                           \
+    vm_f acc[KU];                                                                                  \
+    SDPA_UNROLL                                                                                    \
+    for (int u = 0; u < (KU); ++u)                                                                 \
+        acc[u] = accumulate ? vm_load(st + u * SDPA_ROWS) : vm_bcast(0.0f);                        \
+    for (int64_t c = 0; c < dc; ++c) {                                                             \
+        const vm_f q = vm_load(qt + c * SDPA_ROWS);                                                \
+        SDPA_UNROLL                                                                                \
+        for (int u = 0; u < (KU); ++u)                                                             \
+            acc[u] = VM_FMA(q, sdpa_bcast(k[u * d + c]), acc[u]);                                  \
+    }                                                                                              \
+    SDPA_UNROLL                                                                                    \
+    for (int u = 0; u < (KU); ++u)                                                                 \
+        vm_store(st + u * SDPA_ROWS, acc[u]);
+
 #define SDPA_DEF_QK(NAME, KU)                                                                      \
     static void NAME(const float *restrict qt, int64_t dc, const float *restrict k, int64_t d,     \
                      float *restrict st, int accumulate)                                           \
     {                                                                                              \
-        vm_f acc[KU];                                                                              \
-        SDPA_UNROLL                                                                                \
-        for (int u = 0; u < (KU); ++u)                                                             \
-            acc[u] = accumulate ? vm_load(st + u * SDPA_ROWS) : vm_bcast(0.0f);                    \
-        for (int64_t c = 0; c < dc; ++c) {                                                         \
-            const vm_f q = vm_load(qt + c * SDPA_ROWS);                                            \
-            SDPA_UNROLL                                                                            \
-            for (int u = 0; u < (KU); ++u)                                                         \
-                acc[u] = VM_FMA(q, sdpa_bcast(k[u * d + c]), acc[u]);                              \
-        }                                                                                          \
-        SDPA_UNROLL                                                                                \
-        for (int u = 0; u < (KU); ++u)                                                             \
-            vm_store(st + u * SDPA_ROWS, acc[u]);                                                  \
+        SDPA_QK_BODY(KU)                                                                           \
     }
 SDPA_DEF_QK(qk_step8, 8)
 SDPA_DEF_QK(qk_step4, 4)
 SDPA_DEF_QK(qk_step1, 1)
+
+/* With AVX-512's 32 registers, 16 keys per step: 16 independent FMA chains
+ * cover the FMA latency on both ports, where 8 leave them half idle. Only
+ * for a head_dim known at compile time: the 16 key rows are then constant
+ * offsets from one pointer, while with a run-time d the compiler keeps 16
+ * row pointers and spills them (slower than 8 keys). */
+#if VM_VL >= 16
+#define SDPA_QK_FIXED_DIMS(X) X(32) X(64) X(80) X(96) X(128)
+#define SDPA_DEF_QK_FIXED(D)                                                                       \
+    static void qk_step16_d##D(const float *restrict qt, const float *restrict k, float *restrict st) \
+    {                                                                                              \
+        const int64_t d = (D), dc = (D);                                                           \
+        const int accumulate = 0;                                                                  \
+        SDPA_QK_BODY(16)                                                                           \
+    }
+SDPA_QK_FIXED_DIMS(SDPA_DEF_QK_FIXED)
+#undef SDPA_DEF_QK_FIXED
+#endif
 
 /* Tail columns, transposed: ott[w][row] += sum_u pt[u][row] * v[u * dv + w]
  * for w < w_n, u < nu (one vector per column, V broadcast). */
@@ -151,12 +258,12 @@ SDPA_DEF_PV_T(pv_step_t4, 4)
 SDPA_DEF_PV_T(pv_step_t1, 1)
 #endif
 
-/* Row-major accumulators: o[r][j] += sum_u pt[u][r] * v[u * dv + j] for
- * rows r < rg and cv vectors of columns j (pt: the rows' lanes of the
- * transposed weights, o: ldo floats per row). */
+/* Row-major accumulators: o[r][j] (+)= sum_u pt[u][r] * v[u * dv + j] for
+ * rows r < rg, cv vectors of columns j and keys u in [u0, u1) (pt: the
+ * rows' lanes of the transposed weights, o: ldo floats per row). */
 #define SDPA_DEF_PV(NAME, CV)                                                                      \
-    static void NAME(const float *restrict pt, int64_t nu, const float *restrict v, int64_t dv,    \
-                     float *restrict o, int64_t ldo)                                               \
+    static void NAME(const float *restrict pt, int64_t u0, int64_t u1, const float *restrict v,    \
+                     int64_t dv, float *restrict o, int64_t ldo, int accumulate)                   \
     {                                                                                              \
         enum { RG = SDPA_PV_RG(CV) };                                                              \
         vm_f acc[RG * (CV)];                                                                       \
@@ -164,9 +271,9 @@ SDPA_DEF_PV_T(pv_step_t1, 1)
         for (int r = 0; r < RG; ++r) {                                                             \
             SDPA_UNROLL                                                                            \
             for (int x = 0; x < (CV); ++x)                                                         \
-                acc[r * (CV) + x] = vm_load(o + r * ldo + x * VM_VL);                              \
+                acc[r * (CV) + x] = accumulate ? vm_load(o + r * ldo + x * VM_VL) : vm_bcast(0.0f); \
         }                                                                                          \
-        for (int64_t u = 0; u < nu; ++u) {                                                         \
+        for (int64_t u = u0; u < u1; ++u) {                                                        \
             vm_f vv[CV];                                                                           \
             SDPA_UNROLL                                                                            \
             for (int x = 0; x < (CV); ++x)                                                         \
@@ -192,13 +299,35 @@ SDPA_DEF_PV(pv_step4, 4)
 SDPA_DEF_PV(pv_step2, 2)
 SDPA_DEF_PV(pv_step1, 1)
 
-/* All SDPA_ROWS rows of o (ldo floats per row) += P.V over the ncm columns
- * (a multiple of VM_VL) of the value rows v. */
+/* Keys [*u0, *u1) of st (tile keys ta + u) that rows [r, r + n) weigh,
+ * row i those in [a[i], e[i]): a row group off the causal diagonal (or a
+ * window's edge) skips the keys only other rows see, whose weights are 0
+ * in every row of the group. */
+static void pv_rows_range(const int32_t *a, const int32_t *e, int64_t ta, int64_t r, int64_t n, int64_t *u0,
+                          int64_t *u1)
+{
+    int32_t lo = INT32_MAX, hi = 0;
+    for (int64_t i = r; i < r + n; ++i)
+        if (a[i] < e[i]) {
+            lo = a[i] < lo ? a[i] : lo;
+            hi = e[i] > hi ? e[i] : hi;
+        }
+    *u0 = lo < hi ? lo - ta : 0;
+    *u1 = lo < hi ? hi - ta : 0;
+}
+
+/* All SDPA_ROWS rows of o (ldo floats per row) (+)= P.V over the ncm
+ * columns (a multiple of VM_VL) of the value rows v (tile keys ta + u);
+ * row r weighs tile keys [a[r], e[r]) only. accumulate == 0: o = P.V. */
 #define SDPA_PV_COLS(cv)                                                                           \
-    for (int64_t r = 0; r < SDPA_ROWS; r += SDPA_PV_RG(cv))                                        \
-        pv_step##cv(pt + r, nu, v + c, dv, o + r * ldo + c, ldo)
-static void pv_tile(const float *restrict pt, int64_t nu, const float *restrict v, int64_t dv, int64_t ncm,
-                    float *restrict o, int64_t ldo)
+    for (int64_t r = 0; r < SDPA_ROWS; r += SDPA_PV_RG(cv)) {                                      \
+        int64_t u0, u1;                                                                            \
+        pv_rows_range(a, e, ta, r, SDPA_PV_RG(cv), &u0, &u1);                                      \
+        pv_step##cv(pt + r, u0, u1, v + c, dv, o + r * ldo + c, ldo, accumulate);                  \
+    }
+static void pv_tile(const float *restrict pt, const int32_t *a, const int32_t *e, int64_t ta,
+                    const float *restrict v, int64_t dv, int64_t ncm, float *restrict o, int64_t ldo,
+                    int accumulate)
 {
     int64_t c = 0;
 #if VM_VL >= 16
@@ -235,7 +364,22 @@ static void qk_tile(const float *restrict qt, int64_t dc, const float *restrict 
                     float *restrict st, int accumulate)
 {
     int64_t u = 0;
-    for (; u + SDPA_KU <= nk; u += SDPA_KU)
+#if VM_VL >= 16
+    if (dc == d) {
+        switch (d) {
+#define SDPA_QK_CASE(D)                                                                            \
+    case (D):                                                                                      \
+        for (; u + 16 <= nk; u += 16)                                                              \
+            qk_step16_d##D(qt, k + u * d, st + u * SDPA_ROWS);                                     \
+        break;
+            SDPA_QK_FIXED_DIMS(SDPA_QK_CASE)
+#undef SDPA_QK_CASE
+        default:
+            break;
+        }
+    }
+#endif
+    for (; u + 8 <= nk; u += 8)
         qk_step8(qt, dc, k + u * d, d, st + u * SDPA_ROWS, accumulate);
     for (; u + 4 <= nk; u += 4)
         qk_step4(qt, dc, k + u * d, d, st + u * SDPA_ROWS, accumulate);
@@ -248,6 +392,78 @@ static int mask_visible(const void *mask, int32_t kind, int64_t off)
     if (kind == COREAI_SDPA_MASK_BOOL)
         return ((const uint8_t *)mask)[off] != 0;
     return ((const float *)mask)[off] != 0.0f; /* NaN counts as nonzero, like logical_not */
+}
+
+/* The max over the tile's nu logit vectors st[u], in four independent
+ * chains (one chain of compare-and-select was a latency-bound loop). */
+static vm_f sdpa_max(const float *restrict st, int64_t nu)
+{
+    const vm_f ninf = vm_bcast(-INFINITY);
+    vm_f m0 = ninf, m1 = ninf, m2 = ninf, m3 = ninf;
+    int64_t u = 0;
+    for (; u + 4 <= nu; u += 4) {
+        m0 = vm_max(m0, vm_load(st + u * SDPA_ROWS));
+        m1 = vm_max(m1, vm_load(st + (u + 1) * SDPA_ROWS));
+        m2 = vm_max(m2, vm_load(st + (u + 2) * SDPA_ROWS));
+        m3 = vm_max(m3, vm_load(st + (u + 3) * SDPA_ROWS));
+    }
+    for (; u < nu; ++u)
+        m0 = vm_max(m0, vm_load(st + u * SDPA_ROWS));
+    return vm_max(vm_max(m0, m1), vm_max(m2, m3));
+}
+
+/* sdpa_max after setting to -inf the logits of st[u] (tile key ta + u)
+ * outside lane r's [a[r], e[r]) or, when vis is not NULL, where
+ * vis[u][r] is 0. */
+static vm_f sdpa_mask_max(float *restrict st, int64_t nu, int64_t ta, const int32_t *a, const int32_t *e,
+                          const int32_t *restrict vis)
+{
+    const sdpa_mask av = sdpa_iload(a), ev = sdpa_iload(e);
+    const vm_f ninf = vm_bcast(-INFINITY);
+    for (int64_t u = 0; u < nu; ++u) {
+        const sdpa_mask uv = sdpa_ibcast((int32_t)(ta + u));
+        sdpa_mask ok = (uv >= av) & (uv < ev);
+        if (vis != NULL)
+            ok &= sdpa_iload(vis + u * SDPA_ROWS);
+        vm_store(st + u * SDPA_ROWS, SDPA_SEL(ok, vm_load(st + u * SDPA_ROWS), ninf));
+    }
+    return sdpa_max(st, nu);
+}
+
+/* st[u] = e^(st[u] - msub) for u < nu; returns their sum (two chains). */
+static vm_f sdpa_exp_sum(float *restrict st, int64_t nu, vm_f msub)
+{
+    vm_f s0 = vm_bcast(0.0f), s1 = s0;
+    int64_t u = 0;
+    for (; u + 2 <= nu; u += 2) {
+        const vm_f p0 = sdpa_exp(vm_load(st + u * SDPA_ROWS) - msub);
+        const vm_f p1 = sdpa_exp(vm_load(st + (u + 1) * SDPA_ROWS) - msub);
+        vm_store(st + u * SDPA_ROWS, p0);
+        vm_store(st + (u + 1) * SDPA_ROWS, p1);
+        s0 = s0 + p0;
+        s1 = s1 + p1;
+    }
+    if (u < nu) {
+        const vm_f p0 = sdpa_exp(vm_load(st + u * SDPA_ROWS) - msub);
+        vm_store(st + u * SDPA_ROWS, p0);
+        s0 = s0 + p0;
+    }
+    return s0 + s1;
+}
+
+/* The accumulated rows times alpha (lane r: row r): ot[r][c] for c < ncm,
+ * ott[c][r] for c < nt. */
+static void sdpa_rescale(float *restrict ot, int64_t ncm, float *restrict ott, int64_t nt, vm_f alpha)
+{
+    float al[SDPA_ROWS];
+    vm_store(al, alpha);
+    for (int r = 0; r < SDPA_ROWS; ++r) {
+        const vm_f ar = sdpa_bcast(al[r]);
+        for (int64_t c = 0; c < ncm; c += VM_VL)
+            vm_store(ot + r * ncm + c, vm_load(ot + r * ncm + c) * ar);
+    }
+    for (int64_t c = 0; c < nt; ++c)
+        vm_store(ott + c * SDPA_ROWS, vm_load(ott + c * SDPA_ROWS) * alpha);
 }
 
 /* Product of n extents, or -1 on overflow. */
@@ -342,7 +558,7 @@ static void sdpa_block(const sdpa_head *h, int64_t i0, int nr, int64_t c0, int64
 
     /* Per lane: its key range, whether the mask operand applies, the start
      * of its running max / sum. Lanes past nr repeat the last row. */
-    int64_t klo = tk, khi = 0;
+    int64_t klo = tk, khi = 0, lo_max = 0, hi_min = tk;
     int any_mask = 0;
     for (int r = 0; r < SDPA_ROWS; ++r) {
         if (r >= nr) {
@@ -382,40 +598,56 @@ static void sdpa_block(const sdpa_head *h, int64_t i0, int nr, int64_t c0, int64
         }
         klo = lo[r] < klo ? lo[r] : klo;
         khi = hi[r] > khi ? hi[r] : khi;
+        lo_max = lo[r] > lo_max ? lo[r] : lo_max;
+        hi_min = hi[r] < hi_min ? hi[r] : hi_min;
     }
 
     /* qt[c][r] = scale * q[i0 + r][c] */
     const float scale = p->scale;
     const int whole_q = d <= SDPA_DQ;
-#define SDPA_TRANSPOSE_Q(cq, dc)                                                                   \
-    for (int r = 0; r < SDPA_ROWS; ++r) {                                                          \
-        const float *qr = h->q + (i0 + (r < nr ? r : nr - 1)) * d + (cq);                          \
-        for (int64_t c = 0; c < (dc); ++c)                                                         \
-            qt[c * SDPA_ROWS + r] = qr[c] * scale;                                                 \
-    }
     if (whole_q)
-        SDPA_TRANSPOSE_Q(0, d)
+        sdpa_transpose_q(h->q + i0 * d, d, nr, 0, d, scale, qt);
 
     /* columns [0, ncm) accumulate row-major in ot, the last nt transposed in ott */
     const int64_t ncm = nc / VM_VL * VM_VL, nt = nc - ncm;
-    memset(ot, 0, (size_t)ncm * SDPA_ROWS * sizeof(float));
-    memset(ott, 0, (size_t)nt * SDPA_ROWS * sizeof(float));
+    memset(ott, 0, (size_t)nt * SDPA_ROWS * sizeof(float)); /* ot: the first P.V stores */
     vm_f m = vm_load(m0), l = vm_load(l0);
     const vm_f ninf = vm_bcast(-INFINITY);
+    int first = 1;
 
     for (int64_t k0 = klo; k0 < khi; k0 += SDPA_KEYS) {
         const int64_t nk = khi - k0 < SDPA_KEYS ? khi - k0 : SDPA_KEYS;
         /* lane r sees tile keys [a_r, e_r) (and, with the mask, only some) */
         int32_t a[SDPA_ROWS], e[SDPA_ROWS];
-        int64_t ta = nk, te = 0;
-        for (int r = 0; r < SDPA_ROWS; ++r) {
-            a[r] = (int32_t)clamp64(lo[r] - k0, 0, nk);
-            e[r] = (int32_t)clamp64(hi[r] - k0, 0, nk);
-            if (a[r] < e[r]) {
-                ta = a[r] < ta ? a[r] : ta;
-                te = e[r] > te ? e[r] : te;
+        int64_t ta = nk, te = 0, amax = 0, emin = nk;
+        if (k0 >= lo_max && k0 + nk <= hi_min) { /* inside every lane's range */
+            for (int r = 0; r < SDPA_ROWS; ++r) {
+                a[r] = 0;
+                e[r] = (int32_t)nk;
             }
+            ta = amax = 0;
+            te = emin = nk;
+        } else {
+            /* branch-free loops, which compilers vectorize */
+            for (int r = 0; r < SDPA_ROWS; ++r) {
+                a[r] = (int32_t)clamp64(lo[r] - k0, 0, nk);
+                e[r] = (int32_t)clamp64(hi[r] - k0, 0, nk);
+            }
+            int32_t ta32 = (int32_t)nk, te32 = 0, amax32 = 0, emin32 = (int32_t)nk;
+            for (int r = 0; r < SDPA_ROWS; ++r) {
+                const int32_t ua = a[r] < e[r] ? a[r] : (int32_t)nk, ue = a[r] < e[r] ? e[r] : 0;
+                ta32 = ua < ta32 ? ua : ta32;
+                te32 = ue > te32 ? ue : te32;
+                amax32 = a[r] > amax32 ? a[r] : amax32;
+                emin32 = e[r] < emin32 ? e[r] : emin32;
+            }
+            ta = ta32;
+            te = te32;
+            amax = amax32;
+            emin = emin32;
         }
+        /* every lane sees all of [ta, te) (an empty lane has a >= e) */
+        const int full = amax <= ta && emin >= te;
         if (any_mask) {
             int any = 0;
             for (int64_t u = ta; u < te; ++u)
@@ -440,55 +672,37 @@ static void sdpa_block(const sdpa_head *h, int64_t i0, int nr, int64_t c0, int64
         } else {
             for (int64_t cq = 0; cq < d; cq += SDPA_DQ) {
                 const int64_t dc = d - cq < SDPA_DQ ? d - cq : SDPA_DQ;
-                SDPA_TRANSPOSE_Q(cq, dc)
+                sdpa_transpose_q(h->q + i0 * d, d, nr, cq, dc, scale, qt);
                 qk_tile(qt, dc, kt + cq, d, nu, st, cq > 0);
             }
         }
-        /* masked keys -> -inf; the tile's max per lane */
-        const sdpa_mask av = sdpa_iload(a), ev = sdpa_iload(e);
-        vm_f mx = ninf;
-        for (int64_t u = 0; u < nu; ++u) {
-            const sdpa_mask uv = sdpa_ibcast((int32_t)(ta + u));
-            sdpa_mask ok = (uv >= av) & (uv < ev);
-            if (any_mask)
-                ok &= sdpa_iload(vis + (ta + u) * SDPA_ROWS);
-            const vm_f s = SDPA_SEL(ok, vm_load(st + u * SDPA_ROWS), ninf);
-            vm_store(st + u * SDPA_ROWS, s);
-            mx = vm_max(mx, s);
-        }
-        /* online softmax: rescale what was summed so far where the max grew */
+        /* masked keys -> -inf (unless every lane sees every key); the
+         * tile's max per lane */
+        const vm_f mx = full && !any_mask ? sdpa_max(st, nu)
+                                          : sdpa_mask_max(st, nu, ta, a, e, any_mask ? vis + ta * SDPA_ROWS : NULL);
+        /* online softmax: rescale what was summed so far where the max grew
+         * (before the first tile, ot and ott are zero: only the sink's
+         * share in l needs it) */
         const vm_f mnew = vm_max(m, mx);
         const sdpa_mask grew = mnew > m;
         if (sdpa_any(grew)) {
             const vm_f alpha = SDPA_SEL(grew, sdpa_exp(m - mnew), vm_bcast(1.0f));
-            float al[SDPA_ROWS];
-            vm_store(al, alpha);
-            for (int r = 0; r < SDPA_ROWS; ++r) {
-                const vm_f ar = sdpa_bcast(al[r]);
-                for (int64_t c = 0; c < ncm; c += VM_VL)
-                    vm_store(ot + r * ncm + c, vm_load(ot + r * ncm + c) * ar);
-            }
-            for (int64_t c = 0; c < nt; ++c)
-                vm_store(ott + c * SDPA_ROWS, vm_load(ott + c * SDPA_ROWS) * alpha);
+            if (!first)
+                sdpa_rescale(ot, ncm, ott, nt, alpha);
             l = l * alpha;
             m = mnew;
         }
         /* a lane that has seen nothing yet keeps -inf logits: exp gives 0 */
-        const vm_f msub = SDPA_SEL(m == ninf, vm_bcast(0.0f), m);
-        vm_f psum = vm_bcast(0.0f);
-        for (int64_t u = 0; u < nu; ++u) {
-            const vm_f pr = sdpa_exp(vm_load(st + u * SDPA_ROWS) - msub);
-            vm_store(st + u * SDPA_ROWS, pr);
-            psum = psum + pr;
-        }
-        l = l + psum;
+        l = l + sdpa_exp_sum(st, nu, SDPA_SEL(m == ninf, vm_bcast(0.0f), m));
         const float *vt = h->v + (k0 + ta) * dv + c0;
-        pv_tile(st, nu, vt, dv, ncm, ot, ncm);
+        pv_tile(st, a, e, ta, vt, dv, ncm, ot, ncm, !first);
+        first = 0;
         if (nt > 0)
             pv_tail(st, nu, vt + ncm, dv, nt, ott);
     }
-#undef SDPA_TRANSPOSE_Q
 
+    if (first) /* no tile visited */
+        memset(ot, 0, (size_t)ncm * SDPA_ROWS * sizeof(float));
     /* out[i0 + r][c0 + c] = ot[r][c] / l[r] (ott[c - ncm][r] / l[r]) */
     float inv[SDPA_ROWS];
     vm_store(inv, l);

@@ -273,7 +273,7 @@ static void test_shapes(void **state)
 }
 
 /* The blocking of the kernel: query blocks of one row per vector lane (1 to
- * 16 rows), key tiles of 64, 8 keys per QK^T step, value columns in vectors
+ * 16 rows), key tiles of 64, 8 (or 16) keys per QK^T step, value columns in vectors
  * with a tail of fewer than a vector, head_dim chunks of 128 and v_head_dim
  * chunks of 256. Sizes on both sides of each of those edges. */
 static void test_blocking(void **state)
@@ -301,6 +301,43 @@ static void test_blocking(void **state)
             ++n;
         }
     assert_true(n > 80);
+}
+
+/* The AVX-512 QK^T step of 16 keys for a head_dim known at compile time
+ * (32, 64, 80, 96, 128; a head_dim chunk of 128 with a longer one), key
+ * counts on both sides of 16 with 8 / 4 / 1-key steps after it; and the
+ * P.V row groups (4, 8 or 16 rows for 4, 2 or 1 vectors of value columns)
+ * that skip keys beyond the causal diagonal or before a window's edge. */
+static void test_key_steps(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(507);
+    static const int64_t dims[] = {32, 64, 80, 96, 128, 31, 160};
+    static const int64_t tks[] = {15, 16, 17, 29, 45, 64, 83};
+    for (size_t di = 0; di < sizeof dims / sizeof dims[0]; ++di)
+        for (size_t ti = 0; ti < sizeof tks / sizeof tks[0]; ++ti) {
+            const int64_t d = dims[di], tk = tks[ti];
+            const int64_t tq = ti % 3 == 0 ? tk : 7 + (int64_t)ti * 5;
+            const int64_t dv = ti % 3 == 1 ? d : 16 * (1 + (int64_t)(ti % 4)) + (int64_t)(di % 2) * 3;
+            sdpa_case c = {.b = 1, .hq = 2, .hk = 1 + (int64_t)(ti % 2), .hv = 2, .tq = tq, .tk = tk, .d = d,
+                           .dv = dv, .kb = 1, .vb = 1, .causal = (int)((di + ti) % 2),
+                           .window = (di + ti) % 3 == 1 ? 9 : 0, .sinks = (int)(ti % 2)};
+            run(&rng, &c);
+        }
+}
+
+/* Logits far apart (scale 30): weights below e^-87.3 flush to 0 and the
+ * running max grows by a lot between key tiles. */
+static void test_wide_logits(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(508);
+    for (int causal = 0; causal <= 1; ++causal)
+        for (int sinks = 0; sinks <= 1; ++sinks) {
+            sdpa_case c = {.b = 1, .hq = 2, .hk = 2, .hv = 2, .tq = 40, .tk = 150, .d = 32, .dv = 21, .kb = 1,
+                           .vb = 1, .causal = causal, .sinks = sinks, .has_scale = 1, .scale = 30.0f};
+            run(&rng, &c);
+        }
 }
 
 /* Masks and fully masked rows inside wide query blocks, with value tails. */
@@ -362,6 +399,8 @@ int main(void)
         cmocka_unit_test(test_shapes),
         cmocka_unit_test(test_blocking),
         cmocka_unit_test(test_blocking_masks),
+        cmocka_unit_test(test_key_steps),
+        cmocka_unit_test(test_wide_logits),
         cmocka_unit_test(test_edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

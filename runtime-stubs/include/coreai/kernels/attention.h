@@ -34,7 +34,8 @@ extern "C" {
  * with AVX, 4 with SSE2 / NEON, 1 in plain C), the query block transposed
  * once with the scale folded in; keys are visited in tiles of
  * COREAI_SDPA_KEY_TILE, and per tile the logits (a vector FMA per key and
- * head_dim element, K read in place), the masking, the row maxima, the
+ * head_dim element, K read in place; 16 keys per step with AVX-512 for a
+ * head_dim of 32, 64, 80, 96 or 128), the masking, the row maxima, the
  * weights (vector exp) and P.V (V read in place) are all vector operations
  * over the block's rows; the running sums are rescaled only when a row's
  * maximum grows. Tiles outside every row's causal / window range are never
@@ -44,8 +45,9 @@ extern "C" {
  * carries the same -1e4, i.e. a plain softmax over all keys (and the sink,
  * if any, 1e4 above them).
  * Dropping a masked key in a row that has a visible one is exact as long as
- * the logits of that row span less than ~9900; weights below e^-87 (relative
- * to the row's largest, which is 1) are flushed to 0.
+ * the logits of that row span less than ~9900; weights below e^-87.3
+ * (relative to the row's largest, which is 1; vm_exp's range) are flushed
+ * to 0.
  *
  * No allocation and no workspace: a query block's state is on the stack, in
  * buffers of 4 * VM_VL * (COREAI_SDPA_QK_CHUNK + COREAI_SDPA_V_CHUNK + 2 *
