@@ -25,6 +25,8 @@ typedef struct kcall {
     char *init;        /* designated initialisers of the params, comma-separated */
     char *args;        /* ", a0, NULL, ..." after &params */
     uint64_t scratch;  /* workspace bytes the kernel needs */
+    const char *name;  /* the graph's C function (prefix of tables); NULL when only matching */
+    char *tables;      /* static const data the call reads, emitted before the params */
 } kcall;
 
 static void field(kcall *k, const char *name, const char *value)
@@ -594,6 +596,51 @@ static bool m_vector_norm(kcall *k)
 
 /* ---- rope ------------------------------------------------------------------ */
 
+/* Largest build-time cos / sin table (floats of both halves): 256 KiB. */
+#define ROPE_TABLE_MAX_FLOATS 65536
+
+static void table_append(kcall *k, const char *name, const float *v, int64_t count)
+{
+    k->tables = talloc_asprintf_append_buffer(k->tables, "static const float %s_%s[%" PRId64 "] = {", k->name,
+                                              name, count);
+    for (int64_t i = 0; i < count; i++) {
+        char buf[32];
+        cg_c_literal_f32(buf, cg_f32_bits(v[i]));
+        k->tables = talloc_asprintf_append_buffer(k->tables, "%s%s", i % 8 ? " " : "\n    ", buf);
+        if (i + 1 < count)
+            k->tables = talloc_strdup_append_buffer(k->tables, ",");
+    }
+    k->tables = talloc_strdup_append_buffer(k->tables, "\n};\n");
+}
+
+/*
+ * cos / sin of positions offset + t, t < seq_len, as COREAI_ROPE_POSITIONS
+ * would compute them (rope.h: f32 frequency and angle, cos / sin in double
+ * rounded once), in [seq_len][rot / 2] tables.
+ */
+static void rope_table(kcall *k, int64_t seq_len, int64_t rot, float base, float scale, int64_t offset)
+{
+    const int64_t half = rot / 2;
+    float *freq = talloc_array(k->mem, float, (size_t)half);
+    float *c = talloc_array(k->mem, float, (size_t)(seq_len * half));
+    float *s = talloc_array(k->mem, float, (size_t)(seq_len * half));
+    for (int64_t i = 0; i < half; i++) {
+        const float e = (float)i / (float)half;
+        const float period = (float)pow((double)base, (double)e);
+        freq[i] = (1.0f / period) * scale;
+    }
+    for (int64_t t = 0; t < seq_len; t++) {
+        const float pos = (float)(offset + t);
+        for (int64_t i = 0; i < half; i++) {
+            const float angle = pos * freq[i];
+            c[t * half + i] = (float)cos((double)angle);
+            s[t * half + i] = (float)sin((double)angle);
+        }
+    }
+    table_append(k, "cos", c, seq_len * half);
+    table_append(k, "sin", s, seq_len * half);
+}
+
 static bool m_rope(kcall *k)
 {
     static const char *const canon[] = {"input", "cos", "sin", "position_ids", "freqs", "offset", NULL};
@@ -688,6 +735,20 @@ static bool m_rope(kcall *k)
             cg_shape_broadcast_strides(&view, &rows, ps);
         }
     }
+    /* Positions fixed at build time (offset + t): the cos / sin table goes
+     * to .rodata instead of being recomputed on every call. */
+    const int64_t seq_len = x->dims[n - 2];
+    if (mode == 1 && pos_dtype < 0 && !has(k, "freqs") && seq_len <= ROPE_TABLE_MAX_FLOATS / rot) {
+        mode = 0;
+        memset(cs, 0, sizeof cs);
+        cs[n - 2] = seq_len > 1 ? rot / 2 : 0;
+        cs[n - 1] = 1;
+        memcpy(ss, cs, sizeof ss);
+        seq = false;
+        if (k->name)
+            rope_table(k, seq_len, rot, (float)base, (float)scale, offset);
+        offset = 0; /* read in POSITIONS mode only */
+    }
     k->fn = "coreai_rope_f32";
     k->ptype = "coreai_rope_params";
     f_i64(k, "rank", n);
@@ -718,7 +779,9 @@ static bool m_rope(kcall *k)
         k->scratch = (uint64_t)(rot / 2 + keys * rot) * sizeof(float);
     }
     a_in(k, "input");
-    if (mode == 0) {
+    if (mode == 0 && !has(k, "cos")) {
+        a_raw(k, talloc_asprintf(k->mem, "%s_cos, %s_sin, NULL, NULL", k->name, k->name));
+    } else if (mode == 0) {
         a_in(k, "cos");
         a_in(k, "sin");
         a_raw(k, "NULL, NULL");
@@ -1098,13 +1161,14 @@ static const struct {
     {"swiglu", m_swiglu},
 };
 
-static bool match(const cg_graph *g, void *mem, kcall *k)
+static bool match(const cg_graph *g, const char *name, void *mem, kcall *k)
 {
-    *k = (kcall){.mem = mem, .g = g, .c = g->composite};
+    *k = (kcall){.mem = mem, .g = g, .c = g->composite, .name = name};
     if (!g->composite || g->n_args == 0 || g->n_args != g->composite->n_input_names)
         return false;
     k->init = talloc_strdup(mem, "");
     k->args = talloc_strdup(mem, "");
+    k->tables = talloc_strdup(mem, "");
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
         if (strcmp(g->composite->op_name, ops[i].op) == 0)
             return ops[i].fn(k);
@@ -1115,7 +1179,7 @@ bool cg_composite_kernel_available(const cg_graph *g)
 {
     void *tmp = talloc_new(NULL);
     kcall k;
-    bool ok = match(g, tmp, &k);
+    bool ok = match(g, NULL, tmp, &k);
     talloc_free(tmp);
     return ok;
 }
@@ -1124,7 +1188,7 @@ uint64_t cg_composite_scratch_bytes(const cg_graph *g)
 {
     void *tmp = talloc_new(NULL);
     kcall k;
-    uint64_t n = match(g, tmp, &k) ? k.scratch : 0;
+    uint64_t n = match(g, NULL, tmp, &k) ? k.scratch : 0;
     talloc_free(tmp);
     return n;
 }
@@ -1132,10 +1196,12 @@ uint64_t cg_composite_scratch_bytes(const cg_graph *g)
 void cg_composite_emit(cg_emitter *em)
 {
     kcall k;
-    if (!match(em->plan->graph, em->mem_ctx, &k)) {
+    if (!match(em->plan->graph, em->fn_name, em->mem_ctx, &k)) {
         cg_emit_body(em, "    return COREAI_STATUS_UNSUPPORTED;\n"); /* not reached: the plan chose the kernel */
         return;
     }
+    if (k.tables[0])
+        cg_emit_params(em, "%s", k.tables);
     cg_emit_params(em, "static const %s %s_p = {%s};\n", k.ptype, em->fn_name, k.init);
     cg_emit_body(em, "    return %s(&%s_p%s);\n", k.fn, em->fn_name, k.args);
 }

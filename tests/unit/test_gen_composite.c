@@ -198,6 +198,20 @@ static void test_rope_scratch_is_planned(void **state)
     /* cos / sin given: no scratch */
     cg_module *m2 = load_ok(ctx, CASES "/comp_rope_cossin/model.xml");
     assert_int_equal(cg_composite_scratch_bytes(composite_of(m2)), 0);
+    /* positions fixed at build time ([2, 2, 7, 8], offset 3): a .rodata
+     * table and no scratch, up to 64 Ki floats of table ... */
+    cg_module *m3 = load_ok(ctx, CASES "/comp_rope_default/model.xml");
+    cg_graph *g3 = composite_of(m3);
+    assert_int_equal(cg_composite_scratch_bytes(g3), 0);
+    /* ... beyond that, computed per call: 8192 rows x 8 floats, plus 4
+     * frequencies */
+    g3->args[0]->type.dims[2] = 8193;
+    g3->outputs[0]->type.dims[2] = 8193;
+    assert_true(cg_composite_kernel_available(g3));
+    assert_int_equal(cg_composite_scratch_bytes(g3), (4 + 8193 * 8) * 4);
+    g3->args[0]->type.dims[2] = 8192;
+    g3->outputs[0]->type.dims[2] = 8192;
+    assert_int_equal(cg_composite_scratch_bytes(g3), 0);
     talloc_free(ctx);
 }
 
