@@ -137,7 +137,7 @@ static void run_method(int method, const shape *s, const float *a, const float *
         cblas_sgemm(CBLAS_ROW_MAJOR, CBLAS_NO_TRANS, CBLAS_NO_TRANS, s->m, s->n, s->k, 1.0f, a, s->k,
                     b, s->n, 0.0f, c, s->n);
     } else if (method == M_PACKED) {
-        const coreai_linear_packed_params p = {s->m, s->k, s->n, COREAI_EPILOGUE_NONE};
+        const coreai_linear_packed_params p = {s->m, s->k, s->n, COREAI_EPILOGUE_NONE, 0, 0};
         if (coreai_linear_packed_f32(&p, a, bp, NULL, c) != COREAI_STATUS_OK)
             abort();
     } else {

@@ -212,3 +212,94 @@ const cg_op *cg_pack_fusable_linear(const cg_graph *g, const cg_op *act)
         return NULL;
     return lin;
 }
+
+/* A reshape or same-dtype cast: the same elements in the same order. */
+static bool is_view(const cg_op *d)
+{
+    return kind_is(d, "coreai.reshape") ||
+           (kind_is(d, "coreai.cast") && d->operands[0]->type.dtype == d->results[0]->type.dtype);
+}
+
+/* The one op using v (v used exactly once, no graph output), or NULL. */
+static const cg_op *only_user(const cg_graph *g, const cg_value *v)
+{
+    if (!single_use(g, v))
+        return NULL;
+    for (size_t i = 0; i < g->n_ops; i++)
+        for (size_t o = 0; o < g->ops[i]->n_operands; o++)
+            if (g->ops[i]->operands[o] == v)
+                return g->ops[i];
+    return NULL;
+}
+
+/* t swaps axes r-3 and r-2 of an f32 [1..., A, B, D] tensor. */
+static bool heads_transpose(const cg_op *t)
+{
+    if (!kind_is(t, "coreai.transpose") || t->n_operands != 1 || t->n_results != 1)
+        return false;
+    const cg_type *x = &t->operands[0]->type;
+    const cg_attr *perm = cg_attr_find(&t->attrs, "perm");
+    const int r = x->rank;
+    if (x->dtype != CG_DTYPE_F32 || r < 3 || !perm || perm->kind != CG_ATTR_SI64_ARRAY || perm->count != (size_t)r)
+        return false;
+    for (int a = 0; a < r; a++) {
+        const int64_t want = a == r - 3 ? r - 2 : a == r - 2 ? r - 3 : a;
+        if (perm->ints[a] != want || (a < r - 3 && x->dims[a] != 1))
+            return false;
+    }
+    return true;
+}
+
+/* A coreai.linear with a packed weight: rows and features of x and out. */
+static bool packed_linear(const cg_op *l, int64_t *rows, int64_t *in, int64_t *outf)
+{
+    if (!kind_is(l, "coreai.linear") || l->n_results != 1 || cg_pack_operand_kind(l) == CG_PACK_NONE)
+        return false;
+    const cg_type *x = &l->operands[0]->type, *o = &l->results[0]->type;
+    if (x->rank < 1 || o->rank < 1 || x->dtype != CG_DTYPE_F32)
+        return false;
+    *in = x->dims[x->rank - 1];
+    *outf = o->dims[o->rank - 1];
+    *rows = *outf > 0 ? cg_type_numel(o) / *outf : 0;
+    return *in > 0 && *outf > 0;
+}
+
+const cg_op *cg_pack_heads_producer(const cg_graph *g, const cg_op *t, int64_t *head_dim)
+{
+    if (!heads_transpose(t))
+        return NULL;
+    const cg_type *x = &t->operands[0]->type;
+    const int r = x->rank;
+    const cg_value *v = t->operands[0];
+    for (;;) {
+        if (v->kind != CG_VALUE_RESULT || v->def == NULL || !single_use(g, v))
+            return NULL;
+        if (!is_view(v->def))
+            break;
+        v = v->def->operands[0];
+    }
+    int64_t rows, in, outf;
+    if (!packed_linear(v->def, &rows, &in, &outf) || rows != x->dims[r - 3] ||
+        outf != x->dims[r - 2] * x->dims[r - 1])
+        return NULL;
+    *head_dim = x->dims[r - 1];
+    return v->def;
+}
+
+const cg_op *cg_pack_heads_consumer(const cg_graph *g, const cg_op *t, int64_t *head_dim)
+{
+    if (!heads_transpose(t))
+        return NULL;
+    const cg_type *y = &t->results[0]->type;
+    const int r = y->rank;
+    const cg_value *v = t->results[0];
+    const cg_op *u;
+    while ((u = only_user(g, v)) != NULL && is_view(u))
+        v = u->results[0];
+    int64_t rows, in, outf;
+    if (u == NULL || !packed_linear(u, &rows, &in, &outf) || u->operands[0] != v || rows != y->dims[r - 3] ||
+        in != y->dims[r - 2] * y->dims[r - 1])
+        return NULL;
+    *head_dim = y->dims[r - 1];
+    return u;
+}

@@ -80,4 +80,25 @@ const char *cg_epilogue_enum(int epilogue);
  */
 const cg_op *cg_pack_fusable_linear(const cg_graph *g, const cg_op *act);
 
+/*
+ * Attention's transposes between [1, T, H * D] and [1, H, T, D] folded into
+ * the packed coreai.linear on the other side (coreai_linear_packed_params'
+ * x_head_dim / out_head_dim). Transpose t qualifies when it swaps its last
+ * axes but one and two ([..., A, B, D] -> [..., B, A, D]) and every axis
+ * before those has extent 1.
+ *
+ * cg_pack_heads_producer: t's operand is, through reshapes (or same-dtype
+ * casts) used by nothing else, the result of a coreai.linear with a packed
+ * weight, T rows and H * D features ([1, T, H, D] -> [1, H, T, D]): that
+ * linear writes t's result directly, with out_head_dim D.
+ * cg_pack_heads_consumer: t's result ([1, T, H, D] of [1, H, T, D]) is,
+ * through such views, operand 0 of a coreai.linear with a packed weight, T
+ * rows and H * D inputs: that linear reads t's operand directly, with
+ * x_head_dim D.
+ * Both return NULL (and leave *head_dim) otherwise. The planner then makes
+ * t's result a view of its operand and t emits nothing.
+ */
+const cg_op *cg_pack_heads_producer(const cg_graph *g, const cg_op *t, int64_t *head_dim);
+const cg_op *cg_pack_heads_consumer(const cg_graph *g, const cg_op *t, int64_t *head_dim);
+
 #endif /* CG_PACK_H */

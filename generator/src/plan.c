@@ -284,7 +284,8 @@ static void plan_body(cg_graph_plan *gp, const cg_program_plan *pp, bool fuse, v
      * activation fused into its linear's epilogue (pack.h) is a view too. */
     for (size_t i = 0; i < n_ops; i++) {
         const cg_op *op = g->ops[i];
-        const cg_op *lin = NULL;
+        const cg_op *lin = NULL, *lin2 = NULL;
+        int64_t head_dim = 0;
         if (op_is_view(op)) {
             gp->storage[op->results[0]->slot] =
                 (cg_storage){.kind = CG_STORAGE_VIEW, .root = root_of(gp, op->operands[0])};
@@ -293,6 +294,17 @@ static void plan_body(cg_graph_plan *gp, const cg_program_plan *pp, bool fuse, v
                 (cg_storage){.kind = CG_STORAGE_VIEW, .root = root_of(gp, op->operands[0])};
             gp->fused[i] = true;
             gp->epilogue[op_index(g, lin)] = cg_op_epilogue(op);
+        } else if ((lin = cg_pack_heads_producer(g, op, &head_dim)) != NULL ||
+                   (lin2 = cg_pack_heads_consumer(g, op, &head_dim)) != NULL) {
+            /* the linear writes (reads) the transposed layout itself, so
+             * both sides of the transpose are the same bytes */
+            gp->storage[op->results[0]->slot] =
+                (cg_storage){.kind = CG_STORAGE_VIEW, .root = root_of(gp, op->operands[0])};
+            gp->fused[i] = true;
+            if (lin)
+                gp->out_head_dim[op_index(g, lin)] = head_dim;
+            else
+                gp->x_head_dim[op_index(g, lin2)] = head_dim;
         }
     }
     if (fuse)
@@ -431,6 +443,8 @@ static cg_graph_plan *plan_graph(cg_program_plan *pp, const cg_graph *g, const c
     assign_slots(gp);
     gp->epilogue = talloc_zero_array(gp, int, g->n_ops + 1);
     gp->fused = talloc_zero_array(gp, bool, g->n_ops + 1);
+    gp->x_head_dim = talloc_zero_array(gp, int64_t, g->n_ops + 1);
+    gp->out_head_dim = talloc_zero_array(gp, int64_t, g->n_ops + 1);
     if (gp->use_kernel) {
         /* The kernel writes straight into the result; its frame is only the
          * scratch the kernel asks for (passed to it as ws). */

@@ -52,8 +52,11 @@ typedef struct cg_graph_plan {
     uint64_t *scratch_offset;  /* by op index: callee frame offset of an invoke, or the
                                   workspace scratch of a GEMM kernel (pack.h) */
     int *epilogue;             /* by op index: coreai_epilogue a coreai.linear applies */
-    bool *fused;               /* by op index: an activation run in a linear's epilogue
-                                  (emits nothing; its result is a view of the linear's) */
+    bool *fused;               /* by op index: an activation run in a linear's epilogue, or
+                                  a transpose folded into a linear's head layout (pack.h)
+                                  (emits nothing; its result is a view of its operand) */
+    int64_t *x_head_dim;       /* by op index: head layouts of a packed coreai.linear's */
+    int64_t *out_head_dim;     /* operand / result (0: plain rows; pack.h) */
     bool *copy_out;            /* by result index: copy the value into the result buffer */
     const cg_fuse_plan *fuse;  /* fused elementwise loops; NULL when fusion is off */
     /* Identical constants (same dtype, shape and bytes) are emitted once:

@@ -27,6 +27,13 @@ typedef struct coreai_gemm_args {
     const float *bias;     /* n values, or NULL */
     const float *row_bias; /* m values, or NULL (a convolution's channel bias) */
     int epilogue;      /* coreai_epilogue */
+    /* Column blocks (0: none): with a_cb > 0, A(i,p) is at
+     * a[(p / a_cb) * a_cbs + i * a_rs + (p % a_cb) * a_cs]; with c_cb > 0,
+     * C(i,j) at c[(j / c_cb) * c_cbs + i * ldc + j % c_cb]. An attention's
+     * [heads][rows][head_dim] tensors read and written in place of
+     * [rows][heads * head_dim]. */
+    int64_t a_cb, a_cbs;
+    int64_t c_cb, c_cbs;
 } coreai_gemm_args;
 
 /* B packed: panel t (columns 16t..16t+15) starts at bp + t * bps, its row p

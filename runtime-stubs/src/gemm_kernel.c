@@ -390,9 +390,15 @@ static void gemm_finish_rows(float *c, int64_t ldc, int64_t rows, int64_t n, con
 /* k == 0: every output is the epilogue of the biases (or of 0). */
 static void gemm_empty_k(const coreai_gemm_args *g)
 {
-    for (int64_t i = 0; i < g->m; ++i)
-        memset(g->c + i * g->ldc, 0, (size_t)g->n * sizeof(float));
-    gemm_finish_rows(g->c, g->ldc, g->m, g->n, g->bias, g->row_bias, g->epilogue);
+    /* one column block at a time (the whole of C when it has none) */
+    const int64_t cb = g->c_cb > 0 ? g->c_cb : g->n;
+    for (int64_t j = 0; j < g->n; j += cb) {
+        const int64_t w = g->n - j < cb ? g->n - j : cb;
+        float *c = g->c_cb > 0 ? g->c + (j / cb) * g->c_cbs : g->c + j;
+        for (int64_t i = 0; i < g->m; ++i)
+            memset(c + i * g->ldc, 0, (size_t)w * sizeof(float));
+        gemm_finish_rows(c, g->ldc, g->m, w, g->bias != NULL ? g->bias + j : NULL, g->row_bias, g->epilogue);
+    }
 }
 
 /* Empty products (nothing to write, or k == 0: the epilogue of the
@@ -408,24 +414,40 @@ static int gemm_degenerate(const coreai_gemm_args *g)
     return 0;
 }
 
-/* A right-edge tile computed into t (row stride GEMM_NR): into C. */
-static void gemm_merge_tile(float *c, int64_t ldc, const float *t, int rows, int64_t w, int beta,
-                            const float *bias, const float *row_bias, int epilogue)
+/* C(i, j) of row 0 of a tile: c + i * ldc + j, or in column blocks. */
+static float *gemm_c_at(const coreai_gemm_args *g, int64_t i, int64_t j)
 {
-    for (int i = 0; i < rows; ++i) {
-        float *cr = c + i * ldc;
-        const float *tr = t + i * GEMM_NR;
-        for (int64_t j = 0; j < w; ++j) {
-            float v = tr[j];
-            if (beta)
-                v = v + cr[j];
-            if (bias != NULL)
-                v = v + bias[j];
-            if (row_bias != NULL)
-                v = v + row_bias[i];
-            cr[j] = v;
+    if (g->c_cb > 0)
+        return g->c + (j / g->c_cb) * g->c_cbs + i * g->ldc + j % g->c_cb;
+    return g->c + i * g->ldc + j;
+}
+
+/* A tile computed into t (row stride GEMM_NR): into C rows i0.., columns
+ * j0..j0+w (a right edge, or a tile across a column-block boundary), one
+ * contiguous run of C at a time. */
+static void gemm_merge_tile(const coreai_gemm_args *g, int64_t i0, int64_t j0, const float *t, int rows,
+                            int64_t w, int beta, const float *bias, const float *row_bias, int epilogue)
+{
+    for (int64_t j = 0; j < w;) {
+        int64_t run = w - j;
+        if (g->c_cb > 0 && g->c_cb - (j0 + j) % g->c_cb < run)
+            run = g->c_cb - (j0 + j) % g->c_cb;
+        for (int i = 0; i < rows; ++i) {
+            float *cr = gemm_c_at(g, i0 + i, j0 + j);
+            const float *tr = t + i * GEMM_NR + j;
+            for (int64_t q = 0; q < run; ++q) {
+                float v = tr[q];
+                if (beta)
+                    v = v + cr[q];
+                if (bias != NULL)
+                    v = v + bias[j + q];
+                if (row_bias != NULL)
+                    v = v + row_bias[i];
+                cr[q] = v;
+            }
+            gemm_act_run(cr, run, epilogue);
         }
-        gemm_act_run(cr, w, epilogue);
+        j += run;
     }
 }
 
@@ -446,6 +468,26 @@ static void gemm_pack_a(float *restrict dst, int rows, int64_t kc, const float *
             for (int64_t p = 0; p < kc; ++p)
                 d[p] = src[p * a_cs];
         }
+    }
+}
+
+/* Rows ir.. and columns pc..pc+kc of A into the panel, A in column blocks
+ * or not. */
+static void gemm_pack_a_at(float *restrict dst, int rows, const coreai_gemm_args *g, int64_t ir, int64_t pc,
+                           int64_t kc)
+{
+    if (g->a_cb <= 0) {
+        gemm_pack_a(dst, rows, kc, g->a + ir * g->a_rs + pc * g->a_cs, g->a_rs, g->a_cs);
+        return;
+    }
+    /* one run of columns inside a block at a time (the panel's rows are
+     * GEMM_KC apart, so a run lands at dst + its column offset) */
+    for (int64_t p = 0; p < kc;) {
+        const int64_t col = pc + p, run = gemm_min(kc - p, g->a_cb - col % g->a_cb);
+        gemm_pack_a(dst + p, rows, run,
+                    g->a + (col / g->a_cb) * g->a_cbs + ir * g->a_rs + (col % g->a_cb) * g->a_cs, g->a_rs,
+                    g->a_cs);
+        p += run;
     }
 }
 
@@ -473,26 +515,27 @@ static void gemm_block(const coreai_gemm_args *g, int64_t jc, int64_t nc, int64_
     const int short_rows = (int)(g->m / panels);
     for (int64_t ir = 0, ip = 0; ir < g->m; ++ip) {
         const int rows = short_rows + (ip < tall);
-        gemm_pack_a(apanel, rows, kc, g->a + ir * g->a_rs + pc * g->a_cs, g->a_rs, g->a_cs);
-        float *crow = g->c + ir * g->ldc + jc;
+        gemm_pack_a_at(apanel, rows, g, ir, pc, kc);
         const float *rb = rbias != NULL ? rbias + ir : NULL;
         for (int64_t jr = 0; jr < nc; jr += GEMM_NR) {
             const int64_t w = gemm_min(GEMM_NR, nc - jr);
             const int nv = (int)((w + GEMM_VL - 1) / GEMM_VL);
             const float *bt = bblk + (jr / 16) * bps + jr % 16;
             const gemm_ukernel uk = gemm_kernels[rows - 1][nv - 1];
-            if (w == (int64_t)nv * GEMM_VL) {
+            const int in_block = g->c_cb <= 0 || (jc + jr) % g->c_cb + w <= g->c_cb;
+            if (w == (int64_t)nv * GEMM_VL && in_block) {
+                float *ct = gemm_c_at(g, ir, jc + jr);
                 const gemm_tile_epi ep = {beta, bias != NULL ? bias + jr : NULL, rb, relu};
-                uk(kc, apanel, bt, bps, crow + jr, g->ldc, &ep);
+                uk(kc, apanel, bt, bps, ct, g->ldc, &ep);
                 if (post) {
                     for (int i = 0; i < rows; ++i)
-                        gemm_act_run(crow + i * g->ldc + jr, w, epilogue);
+                        gemm_act_run(ct + i * g->ldc, w, epilogue);
                 }
             } else {
                 const gemm_tile_epi ep = {0, NULL, NULL, 0};
                 uk(kc, apanel, bt, bps, tmp, GEMM_NR, &ep);
-                gemm_merge_tile(crow + jr, g->ldc, tmp, rows, w, beta,
-                                bias != NULL ? bias + jr : NULL, rb, epilogue);
+                gemm_merge_tile(g, ir, jc + jr, tmp, rows, w, beta, bias != NULL ? bias + jr : NULL, rb,
+                                epilogue);
             }
         }
         ir += rows;
@@ -621,7 +664,7 @@ void coreai_gemm_strided(const coreai_gemm_args *g, const float *b, int64_t b_rs
 {
     if (gemm_degenerate(g))
         return;
-    if (g->m < COREAI_GEMM_SMALL_M && g->row_bias == NULL &&
+    if (g->m < COREAI_GEMM_SMALL_M && g->row_bias == NULL && g->a_cb <= 0 && g->c_cb <= 0 &&
         gemm_small(g, b, b_rs, b_cs))
         return;
     /* B block by block, each packed right before use (so it is still in

@@ -14,6 +14,12 @@ static int shape_ok(int64_t rows, int64_t in, int64_t outf)
     return coreai_gemm_packed_count(in, outf) >= 0;
 }
 
+/* 0 (plain rows), or a block length dividing the features. */
+static int head_dim_ok(int64_t head_dim, int64_t features)
+{
+    return head_dim == 0 || (head_dim > 0 && features % head_dim == 0);
+}
+
 /* out = x W^T: A = x (rows x in), C = out (rows x out). */
 static coreai_gemm_args linear_args(int64_t rows, int64_t in, int64_t outf, const float *x,
                                     const float *bias, float *out, int epilogue)
@@ -80,10 +86,22 @@ coreai_status coreai_linear_packed_f32(const coreai_linear_packed_params *params
     if (params == NULL || x == NULL || packed_weight == NULL || out == NULL)
         return COREAI_STATUS_INVALID_ARGUMENT;
     if (!coreai_gemm_epilogue_ok(params->epilogue) ||
-        !shape_ok(params->rows, params->in_features, params->out_features))
+        !shape_ok(params->rows, params->in_features, params->out_features) ||
+        !head_dim_ok(params->x_head_dim, params->in_features) ||
+        !head_dim_ok(params->out_head_dim, params->out_features))
         return COREAI_STATUS_INVALID_ARGUMENT;
-    const coreai_gemm_args g = linear_args(params->rows, params->in_features, params->out_features,
-                                           x, bias, out, params->epilogue);
+    coreai_gemm_args g = linear_args(params->rows, params->in_features, params->out_features, x, bias, out,
+                                     params->epilogue);
+    if (params->x_head_dim > 0) {
+        g.a_rs = params->x_head_dim;
+        g.a_cb = params->x_head_dim;
+        g.a_cbs = params->rows * params->x_head_dim;
+    }
+    if (params->out_head_dim > 0) {
+        g.ldc = params->out_head_dim;
+        g.c_cb = params->out_head_dim;
+        g.c_cbs = params->rows * params->out_head_dim;
+    }
     coreai_gemm_packed(&g, packed_weight, params->in_features * 16);
     return COREAI_STATUS_OK;
 }

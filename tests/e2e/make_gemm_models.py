@@ -14,7 +14,9 @@ as make_models.py):
     strides in packed floats), transposed, and broadcast over A's batch
     (coreai_matmul_packed_f32); and with two arguments, B broadcast
     (coreai_matmul_ws_f32, B packed once into scratch);
-  * out_features / n not multiples of 16, k past 16.
+  * out_features / n not multiples of 16, k past 16;
+  * gemm_heads: the transposes of attention's head split and merge folded
+    into the packed linears' head layouts, and near misses that stay.
 
 Deterministic: rerunning it rewrites the same bytes.
 """
@@ -102,9 +104,73 @@ def case_gemm(rng):
                {"g3": G3, "s4": S4, "d5": D5, "m1": M1, "m2": M2, "m3": M3, "m4": M4})
 
 
+def case_gemm_heads(rng):
+    """Attention's transposes between [1, T, H*D] and [1, H, T, D] that the
+    generator folds into the packed linear on the other side (pack.h
+    cg_pack_heads_*), and near misses it must leave as transposes."""
+    def u(*shape, scale=1.0):
+        return f32(rng.uniform(-scale, scale, shape))
+
+    T, H, D = 6, 5, 8
+    x = u(1, T, H * D)
+    x2 = u(2, 3, H * D)
+    wq, bq = u(H * D, H * D, scale=0.3), u(H * D)
+    wo = u(24, H * D, scale=0.3)
+    wk = u(H * D, H * D, scale=0.3)
+    wr = u(H * D, H * D, scale=0.3)
+    wb = u(H * D, H * D, scale=0.3)
+    wg = u(36, H * D, scale=0.3)
+
+    g = Graph("main")
+    ix, ix2 = g.arg((1, T, H * D)), g.arg((2, 3, H * D))
+    perm = [("perm", "si64[]", "0 2 1 3")]
+    rx = g.op("coreai.reshape", [ix], (T, H * D))
+    # folded (producer): linear with bias -> [1, T, H, D] -> [1, H, T, D]
+    q = g.op("coreai.linear", [rx, g.const(wq), g.const(bq)], (T, H * D))
+    qt = g.op("coreai.transpose", [g.op("coreai.reshape", [q], (1, T, H, D))], (1, H, T, D), attrs=perm)
+    # an op between, reading the [H, T, D] layout
+    sq = g.op("coreai.tanh", [qt], (1, H, T, D))
+    # folded (consumer): back to [1, T, H, D] -> [T, H*D] -> linear with relu
+    st = g.op("coreai.transpose", [sq], (1, T, H, D), attrs=perm)
+    o = g.op("coreai.linear", [g.op("coreai.reshape", [st], (T, H * D)), g.const(wo)], (T, 24))
+    o = g.op("coreai.relu", [o], (T, 24))
+    # folded (producer), rank 3 and straight into the graph's output
+    k = g.op("coreai.linear", [rx, g.const(wk)], (T, H * D))
+    kt = g.op("coreai.transpose", [g.op("coreai.reshape", [k], (T, H, D))], (H, T, D),
+              attrs=[("perm", "si64[]", "1 0 2")])
+    # not folded: the linear's result has a second use
+    r = g.op("coreai.linear", [rx, g.const(wr)], (T, H * D))
+    rt = g.op("coreai.transpose", [g.op("coreai.reshape", [r], (1, T, H, D))], (1, H, T, D), attrs=perm)
+    rs = g.op("coreai.add", [r, r], (T, H * D))
+    # not folded: batch 2 (rows are not one sequence)
+    b = g.op("coreai.linear", [g.op("coreai.reshape", [ix2], (6, H * D)), g.const(wb)], (6, H * D))
+    bt = g.op("coreai.transpose", [g.op("coreai.reshape", [b], (2, 3, H, D))], (2, H, 3, D), attrs=perm)
+    # not folded: the transposed value has a second use besides the linear
+    gt = g.op("coreai.transpose", [qt], (1, T, H, D), attrs=perm)
+    gl = g.op("coreai.linear", [g.op("coreai.reshape", [gt], (T, H * D)), g.const(wg)], (T, 36))
+    gs = g.op("coreai.neg", [gt], (1, T, H, D))
+    g.output(o, kt, rt, rs, bt, gl, gs)
+
+    X = x.astype(np.float64).reshape(T, H * D)
+    Q = X @ wq.astype(np.float64).T + bq
+    QT = Q.reshape(1, T, H, D).transpose(0, 2, 1, 3)
+    ST = np.tanh(QT).transpose(0, 2, 1, 3).reshape(T, H * D)
+    O = np.maximum(ST @ wo.astype(np.float64).T, 0.0)
+    KT = (X @ wk.astype(np.float64).T).reshape(T, H, D).transpose(1, 0, 2)
+    R = X @ wr.astype(np.float64).T
+    RT = R.reshape(1, T, H, D).transpose(0, 2, 1, 3)
+    B = (x2.astype(np.float64).reshape(6, H * D) @ wb.astype(np.float64).T).reshape(2, 3, H, D).transpose(0, 2, 1, 3)
+    GT = QT.transpose(0, 2, 1, 3)
+    GL = GT.reshape(T, H * D) @ wg.astype(np.float64).T
+    write_case("gemm_heads", [g], [("main", "main", [], ["x", "x2"], ["o", "kt", "rt", "rs", "bt", "gl", "gs"])],
+               {"x": x, "x2": x2}, {},
+               {"o": O, "kt": KT, "rt": RT, "rs": R + R, "bt": B, "gl": GL, "gs": -GT})
+
+
 def main():
     rng = np.random.default_rng(20261122)
     case_gemm(rng)
+    case_gemm_heads(rng)
     return 0
 
 

@@ -298,7 +298,7 @@ static void linear_call(int variant, int64_t rows, int64_t in, int64_t outf, int
     } else {
         float *packed = ref_alloc_f(coreai_packed_b_count(in, outf));
         assert_int_equal(coreai_pack_b_f32(in, outf, !wt, w, packed), COREAI_STATUS_OK);
-        const coreai_linear_packed_params p = {rows, in, outf, epilogue};
+        const coreai_linear_packed_params p = {rows, in, outf, epilogue, 0, 0};
         assert_int_equal(coreai_linear_packed_f32(&p, x, packed, bias, out), COREAI_STATUS_OK);
         free(packed);
     }
@@ -325,6 +325,64 @@ static void run_linear(ref_rng *rng, int variant, int64_t rows, int64_t in, int6
     free(w);
     free(bias);
     free(out);
+}
+
+/* [rows][heads * d] <-> [heads][rows][d]; d == 0: a plain copy. */
+static void to_heads(float *dst, const float *src, int64_t rows, int64_t feat, int64_t d, int back)
+{
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t f = 0; f < feat; ++f) {
+            const int64_t h = d > 0 ? (f / d) * rows * d + r * d + f % d : r * feat + f;
+            if (back)
+                dst[r * feat + f] = src[h];
+            else
+                dst[h] = src[r * feat + f];
+        }
+}
+
+/* linear_packed reading x and / or writing out in head layouts (the folded
+ * attention transposes): heads of one vector, of part of a tile, of several
+ * tiles, across the k and n cache blocks, and k == 0. */
+static void test_linear_head_layouts(void **state)
+{
+    (void)state;
+    static const struct {
+        int64_t rows, in, outf, x_hd, out_hd;
+    } cases[] = {
+        {64, 256, 256, 32, 0},  {64, 256, 256, 0, 32},   {64, 256, 256, 32, 32}, {13, 128, 192, 64, 64},
+        {7, 40, 48, 8, 16},     {5, 12, 48, 3, 12},      {9, 30, 36, 1, 3},      {30, 600, 1100, 40, 100},
+        {3, 600, 40, 200, 20},  {17, 264, 520, 24, 520}, {1, 16, 16, 16, 16},    {4, 0, 24, 0, 8},
+    };
+    ref_rng rng = ref_rng_make(77);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        const int64_t rows = cases[c].rows, in = cases[c].in, outf = cases[c].outf;
+        const int epilogue = (int)(c % 5), with_bias = c % 3 != 1;
+        float *x = ref_alloc_f(rows * in + 1), *xh = ref_alloc_f(rows * in + 1);
+        float *w = ref_alloc_f(in * outf + 1), *bias = ref_alloc_f(outf);
+        float *outh = alloc_guarded(rows * outf), *out = ref_alloc_f(rows * outf + 1);
+        float *packed = ref_alloc_f(coreai_packed_b_count(in, outf) + 1);
+        ref_fill(&rng, x, rows * in, -1, 1);
+        ref_fill(&rng, w, in * outf, -1, 1);
+        ref_fill(&rng, bias, outf, -1, 1);
+        to_heads(xh, x, rows, in, cases[c].x_hd, 0);
+        assert_int_equal(coreai_pack_b_f32(in, outf, 1, w, packed), COREAI_STATUS_OK);
+        const coreai_linear_packed_params p = {rows, in, outf, epilogue, cases[c].x_hd, cases[c].out_hd};
+        assert_int_equal(coreai_linear_packed_f32(&p, xh, packed, with_bias ? bias : NULL, outh),
+                         COREAI_STATUS_OK);
+        char what[128];
+        snprintf(what, sizeof what, "linear_packed heads x %lld out %lld epilogue %d bias %d",
+                 (long long)cases[c].x_hd, (long long)cases[c].out_hd, epilogue, with_bias);
+        check_guard(outh, rows * outf, what);
+        to_heads(out, outh, rows, outf, cases[c].out_hd, 1);
+        check_product(out, rows, outf, in, x, in, 1, w, 1, in, with_bias ? bias : NULL, epilogue, what);
+        free(x);
+        free(xh);
+        free(w);
+        free(bias);
+        free(outh);
+        free(out);
+        free(packed);
+    }
 }
 
 /* Shapes x forms, epilogue / bias / layout rotating so every combination
@@ -541,7 +599,7 @@ static void test_invalid_and_empty(void **state)
     assert_int_equal(coreai_linear_ex_f32_scratch_size(NULL), 0);
     assert_int_equal(coreai_linear_ex_f32_scratch_size(&lp), 2 * 16 * 4);
 
-    coreai_linear_packed_params pp = {2, 2, 2, COREAI_EPILOGUE_SILU};
+    coreai_linear_packed_params pp = {2, 2, 2, COREAI_EPILOGUE_SILU, 0, 0};
     assert_int_equal(coreai_linear_packed_f32(&pp, a, b, NULL, out), COREAI_STATUS_OK);
     assert_int_equal(coreai_linear_packed_f32(NULL, a, b, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
     assert_int_equal(coreai_linear_packed_f32(&pp, a, NULL, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
@@ -552,6 +610,17 @@ static void test_invalid_and_empty(void **state)
     pq = pp;
     pq.out_features = -3;
     assert_int_equal(coreai_linear_packed_f32(&pq, a, b, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    /* head dims must divide the features */
+    pq = pp;
+    pq.x_head_dim = 3;
+    assert_int_equal(coreai_linear_packed_f32(&pq, a, b, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    pq.x_head_dim = -1;
+    assert_int_equal(coreai_linear_packed_f32(&pq, a, b, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    pq = pp;
+    pq.out_head_dim = 4;
+    assert_int_equal(coreai_linear_packed_f32(&pq, a, b, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    pq.out_head_dim = 1;
+    assert_int_equal(coreai_linear_packed_f32(&pq, a, b, NULL, out), COREAI_STATUS_OK);
     /* no rows: nothing written */
     pq = pp;
     pq.rows = 0;
@@ -581,6 +650,7 @@ int main(void)
         cmocka_unit_test(test_linear_shapes),
         cmocka_unit_test(test_linear_every_row_count),
         cmocka_unit_test(test_linear_epilogues),
+        cmocka_unit_test(test_linear_head_layouts),
         cmocka_unit_test(test_linear_empty_k),
         cmocka_unit_test(test_epilogue_bitwise),
         cmocka_unit_test(test_invalid_and_empty),

@@ -135,12 +135,21 @@ coreai_status coreai_linear_ex_f32(const coreai_linear_ex_params *params, const 
  * (in_features x out_features) in the packed layout, i.e.
  * coreai_pack_b_f32(in, out, 1, W, packed) for a [out][in] W. bias may be
  * NULL. No allocation, no scratch (activations are packed in a stack panel).
+ *
+ * Head layouts: with x_head_dim = d > 0 (dividing in_features), x is read
+ * as [in_features / d][rows][d], x[r][i] being x[(i / d) * rows * d + r * d
+ * + i % d]; with out_head_dim likewise for out. That is the [1, H, T, d]
+ * side of an attention's transpose to or from [1, T, H * d], which the
+ * generator folds into the product instead of copying (0: plain rows).
+ * out must not overlap x.
  */
 typedef struct coreai_linear_packed_params {
     int64_t rows;
     int64_t in_features;
     int64_t out_features;
     int32_t epilogue;
+    int64_t x_head_dim;
+    int64_t out_head_dim;
 } coreai_linear_packed_params;
 
 coreai_status coreai_linear_packed_f32(const coreai_linear_packed_params *params,
