@@ -515,7 +515,13 @@ static void gemm_block(const coreai_gemm_args *g, int64_t jc, int64_t nc, int64_
     const int short_rows = (int)(g->m / panels);
     for (int64_t ir = 0, ip = 0; ir < g->m; ++ip) {
         const int rows = short_rows + (ip < tall);
-        gemm_pack_a_at(apanel, rows, g, ir, pc, kc);
+        /* rows already GEMM_KC floats apart (in_features == KC): A is the
+         * panel as it stands, nothing to copy */
+        const float *ap = apanel;
+        if (g->a_cb <= 0 && g->a_cs == 1 && g->a_rs == GEMM_KC)
+            ap = g->a + ir * g->a_rs + pc;
+        else
+            gemm_pack_a_at(apanel, rows, g, ir, pc, kc);
         const float *rb = rbias != NULL ? rbias + ir : NULL;
         for (int64_t jr = 0; jr < nc; jr += GEMM_NR) {
             const int64_t w = gemm_min(GEMM_NR, nc - jr);
@@ -526,14 +532,14 @@ static void gemm_block(const coreai_gemm_args *g, int64_t jc, int64_t nc, int64_
             if (w == (int64_t)nv * GEMM_VL && in_block) {
                 float *ct = gemm_c_at(g, ir, jc + jr);
                 const gemm_tile_epi ep = {beta, bias != NULL ? bias + jr : NULL, rb, relu};
-                uk(kc, apanel, bt, bps, ct, g->ldc, &ep);
+                uk(kc, ap, bt, bps, ct, g->ldc, &ep);
                 if (post) {
                     for (int i = 0; i < rows; ++i)
                         gemm_act_run(ct + i * g->ldc, w, epilogue);
                 }
             } else {
                 const gemm_tile_epi ep = {0, NULL, NULL, 0};
-                uk(kc, apanel, bt, bps, tmp, GEMM_NR, &ep);
+                uk(kc, ap, bt, bps, tmp, GEMM_NR, &ep);
                 gemm_merge_tile(g, ir, jc + jr, tmp, rows, w, beta, bias != NULL ? bias + jr : NULL, rb,
                                 epilogue);
             }

@@ -14,6 +14,8 @@ extern "C" {
  * The batch axes broadcast: batch_shape is the output's batch shape and
  * a/b_batch_strides are element strides between consecutive matrices along
  * each batch axis (0 where that operand is broadcast). out is dense.
+ * Here and in every product below, out must not overlap an input: inputs
+ * are read while out is written.
  */
 typedef struct coreai_matmul_params {
     int32_t batch_rank;
