@@ -104,9 +104,12 @@ static int checked_nbytes(int32_t rank, const int64_t *shape, size_t elem, size_
         }
         total *= (size_t)d;
     }
+#if SIZE_MAX > INT64_MAX
+    /* (with a 32-bit size_t the check above already bounds total) */
     if ((uint64_t)total > (uint64_t)INT64_MAX) {
         return -1;
     }
+#endif
     *out = total;
     return 0;
 }
