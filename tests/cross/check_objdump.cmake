@@ -1,0 +1,37 @@
+# cmake -DOBJDUMP=<objdump> -DLIB=<static library> -DMEMBERS=<a.o;b.o> -DREGEX=<re>
+#       -P check_objdump.cmake
+# Fails unless the disassembly of each named member of LIB matches REGEX
+# (e.g. the NEON fmla of the vector paths). Prints the match count per member.
+execute_process(COMMAND "${OBJDUMP}" -d --no-show-raw-insn "${LIB}"
+                OUTPUT_VARIABLE dis RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${OBJDUMP} -d ${LIB} failed: ${err}")
+endif()
+# objdump of an archive: one "<member>:     file format ..." header per member.
+string(REGEX REPLACE "\n([^ \n:]+\\.o):[ \t]+file format" "\n@@MEMBER@@\\1@@" dis "${dis}")
+set(failed FALSE)
+foreach(member IN LISTS MEMBERS)
+  string(FIND "${dis}" "@@MEMBER@@${member}@@" at)
+  if(at EQUAL -1)
+    message(SEND_ERROR "${member}: not in ${LIB}")
+    set(failed TRUE)
+    continue()
+  endif()
+  string(SUBSTRING "${dis}" ${at} -1 rest)
+  string(LENGTH "@@MEMBER@@${member}@@" skip)
+  string(SUBSTRING "${rest}" ${skip} -1 rest)
+  string(FIND "${rest}" "@@MEMBER@@" next)
+  if(NOT next EQUAL -1)
+    string(SUBSTRING "${rest}" 0 ${next} rest)
+  endif()
+  string(REGEX MATCHALL "${REGEX}" hits "${rest}")
+  list(LENGTH hits n)
+  message(STATUS "${member}: ${n} instructions matching '${REGEX}'")
+  if(n EQUAL 0)
+    message(SEND_ERROR "${member}: no instruction matches '${REGEX}'")
+    set(failed TRUE)
+  endif()
+endforeach()
+if(failed)
+  message(FATAL_ERROR "check_objdump: failed")
+endif()
