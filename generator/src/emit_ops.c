@@ -319,9 +319,15 @@ static void emit_linear(cg_emitter *em, size_t index, const cg_op *op)
         cg_emit_params(em, "static const coreai_linear_packed_params %s = {%" PRId64 ", %" PRId64 ", %" PRId64
                        ", %s, %" PRId64 ", %" PRId64 "};\n", p, rows, in, outf, epilogue, em->plan->x_head_dim[index],
                        em->plan->out_head_dim[index]);
-        cg_emit_body(em, "    COREAI_TRY(coreai_linear_packed_f32(&%s, %s, %s, %s, %s));\n", p,
-                     cg_emit_ref(em, op->operands[0]), packed_ref(em, op, kind), bias,
-                     cg_emit_ref(em, op->results[0]));
+        const cg_value *res = em->plan->residual[index];
+        if (res != NULL)
+            cg_emit_body(em, "    COREAI_TRY(coreai_linear_packed_add_f32(&%s, %s, %s, %s, %s, %s));\n", p,
+                         cg_emit_ref(em, op->operands[0]), packed_ref(em, op, kind), bias, cg_emit_ref(em, res),
+                         cg_emit_ref(em, op->results[0]));
+        else
+            cg_emit_body(em, "    COREAI_TRY(coreai_linear_packed_f32(&%s, %s, %s, %s, %s));\n", p,
+                         cg_emit_ref(em, op->operands[0]), packed_ref(em, op, kind), bias,
+                         cg_emit_ref(em, op->results[0]));
         return;
     }
     cg_emit_params(em, "static const coreai_linear_ex_params %s = {%" PRId64 ", %" PRId64 ", %" PRId64 ", %d, %s};\n",
@@ -539,8 +545,8 @@ void cg_emit_op(cg_emitter *em, size_t index)
     const cg_op *op = em->plan->graph->ops[index];
     const char *e;
     if (em->plan->fused[index])
-        return; /* an activation the producing linear applies, or a transpose a linear's
-                   head layout takes over (planned as a view) */
+        return; /* an activation or residual add the producing linear applies, or a
+                   transpose a linear's head layout takes over (planned as a view) */
     if ((e = binary_enum(op)) != NULL)
         emit_binary(em, index, op, e);
     else if ((e = unary_enum(op)) != NULL)

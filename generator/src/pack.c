@@ -303,3 +303,47 @@ const cg_op *cg_pack_heads_consumer(const cg_graph *g, const cg_op *t, int64_t *
     *head_dim = y->dims[r - 1];
     return u;
 }
+
+/* Position of op in g, or g->n_ops. */
+static size_t op_position_of(const cg_graph *g, const cg_op *op)
+{
+    size_t i = 0;
+    while (i < g->n_ops && g->ops[i] != op)
+        i++;
+    return i;
+}
+
+const cg_op *cg_pack_residual_linear(const cg_graph *g, const cg_op *add, size_t *residual)
+{
+    if (!kind_is(add, "coreai.add") || add->n_operands != 2 || add->n_results != 1)
+        return NULL;
+    const cg_type *y = &add->results[0]->type;
+    if (y->dtype != CG_DTYPE_F32 || !cg_type_equal(&add->operands[0]->type, y) ||
+        !cg_type_equal(&add->operands[1]->type, y) || add->operands[0] == add->operands[1])
+        return NULL;
+    for (size_t side = 0; side < 2; side++) {
+        const cg_value *v = add->operands[side];
+        bool ok = true;
+        for (;;) {
+            if (v->kind != CG_VALUE_RESULT || v->def == NULL || !single_use(g, v)) {
+                ok = false;
+                break;
+            }
+            if (!is_view(v->def))
+                break;
+            v = v->def->operands[0];
+        }
+        int64_t rows, in, outf;
+        if (!ok || !packed_linear(v->def, &rows, &in, &outf))
+            continue;
+        /* the other operand must exist when the linear runs */
+        const cg_value *r = add->operands[1 - side];
+        while (r->kind == CG_VALUE_RESULT && r->def != NULL && is_view(r->def))
+            r = r->def->operands[0]; /* views cost nothing: where its bytes come from */
+        if (r->kind == CG_VALUE_RESULT && op_position_of(g, r->def) >= op_position_of(g, v->def))
+            continue;
+        *residual = 1 - side;
+        return v->def;
+    }
+    return NULL;
+}

@@ -98,6 +98,17 @@ const cg_op *cg_pack_fusable_linear(const cg_graph *g, const cg_op *act);
  * Both return NULL (and leave *head_dim) otherwise. The planner then makes
  * t's result a view of its operand and t emits nothing.
  */
+/*
+ * A residual add folded into the packed coreai.linear producing one of its
+ * operands (coreai_linear_packed_add_f32): `add` is an f32 coreai.add of
+ * two operands of its result's shape, one of them that linear's result
+ * through views used by nothing else (the linear in plain layouts, no
+ * fused activation needed), the other (*residual: its operand index)
+ * computed before the linear runs. The linear then adds it after its
+ * epilogue and add's result is a view of the linear's. NULL otherwise.
+ */
+const cg_op *cg_pack_residual_linear(const cg_graph *g, const cg_op *add, size_t *residual);
+
 const cg_op *cg_pack_heads_producer(const cg_graph *g, const cg_op *t, int64_t *head_dim);
 const cg_op *cg_pack_heads_consumer(const cg_graph *g, const cg_op *t, int64_t *head_dim);
 

@@ -286,6 +286,7 @@ static void plan_body(cg_graph_plan *gp, const cg_program_plan *pp, bool fuse, v
         const cg_op *op = g->ops[i];
         const cg_op *lin = NULL, *lin2 = NULL;
         int64_t head_dim = 0;
+        size_t res = 0;
         if (op_is_view(op)) {
             gp->storage[op->results[0]->slot] =
                 (cg_storage){.kind = CG_STORAGE_VIEW, .root = root_of(gp, op->operands[0])};
@@ -294,6 +295,12 @@ static void plan_body(cg_graph_plan *gp, const cg_program_plan *pp, bool fuse, v
                 (cg_storage){.kind = CG_STORAGE_VIEW, .root = root_of(gp, op->operands[0])};
             gp->fused[i] = true;
             gp->epilogue[op_index(g, lin)] = cg_op_epilogue(op);
+        } else if ((lin = cg_pack_residual_linear(g, op, &res)) != NULL) {
+            /* the linear adds the other operand after its epilogue */
+            gp->storage[op->results[0]->slot] =
+                (cg_storage){.kind = CG_STORAGE_VIEW, .root = root_of(gp, op->operands[1 - res])};
+            gp->fused[i] = true;
+            gp->residual[op_index(g, lin)] = op->operands[res];
         } else if ((lin = cg_pack_heads_producer(g, op, &head_dim)) != NULL ||
                    (lin2 = cg_pack_heads_consumer(g, op, &head_dim)) != NULL) {
             /* the linear writes (reads) the transposed layout itself, so
@@ -445,6 +452,7 @@ static cg_graph_plan *plan_graph(cg_program_plan *pp, const cg_graph *g, const c
     gp->fused = talloc_zero_array(gp, bool, g->n_ops + 1);
     gp->x_head_dim = talloc_zero_array(gp, int64_t, g->n_ops + 1);
     gp->out_head_dim = talloc_zero_array(gp, int64_t, g->n_ops + 1);
+    gp->residual = talloc_zero_array(gp, const cg_value *, g->n_ops + 1);
     if (gp->use_kernel) {
         /* The kernel writes straight into the result; its frame is only the
          * scratch the kernel asks for (passed to it as ws). */

@@ -57,6 +57,8 @@ typedef struct cg_graph_plan {
                                   (emits nothing; its result is a view of its operand) */
     int64_t *x_head_dim;       /* by op index: head layouts of a packed coreai.linear's */
     int64_t *out_head_dim;     /* operand / result (0: plain rows; pack.h) */
+    const cg_value **residual; /* by op index: the addend a packed coreai.linear adds
+                                  after its epilogue (a folded coreai.add), or NULL */
     bool *copy_out;            /* by result index: copy the value into the result buffer */
     const cg_fuse_plan *fuse;  /* fused elementwise loops; NULL when fusion is off */
     /* Identical constants (same dtype, shape and bytes) are emitted once:

@@ -2,7 +2,7 @@
  * gemm_internal.h - private interface of the runtime's f32 GEMM
  * (gemm_kernel.c: micro-kernels and blocking; gemm_pack.c: B packing).
  *
- *     C[i][j] = epilogue(sum_p A(i,p) B(p,j) + bias[j] + row_bias[i])
+ *     C[i][j] = epilogue(sum_p A(i,p) B(p,j) + bias[j] + row_bias[i]) (+ add[i][j])
  *
  * for i < m, j < n, with A(i,p) = a[i * a_rs + p * a_cs] and C row-major with
  * row stride ldc. B comes either packed (the COREAI_PACK_NR panel layout of
@@ -34,6 +34,11 @@ typedef struct coreai_gemm_args {
      * [rows][heads * head_dim]. */
     int64_t a_cb, a_cbs;
     int64_t c_cb, c_cbs;
+    /* NULL, or a tensor laid out like C (same ldc and blocks) added to each
+     * output after the epilogue: C = epilogue(...) + add, a residual
+     * connection. Must not overlap C (C holds partial sums until the last
+     * k block). */
+    const float *add;
 } coreai_gemm_args;
 
 /* B packed: panel t (columns 16t..16t+15) starts at bp + t * bps, its row p

@@ -264,6 +264,7 @@ typedef struct gemm_tile_epi {
     const float *bias;  /* NULL, or the bias of the tile's first column */
     const float *rbias; /* NULL, or the row bias of the tile's first row */
     int relu;
+    const float *add;   /* NULL, or the addend of the tile (C's row stride), after relu */
 } gemm_tile_epi;
 
 typedef void (*gemm_ukernel)(int64_t kc, const float *restrict ap, const float *restrict b,
@@ -368,10 +369,17 @@ static void gemm_act_run(float *x, int64_t n, int epilogue)
     }
 }
 
+/* x[j] += add[j]: the residual after the epilogue. */
+static void gemm_add_run(float *x, const float *add, int64_t n)
+{
+    for (int64_t j = 0; j < n; ++j)
+        x[j] = x[j] + add[j];
+}
+
 /* Rows of C that got their final sums: + bias and row bias, then the
  * activation. */
 static void gemm_finish_rows(float *c, int64_t ldc, int64_t rows, int64_t n, const float *bias,
-                             const float *row_bias, int epilogue)
+                             const float *row_bias, int epilogue, const float *add)
 {
     for (int64_t i = 0; i < rows; ++i) {
         float *cr = c + i * ldc;
@@ -384,6 +392,8 @@ static void gemm_finish_rows(float *c, int64_t ldc, int64_t rows, int64_t n, con
                 cr[j] = cr[j] + row_bias[i];
         }
         gemm_act_run(cr, n, epilogue);
+        if (add != NULL)
+            gemm_add_run(cr, add + i * ldc, n);
     }
 }
 
@@ -394,10 +404,12 @@ static void gemm_empty_k(const coreai_gemm_args *g)
     const int64_t cb = g->c_cb > 0 ? g->c_cb : g->n;
     for (int64_t j = 0; j < g->n; j += cb) {
         const int64_t w = g->n - j < cb ? g->n - j : cb;
-        float *c = g->c_cb > 0 ? g->c + (j / cb) * g->c_cbs : g->c + j;
+        const int64_t off = g->c_cb > 0 ? (j / cb) * g->c_cbs : j;
+        float *c = g->c + off;
         for (int64_t i = 0; i < g->m; ++i)
             memset(c + i * g->ldc, 0, (size_t)w * sizeof(float));
-        gemm_finish_rows(c, g->ldc, g->m, w, g->bias != NULL ? g->bias + j : NULL, g->row_bias, g->epilogue);
+        gemm_finish_rows(c, g->ldc, g->m, w, g->bias != NULL ? g->bias + j : NULL, g->row_bias, g->epilogue,
+                         g->add != NULL ? g->add + off : NULL);
     }
 }
 
@@ -426,7 +438,7 @@ static float *gemm_c_at(const coreai_gemm_args *g, int64_t i, int64_t j)
  * j0..j0+w (a right edge, or a tile across a column-block boundary), one
  * contiguous run of C at a time. */
 static void gemm_merge_tile(const coreai_gemm_args *g, int64_t i0, int64_t j0, const float *t, int rows,
-                            int64_t w, int beta, const float *bias, const float *row_bias, int epilogue)
+                            int64_t w, int beta, const float *bias, const float *row_bias, int epilogue, int add)
 {
     for (int64_t j = 0; j < w;) {
         int64_t run = w - j;
@@ -446,6 +458,8 @@ static void gemm_merge_tile(const coreai_gemm_args *g, int64_t i0, int64_t j0, c
                 cr[q] = v;
             }
             gemm_act_run(cr, run, epilogue);
+            if (add)
+                gemm_add_run(cr, g->add + (cr - g->c), run);
         }
         j += run;
     }
@@ -504,6 +518,7 @@ static void gemm_block(const coreai_gemm_args *g, int64_t jc, int64_t nc, int64_
     const int epilogue = last ? g->epilogue : COREAI_EPILOGUE_NONE;
     const float *bias = last && g->bias != NULL ? g->bias + jc : NULL;
     const float *rbias = last ? g->row_bias : NULL;
+    const int add = last && g->add != NULL;
     /* relu runs in registers; the others after the tile is stored */
     const int relu = epilogue == COREAI_EPILOGUE_RELU;
     const int post = epilogue != COREAI_EPILOGUE_NONE && !relu;
@@ -531,17 +546,23 @@ static void gemm_block(const coreai_gemm_args *g, int64_t jc, int64_t nc, int64_
             const int in_block = g->c_cb <= 0 || (jc + jr) % g->c_cb + w <= g->c_cb;
             if (w == (int64_t)nv * GEMM_VL && in_block) {
                 float *ct = gemm_c_at(g, ir, jc + jr);
-                const gemm_tile_epi ep = {beta, bias != NULL ? bias + jr : NULL, rb, relu};
+                /* the addend after the activation: in registers unless the
+                 * activation runs after the store */
+                const float *at = add ? g->add + (ct - g->c) : NULL;
+                const gemm_tile_epi ep = {beta, bias != NULL ? bias + jr : NULL, rb, relu, post ? NULL : at};
                 uk(kc, ap, bt, bps, ct, g->ldc, &ep);
                 if (post) {
-                    for (int i = 0; i < rows; ++i)
+                    for (int i = 0; i < rows; ++i) {
                         gemm_act_run(ct + i * g->ldc, w, epilogue);
+                        if (at != NULL)
+                            gemm_add_run(ct + i * g->ldc, at + i * g->ldc, w);
+                    }
                 }
             } else {
-                const gemm_tile_epi ep = {0, NULL, NULL, 0};
+                const gemm_tile_epi ep = {0, NULL, NULL, 0, NULL};
                 uk(kc, ap, bt, bps, tmp, GEMM_NR, &ep);
                 gemm_merge_tile(g, ir, jc + jr, tmp, rows, w, beta, bias != NULL ? bias + jr : NULL, rb,
-                                epilogue);
+                                epilogue, add);
             }
         }
         ir += rows;
@@ -661,7 +682,7 @@ static int gemm_small(const coreai_gemm_args *g, const float *b, int64_t b_rs, i
     } else {
         return 0;
     }
-    gemm_finish_rows(g->c, g->ldc, m, n, g->bias, NULL, g->epilogue);
+    gemm_finish_rows(g->c, g->ldc, m, n, g->bias, NULL, g->epilogue, g->add);
     return 1;
 }
 

@@ -11,6 +11,7 @@
  * UK_MR x UK_NV*GEMM_VL tile
  *
  *     c[i][j] = relu?((beta ? c[i][j] : 0) + sum_p A[i][p] B[p][j] + bias[j] + rbias[i])
+ *               (+ add[i][j], add with c's row stride)
  *
  * A: rows of the packed A panel, row i at ap + i * GEMM_KC (GEMM_KC is a
  *    constant, so each row is an immediate displacement off one pointer).
@@ -95,6 +96,14 @@ static void UK_NAME(int64_t kc, const float *restrict ap, const float *restrict 
             GEMM_UNROLL
             for (int v = 0; v < UK_NV; ++v)
                 acc[i][v] = gemm_vrelu(acc[i][v]);
+        }
+    }
+    if (ep->add != NULL) {
+        GEMM_UNROLL
+        for (int i = 0; i < UK_MR; ++i) {
+            GEMM_UNROLL
+            for (int v = 0; v < UK_NV; ++v)
+                acc[i][v] = acc[i][v] + gemm_vload(ep->add + i * ldc + v * GEMM_VL);
         }
     }
     GEMM_UNROLL

@@ -79,9 +79,8 @@ coreai_status coreai_linear_ex_f32(const coreai_linear_ex_params *params, const 
     return COREAI_STATUS_OK;
 }
 
-coreai_status coreai_linear_packed_f32(const coreai_linear_packed_params *params,
-                                       const float *x, const float *packed_weight,
-                                       const float *bias, float *out)
+static coreai_status linear_packed(const coreai_linear_packed_params *params, const float *x,
+                                   const float *packed_weight, const float *bias, const float *add, float *out)
 {
     if (params == NULL || x == NULL || packed_weight == NULL || out == NULL)
         return COREAI_STATUS_INVALID_ARGUMENT;
@@ -102,6 +101,22 @@ coreai_status coreai_linear_packed_f32(const coreai_linear_packed_params *params
         g.c_cb = params->out_head_dim;
         g.c_cbs = params->rows * params->out_head_dim;
     }
+    g.add = add;
     coreai_gemm_packed(&g, packed_weight, params->in_features * 16);
     return COREAI_STATUS_OK;
+}
+
+coreai_status coreai_linear_packed_f32(const coreai_linear_packed_params *params, const float *x,
+                                       const float *packed_weight, const float *bias, float *out)
+{
+    return linear_packed(params, x, packed_weight, bias, NULL, out);
+}
+
+coreai_status coreai_linear_packed_add_f32(const coreai_linear_packed_params *params, const float *x,
+                                           const float *packed_weight, const float *bias, const float *addend,
+                                           float *out)
+{
+    if (addend == NULL)
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    return linear_packed(params, x, packed_weight, bias, addend, out);
 }

@@ -16,7 +16,9 @@ as make_models.py):
     (coreai_matmul_ws_f32, B packed once into scratch);
   * out_features / n not multiples of 16, k past 16;
   * gemm_heads: the transposes of attention's head split and merge folded
-    into the packed linears' head layouts, and near misses that stay.
+    into the packed linears' head layouts, and near misses that stay;
+  * gemm_residual: residual adds folded into the linear producing one
+    operand, and near misses that stay.
 
 Deterministic: rerunning it rewrites the same bytes.
 """
@@ -167,10 +169,61 @@ def case_gemm_heads(rng):
                {"o": O, "kt": KT, "rt": RT, "rs": R + R, "bt": B, "gl": GL, "gs": -GT})
 
 
+def case_gemm_residual(rng):
+    """Residual adds folded into the packed linear producing one operand
+    (pack.h cg_pack_residual_linear: coreai_linear_packed_add_f32), and the
+    adds that must stay separate."""
+    def u(*shape, scale=1.0):
+        return f32(rng.uniform(-scale, scale, shape))
+
+    x, x3, r3 = u(1, 6, 40), u(5, 300), u(5, 24)
+    w1, w2, b2, w3, w4, w5, w6, w7 = (u(40, 40, scale=0.3), u(40, 40, scale=0.3), u(40), u(40, 40, scale=0.3),
+                                      u(40, 40, scale=0.3), u(40, 40, scale=0.3), u(24, 300, scale=0.1),
+                                      u(40, 40, scale=0.3))
+    g = Graph("main")
+    ix, ix3, ir3 = g.arg((1, 6, 40)), g.arg((5, 300)), g.arg((5, 24))
+    rx = g.op("coreai.reshape", [ix], (6, 40))
+    # folded: x + linear(x) through reshapes, the residual a graph argument
+    h = g.op("coreai.reshape", [g.op("coreai.linear", [rx, g.const(w1)], (6, 40))], (1, 6, 40))
+    y1 = g.op("coreai.add", [ix, h], (1, 6, 40))
+    # not folded (an activation in between; the relu is the linear's epilogue)
+    l2 = g.op("coreai.linear", [g.op("coreai.reshape", [y1], (6, 40)), g.const(w2), g.const(b2)], (6, 40))
+    y2 = g.op("coreai.add", [g.op("coreai.relu", [l2], (6, 40)), rx], (6, 40))
+    # two linears: folded into the later one, the earlier one's result its addend
+    l3 = g.op("coreai.linear", [rx, g.const(w3)], (6, 40))
+    l4 = g.op("coreai.linear", [y2, g.const(w4)], (6, 40))
+    y3 = g.op("coreai.add", [l3, l4], (6, 40))
+    # not folded: the other operand is computed after the linear
+    l5 = g.op("coreai.linear", [rx, g.const(w5)], (6, 40))
+    t5 = g.op("coreai.tanh", [y3], (6, 40))
+    y5 = g.op("coreai.add", [l5, t5], (6, 40))
+    # folded, k past one cache block (300 > 256), straight into the output
+    y6 = g.op("coreai.add", [ir3, g.op("coreai.linear", [ix3, g.const(w6)], (5, 24))], (5, 24))
+    # not folded: the linear's result has a second use
+    l7 = g.op("coreai.linear", [rx, g.const(w7)], (6, 40))
+    y7 = g.op("coreai.add", [l7, rx], (6, 40))
+    z7 = g.op("coreai.mul", [l7, y7], (6, 40))
+    g.output(y1, y3, y5, y6, z7)
+
+    X = x.astype(np.float64).reshape(6, 40)
+    d = lambda a: a.astype(np.float64)
+    Y1 = X + X @ d(w1).T
+    Y2 = np.maximum(Y1 @ d(w2).T + d(b2), 0.0) + X
+    Y3 = X @ d(w3).T + Y2 @ d(w4).T
+    Y5 = X @ d(w5).T + np.tanh(Y3)
+    Y6 = d(r3) + d(x3) @ d(w6).T
+    L7 = X @ d(w7).T
+    Z7 = L7 * (L7 + X)
+    write_case("gemm_residual", [g], [("main", "main", [], ["x", "x3", "r3"], ["y1", "y3", "y5", "y6", "z7"])],
+               {"x": x, "x3": x3, "r3": r3}, {},
+               {"y1": Y1.reshape(1, 6, 40), "y3": Y3, "y5": Y5, "y6": Y6, "z7": Z7})
+
+
 def main():
     rng = np.random.default_rng(20261122)
     case_gemm(rng)
     case_gemm_heads(rng)
+    case_gemm_residual(rng)
     return 0
 
 

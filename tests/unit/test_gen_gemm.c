@@ -301,6 +301,39 @@ static void test_heads_folding(void **state)
     talloc_free(ctx);
 }
 
+/* tests/e2e/cases/gemm_residual: which adds fold into a linear
+ * (numerics in that case). Adds in order: y1, y2, y3, y5, y6, y7; linears
+ * l1 .. l7. */
+static void test_residual_folding(void **state)
+{
+    (void)state;
+    void *ctx = talloc_new(NULL);
+    cg_module *m = load_path(ctx, COREAI_SOURCE_DIR "/tests/e2e/cases/gemm_residual/model.xml");
+    const cg_graph_plan *gp = cg_program_plan_build(ctx, m, true)->graphs[0];
+    const cg_graph *g = gp->graph;
+    static const bool folded[6] = {true, false, true, false, true, false};
+    for (size_t a = 0; a < 6; a++) {
+        size_t i;
+        find_op(g, "coreai.add", a, &i);
+        if (gp->fused[i] != folded[a])
+            fail_msg("add %zu: folded %d, want %d", a, gp->fused[i], folded[a]);
+    }
+    /* the addends: x (the argument, l1), l3's result (l4), r3 (l6) */
+    size_t i1, i3, i4, i6;
+    find_op(g, "coreai.linear", 0, &i1);
+    const cg_op *l3 = find_op(g, "coreai.linear", 2, &i3);
+    find_op(g, "coreai.linear", 3, &i4);
+    find_op(g, "coreai.linear", 5, &i6);
+    assert_ptr_equal(gp->residual[i1], g->args[0]);
+    assert_ptr_equal(gp->residual[i4], l3->results[0]);
+    assert_ptr_equal(gp->residual[i6], g->args[2]);
+    assert_null(gp->residual[i3]);
+    char *src = generate(ctx, m, cg_program_plan_build(ctx, m, true), NULL);
+    assert_int_equal(count(src, "coreai_linear_packed_add_f32(&"), 3);
+    assert_int_equal(count(src, "coreai_linear_packed_f32(&"), 4);
+    talloc_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -308,6 +341,7 @@ int main(void)
         cmocka_unit_test(test_gemm_case),
         cmocka_unit_test(test_no_fusion_and_both_forms),
         cmocka_unit_test(test_heads_folding),
+        cmocka_unit_test(test_residual_folding),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -385,6 +385,65 @@ static void test_linear_head_layouts(void **state)
     }
 }
 
+/* linear_packed_add: the residual added after the epilogue, bit for bit
+ * what linear_packed followed by an f32 add gives (that linear itself is
+ * checked against the double reference above): every epilogue (in
+ * registers and after the store), k past KC (the addend must not meet the
+ * partial sums), n past NC, edge tiles, head layouts, k == 0. */
+static void test_linear_residual(void **state)
+{
+    (void)state;
+    static const struct {
+        int64_t rows, in, outf, x_hd, out_hd;
+    } cases[] = {
+        {64, 256, 256, 0, 0}, {64, 688, 256, 0, 0}, {13, 600, 1100, 0, 0}, {5, 24, 37, 0, 0},
+        {3, 300, 20, 0, 0},   {64, 256, 256, 32, 0}, {9, 40, 48, 8, 16},   {4, 0, 24, 0, 0},
+        {1, 16, 16, 0, 0},    {30, 600, 520, 0, 0},
+    };
+    ref_rng rng = ref_rng_make(78);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        for (int epilogue = COREAI_EPILOGUE_NONE; epilogue <= COREAI_EPILOGUE_SILU; ++epilogue) {
+            const int64_t rows = cases[c].rows, in = cases[c].in, outf = cases[c].outf;
+            const int with_bias = (c + (size_t)epilogue) % 2 == 0;
+            float *x = ref_alloc_f(rows * in + 1), *w = ref_alloc_f(in * outf + 1), *bias = ref_alloc_f(outf);
+            float *r = ref_alloc_f(rows * outf), *want = ref_alloc_f(rows * outf), *got = alloc_guarded(rows * outf);
+            float *packed = ref_alloc_f(coreai_packed_b_count(in, outf) + 1);
+            ref_fill(&rng, x, rows * in, -1, 1);
+            ref_fill(&rng, w, in * outf, -1, 1);
+            ref_fill(&rng, bias, outf, -1, 1);
+            ref_fill(&rng, r, rows * outf, -4, 4);
+            assert_int_equal(coreai_pack_b_f32(in, outf, 1, w, packed), COREAI_STATUS_OK);
+            const coreai_linear_packed_params p = {rows, in, outf, epilogue, cases[c].x_hd, cases[c].out_hd};
+            const float *b = with_bias ? bias : NULL;
+            assert_int_equal(coreai_linear_packed_f32(&p, x, packed, b, want), COREAI_STATUS_OK);
+            for (int64_t i = 0; i < rows * outf; ++i)
+                want[i] = want[i] + r[i];
+            assert_int_equal(coreai_linear_packed_add_f32(&p, x, packed, b, r, got), COREAI_STATUS_OK);
+            check_guard(got, rows * outf, "linear_packed_add");
+            for (int64_t i = 0; i < rows * outf; ++i) {
+                if (memcmp(&got[i], &want[i], sizeof(float)) != 0) {
+                    print_error("linear_packed_add %lldx%lldx%lld heads %lld/%lld epilogue %d bias %d [%s]: "
+                                "element %lld got %.9g want %.9g\n",
+                                (long long)rows, (long long)in, (long long)outf, (long long)cases[c].x_hd,
+                                (long long)cases[c].out_hd, epilogue, with_bias, coreai_gemm_f32_config(),
+                                (long long)i, got[i], want[i]);
+                    fail();
+                }
+            }
+            free(x);
+            free(w);
+            free(bias);
+            free(r);
+            free(want);
+            free(got);
+            free(packed);
+        }
+    }
+    const coreai_linear_packed_params p = {1, 1, 1, COREAI_EPILOGUE_NONE, 0, 0};
+    float one = 1.0f, out = 0.0f;
+    assert_int_equal(coreai_linear_packed_add_f32(&p, &one, &one, NULL, NULL, &out), COREAI_STATUS_INVALID_ARGUMENT);
+}
+
 /* Shapes x forms, epilogue / bias / layout rotating so every combination
  * comes up; odd out_features (not multiples of 16) included. */
 static void test_linear_shapes(void **state)
@@ -651,6 +710,7 @@ int main(void)
         cmocka_unit_test(test_linear_every_row_count),
         cmocka_unit_test(test_linear_epilogues),
         cmocka_unit_test(test_linear_head_layouts),
+        cmocka_unit_test(test_linear_residual),
         cmocka_unit_test(test_linear_empty_k),
         cmocka_unit_test(test_epilogue_bitwise),
         cmocka_unit_test(test_invalid_and_empty),

@@ -158,6 +158,14 @@ coreai_status coreai_linear_packed_f32(const coreai_linear_packed_params *params
                                        const float *x, const float *packed_weight,
                                        const float *bias, float *out);
 
+/* The same plus a residual: out = epilogue(x W^T + bias) + addend, each
+ * output rounded as the two ops apart would round it. addend (not NULL)
+ * is laid out like out (rows x out_features, or out's head layout) and
+ * must not overlap out or x. */
+coreai_status coreai_linear_packed_add_f32(const coreai_linear_packed_params *params,
+                                           const float *x, const float *packed_weight,
+                                           const float *bias, const float *addend, float *out);
+
 /* The GEMM this build runs, e.g. "avx512 mr14 nr2x16 kc256 nc512"
  * (MR rows by NR = vectors x lanes columns) (static text). */
 const char *coreai_gemm_f32_config(void);
