@@ -558,17 +558,11 @@ static void sdpa_block(const sdpa_head *h, int64_t i0, int nr, int64_t c0, int64
 
     /* Per lane: its key range, whether the mask operand applies, the start
      * of its running max / sum. Lanes past nr repeat the last row. */
+    if (nr < 1)
+        return;
     int64_t klo = tk, khi = 0, lo_max = 0, hi_min = tk;
     int any_mask = 0;
-    for (int r = 0; r < SDPA_ROWS; ++r) {
-        if (r >= nr) {
-            lo[r] = lo[nr - 1];
-            hi[r] = hi[nr - 1];
-            use_mask[r] = use_mask[nr - 1];
-            m0[r] = m0[nr - 1];
-            l0[r] = l0[nr - 1];
-            continue;
-        }
+    for (int r = 0; r < nr; ++r) {
         const int64_t i = i0 + r;
         int any;
         if (has_mask) {
@@ -600,6 +594,13 @@ static void sdpa_block(const sdpa_head *h, int64_t i0, int nr, int64_t c0, int64
         khi = hi[r] > khi ? hi[r] : khi;
         lo_max = lo[r] > lo_max ? lo[r] : lo_max;
         hi_min = hi[r] < hi_min ? hi[r] : hi_min;
+    }
+    for (int r = nr; r < SDPA_ROWS; ++r) {
+        lo[r] = lo[r - 1];
+        hi[r] = hi[r - 1];
+        use_mask[r] = use_mask[r - 1];
+        m0[r] = m0[r - 1];
+        l0[r] = l0[r - 1];
     }
 
     /* qt[c][r] = scale * q[i0 + r][c] */

@@ -2,11 +2,11 @@
  * The runtime's GEMM behind coreai_matmul_f32 / _ws / _packed and
  * coreai_linear_f32 / _ex / _packed, against a naive double reference.
  *
- * The same source is built several times (tests/gemm/CMakeLists.txt): with
+ * The same object is linked several times (tests/isa/CMakeLists.txt): with
  * the runtime of the build (portable: the 4-wide path; COREAI_NATIVE: the
  * host's widest), and against runtimes compiled for the scalar fallback,
- * x86-64-v3 (AVX2 + FMA), x86-64-v4 (AVX-512) and -march=native where the
- * compiler and the CPU allow. Every test prints the path it ran
+ * AVX, x86-64-v3 (AVX2 + FMA) and x86-64-v4 (AVX-512) where the compiler
+ * and the CPU allow. Every test prints the path it ran
  * (coreai_gemm_f32_config()).
  *
  * Sizes cover every remainder of the register tiles (m, n, k from 1 to 70,

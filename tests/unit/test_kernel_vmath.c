@@ -1,8 +1,8 @@
 /*
  * runtime-stubs/src/vmath.h (the kernels' vector exp, tanh, erf, silu, sigmoid, gelu and
  * horizontal reductions) against double-precision libm, at the vector width
- * of the build; tests/gemm/CMakeLists.txt builds it again for the scalar
- * fallback, AVX2 and AVX-512 where the machine runs them.
+ * of the build; tests/isa/CMakeLists.txt builds it again for the scalar
+ * fallback, AVX, AVX2 + FMA and AVX-512 where the machine runs them.
  */
 #include "kernel_ref.h"
 
