@@ -340,15 +340,18 @@ static void to_heads(float *dst, const float *src, int64_t rows, int64_t feat, i
         }
 }
 
+/* A packed linear's shape and head layouts (0: plain rows). */
+typedef struct linear_shape {
+    int64_t rows, in, outf, x_hd, out_hd;
+} linear_shape;
+
 /* linear_packed reading x and / or writing out in head layouts (the folded
  * attention transposes): heads of one vector, of part of a tile, of several
  * tiles, across the k and n cache blocks, and k == 0. */
 static void test_linear_head_layouts(void **state)
 {
     (void)state;
-    static const struct {
-        int64_t rows, in, outf, x_hd, out_hd;
-    } cases[] = {
+    static const linear_shape cases[] = {
         {64, 256, 256, 32, 0},  {64, 256, 256, 0, 32},   {64, 256, 256, 32, 32}, {13, 128, 192, 64, 64},
         {7, 40, 48, 8, 16},     {5, 12, 48, 3, 12},      {9, 30, 36, 1, 3},      {30, 600, 1100, 40, 100},
         {3, 600, 40, 200, 20},  {17, 264, 520, 24, 520}, {1, 16, 16, 16, 16},    {4, 0, 24, 0, 8},
@@ -393,9 +396,7 @@ static void test_linear_head_layouts(void **state)
 static void test_linear_residual(void **state)
 {
     (void)state;
-    static const struct {
-        int64_t rows, in, outf, x_hd, out_hd;
-    } cases[] = {
+    static const linear_shape cases[] = {
         {64, 256, 256, 0, 0}, {64, 688, 256, 0, 0}, {13, 600, 1100, 0, 0}, {5, 24, 37, 0, 0},
         {3, 300, 20, 0, 0},   {64, 256, 256, 32, 0}, {9, 40, 48, 8, 16},   {4, 0, 24, 0, 0},
         {1, 16, 16, 0, 0},    {30, 600, 520, 0, 0},
