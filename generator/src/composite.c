@@ -25,8 +25,9 @@ typedef struct kcall {
     char *init;        /* designated initialisers of the params, comma-separated */
     char *args;        /* ", a0, NULL, ..." after &params */
     uint64_t scratch;  /* workspace bytes the kernel needs */
-    const char *name;  /* the graph's C function (prefix of tables); NULL when only matching */
+    const char *name;  /* prefix of the tables' symbols; NULL when only matching */
     char *tables;      /* static const data the call reads, emitted before the params */
+    char *table_key;   /* their values: identical tables are emitted once */
 } kcall;
 
 static void field(kcall *k, const char *name, const char *value)
@@ -601,16 +602,15 @@ static bool m_vector_norm(kcall *k)
 
 static void table_append(kcall *k, const char *name, const float *v, int64_t count)
 {
-    k->tables = talloc_asprintf_append_buffer(k->tables, "static const float %s_%s[%" PRId64 "] = {", k->name,
-                                              name, count);
+    char *values = talloc_strdup(k->mem, "");
     for (int64_t i = 0; i < count; i++) {
         char buf[32];
         cg_c_literal_f32(buf, cg_f32_bits(v[i]));
-        k->tables = talloc_asprintf_append_buffer(k->tables, "%s%s", i % 8 ? " " : "\n    ", buf);
-        if (i + 1 < count)
-            k->tables = talloc_strdup_append_buffer(k->tables, ",");
+        values = talloc_asprintf_append_buffer(values, "%s%s%s", i % 8 ? " " : "\n    ", buf, i + 1 < count ? "," : "");
     }
-    k->tables = talloc_strdup_append_buffer(k->tables, "\n};\n");
+    k->tables = talloc_asprintf_append_buffer(k->tables, "static const float %s_%s[%" PRId64 "] = {%s\n};\n",
+                                              k->name, name, count, values);
+    k->table_key = talloc_asprintf_append_buffer(k->table_key, "%s[%" PRId64 "]{%s}", name, count, values);
 }
 
 /*
@@ -1169,6 +1169,7 @@ static bool match(const cg_graph *g, const char *name, void *mem, kcall *k)
     k->init = talloc_strdup(mem, "");
     k->args = talloc_strdup(mem, "");
     k->tables = talloc_strdup(mem, "");
+    k->table_key = talloc_strdup(mem, "");
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
         if (strcmp(g->composite->op_name, ops[i].op) == 0)
             return ops[i].fn(k);
@@ -1200,8 +1201,24 @@ void cg_composite_emit(cg_emitter *em)
         cg_emit_body(em, "    return COREAI_STATUS_UNSUPPORTED;\n"); /* not reached: the plan chose the kernel */
         return;
     }
-    if (k.tables[0])
-        cg_emit_params(em, "%s", k.tables);
+    if (k.table_key[0]) {
+        /* the same values already emitted (another graph's rope for the
+         * same positions): call with those, emit nothing */
+        cg_table_set *ts = em->tables;
+        size_t i = 0;
+        while (i < ts->count && strcmp(ts->keys[i], k.table_key) != 0)
+            i++;
+        if (i < ts->count) {
+            match(em->plan->graph, ts->owners[i], em->mem_ctx, &k);
+        } else {
+            ts->keys = talloc_realloc(ts, ts->keys, char *, ts->count + 1);
+            ts->owners = talloc_realloc(ts, ts->owners, char *, ts->count + 1);
+            ts->keys[ts->count] = talloc_steal(ts, k.table_key);
+            ts->owners[ts->count] = talloc_strdup(ts, em->fn_name);
+            ts->count++;
+            cg_emit_params(em, "%s", k.tables);
+        }
+    }
     cg_emit_params(em, "static const %s %s_p = {%s};\n", k.ptype, em->fn_name, k.init);
     cg_emit_body(em, "    return %s(&%s_p%s);\n", k.fn, em->fn_name, k.args);
 }

@@ -109,6 +109,7 @@ char *cg_emit_graph_functions(cg_emit_ctx *ec, char **params)
 {
     char *out = talloc_strdup(ec->mem_ctx, "");
     *params = talloc_strdup(ec->mem_ctx, "");
+    cg_table_set *tables = talloc_zero(ec->mem_ctx, cg_table_set);
     for (size_t i = 0; i < ec->plan->n_graphs; i++) {
         const cg_graph_plan *gp = ec->plan->graphs[i];
         cg_emitter em = {
@@ -119,6 +120,7 @@ char *cg_emit_graph_functions(cg_emit_ctx *ec, char **params)
             .fn_name = talloc_asprintf(ec->mem_ctx, "%s_graph%zu", ec->prefix, gp->index),
             .params = talloc_strdup(ec->mem_ctx, ""),
             .body = talloc_strdup(ec->mem_ctx, ""),
+            .tables = tables,
         };
         if (gp->use_kernel) {
             cg_emit_body(&em, "    (void)ws;\n");

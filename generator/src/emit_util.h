@@ -21,7 +21,17 @@ typedef struct cg_emitter {
     const char *fn_name;           /* its C function name */
     char *params;                  /* static const parameter objects */
     char *body;                    /* statements of the function */
+    /* Constant tables emitted so far for the whole program (a composite
+     * kernel's build-time data): identical ones are emitted once, under the
+     * name of the graph that emitted them first. */
+    struct cg_table_set *tables;
 } cg_emitter;
+
+typedef struct cg_table_set {
+    size_t count;
+    char **keys;   /* the tables' values, as emitted */
+    char **owners; /* the fn_name they were emitted under */
+} cg_table_set;
 
 /* Appends printf-style text. */
 void cg_emit_params(cg_emitter *em, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

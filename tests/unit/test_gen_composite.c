@@ -215,6 +215,71 @@ static void test_rope_scratch_is_planned(void **state)
     talloc_free(ctx);
 }
 
+static size_t count_of(const char *text, const char *needle)
+{
+    size_t n = 0;
+    for (const char *q = strstr(text, needle); q; q = strstr(q + 1, needle))
+        n++;
+    return n;
+}
+
+/* Build-time rope tables: graphs with the same positions share one (the
+ * first graph's), different ones get their own. The model: the rope graph
+ * of comp_rope_default three times, the third with another scale. */
+static void test_rope_tables_shared(void **state)
+{
+    (void)state;
+    void *ctx = talloc_new(NULL);
+    FILE *f = fopen(CASES "/comp_rope_default/model.xml", "r");
+    assert_non_null(f);
+    char *xml = talloc_strdup(ctx, "");
+    char line[512];
+    while (fgets(line, sizeof line, f))
+        xml = talloc_strdup_append(xml, line);
+    fclose(f);
+    const char *g0 = strstr(xml, "  <graph name=\"blk.rope_default_0c0ffee\"");
+    assert_non_null(g0);
+    const char *g1 = strstr(g0, "  </graph>\n") + strlen("  </graph>\n");
+    const char *body = g0 + strlen("  <graph name=\"blk.rope_default_0c0ffee\"");
+    char *graph = talloc_strndup(ctx, body, (size_t)(g1 - body));
+    char *other = talloc_strdup(ctx, graph);
+    char *sc = strstr(other, "<attr name=\"scale\" type=\"f32\">0.5</attr>");
+    assert_non_null(sc);
+    memcpy(sc + strlen("<attr name=\"scale\" type=\"f32\">"), "0.7", 3);
+    char *model = talloc_asprintf(
+        ctx,
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<coreai-model format=\"1\">\n"
+        "  <graph name=\"rope_a\"%s  <graph name=\"rope_b\"%s  <graph name=\"rope_c\"%s"
+        "  <graph name=\"main\">\n    <arg id=\"x\" dtype=\"f32\" shape=\"2 2 7 8\"/>\n"
+        "    <op kind=\"coreai.invoke\" callee=\"rope_a\"><operand ref=\"x\"/>"
+        "<result id=\"a\" dtype=\"f32\" shape=\"2 2 7 8\"/></op>\n"
+        "    <op kind=\"coreai.invoke\" callee=\"rope_b\"><operand ref=\"x\"/>"
+        "<result id=\"b\" dtype=\"f32\" shape=\"2 2 7 8\"/></op>\n"
+        "    <op kind=\"coreai.invoke\" callee=\"rope_c\"><operand ref=\"x\"/>"
+        "<result id=\"c\" dtype=\"f32\" shape=\"2 2 7 8\"/></op>\n"
+        "    <output><value ref=\"a\"/><value ref=\"b\"/><value ref=\"c\"/></output>\n  </graph>\n"
+        "  <entrypoint name=\"main\" graph=\"main\"><input name=\"x\"/>"
+        "<output name=\"a\"/><output name=\"b\"/><output name=\"c\"/></entrypoint>\n</coreai-model>\n",
+        graph, graph, other);
+    char *path = talloc_asprintf(ctx, "%s/rope_tables_shared.xml", COREAI_TEST_TMP);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(model, f);
+    fclose(f);
+    char *src = generate(ctx, load_ok(ctx, path), true);
+    /* two tables of cos and two of sin, 7 positions x 4 frequencies */
+    assert_int_equal(count_of(src, "_cos[28] = {"), 2);
+    assert_int_equal(count_of(src, "_sin[28] = {"), 2);
+    /* three calls, two of them on the first graph's tables */
+    assert_int_equal(count_of(src, "return coreai_rope_f32("), 3);
+    const char *first = strstr(src, "static const float model_graph");
+    assert_non_null(first);
+    char sym[64] = {0};
+    sscanf(first, "static const float %63[a-z0-9_]", sym);
+    assert_int_equal(count_of(src, sym), 3); /* its declaration and two calls */
+    talloc_free(ctx);
+}
+
 static cg_attr *find_attr(cg_graph *g, const char *name)
 {
     for (size_t i = 0; i < g->composite->attrs.count; i++)
@@ -294,6 +359,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cases_call_their_kernel),
         cmocka_unit_test(test_rope_scratch_is_planned),
+        cmocka_unit_test(test_rope_tables_shared),
         cmocka_unit_test(test_unsupported_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
