@@ -189,35 +189,41 @@ static bool single_use(const cg_graph *g, const cg_value *v)
     return uses == 1;
 }
 
-const cg_op *cg_pack_fusable_linear(const cg_graph *g, const cg_op *act)
-{
-    if (cg_op_epilogue(act) == 0)
-        return NULL;
-    /* back through reshapes (and same-dtype casts): views that only rename
-     * the elements an elementwise activation sees */
-    const cg_value *x = act->operands[0];
-    for (;;) {
-        if (x->kind != CG_VALUE_RESULT || x->def == NULL || x->type.dtype != CG_DTYPE_F32 || !single_use(g, x))
-            return NULL;
-        const cg_op *d = x->def;
-        bool view = kind_is(d, "coreai.reshape") ||
-                    (kind_is(d, "coreai.cast") && d->operands[0]->type.dtype == x->type.dtype);
-        if (!view)
-            break;
-        x = d->operands[0];
-    }
-    const cg_op *lin = x->def;
-    if (!kind_is(lin, "coreai.linear") || lin->n_results != 1 ||
-        cg_type_numel(&x->type) != cg_type_numel(&act->results[0]->type))
-        return NULL;
-    return lin;
-}
-
 /* A reshape or same-dtype cast: the same elements in the same order. */
 static bool is_view(const cg_op *d)
 {
     return kind_is(d, "coreai.reshape") ||
            (kind_is(d, "coreai.cast") && d->operands[0]->type.dtype == d->results[0]->type.dtype);
+}
+
+/* Back from v through views to the value a non-view op computed, every
+ * value on the way (v included) an op result used once and no graph
+ * output; NULL otherwise. What a fold into that op may take over. */
+static const cg_value *single_use_source(const cg_graph *g, const cg_value *v)
+{
+    for (;;) {
+        if (v->kind != CG_VALUE_RESULT || v->def == NULL || !single_use(g, v))
+            return NULL;
+        if (!is_view(v->def))
+            return v;
+        v = v->def->operands[0];
+    }
+}
+
+const cg_op *cg_pack_fusable_linear(const cg_graph *g, const cg_op *act)
+{
+    if (cg_op_epilogue(act) == 0)
+        return NULL;
+    /* back through views that only rename the elements an elementwise
+     * activation sees (f32 all the way: views keep the dtype) */
+    const cg_value *x = single_use_source(g, act->operands[0]);
+    if (x == NULL)
+        return NULL;
+    const cg_op *lin = x->def;
+    if (!kind_is(lin, "coreai.linear") || lin->n_results != 1 ||
+        cg_type_numel(&x->type) != cg_type_numel(&act->results[0]->type))
+        return NULL;
+    return lin;
 }
 
 /* The one op using v (v used exactly once, no graph output), or NULL. */
@@ -270,16 +276,9 @@ const cg_op *cg_pack_heads_producer(const cg_graph *g, const cg_op *t, int64_t *
         return NULL;
     const cg_type *x = &t->operands[0]->type;
     const int r = x->rank;
-    const cg_value *v = t->operands[0];
-    for (;;) {
-        if (v->kind != CG_VALUE_RESULT || v->def == NULL || !single_use(g, v))
-            return NULL;
-        if (!is_view(v->def))
-            break;
-        v = v->def->operands[0];
-    }
+    const cg_value *v = single_use_source(g, t->operands[0]);
     int64_t rows, in, outf;
-    if (!packed_linear(v->def, &rows, &in, &outf) || rows != x->dims[r - 3] ||
+    if (v == NULL || !packed_linear(v->def, &rows, &in, &outf) || rows != x->dims[r - 3] ||
         outf != x->dims[r - 2] * x->dims[r - 1])
         return NULL;
     *head_dim = x->dims[r - 1];
@@ -322,19 +321,9 @@ const cg_op *cg_pack_residual_linear(const cg_graph *g, const cg_op *add, size_t
         !cg_type_equal(&add->operands[1]->type, y) || add->operands[0] == add->operands[1])
         return NULL;
     for (size_t side = 0; side < 2; side++) {
-        const cg_value *v = add->operands[side];
-        bool ok = true;
-        for (;;) {
-            if (v->kind != CG_VALUE_RESULT || v->def == NULL || !single_use(g, v)) {
-                ok = false;
-                break;
-            }
-            if (!is_view(v->def))
-                break;
-            v = v->def->operands[0];
-        }
+        const cg_value *v = single_use_source(g, add->operands[side]);
         int64_t rows, in, outf;
-        if (!ok || !packed_linear(v->def, &rows, &in, &outf))
+        if (v == NULL || !packed_linear(v->def, &rows, &in, &outf))
             continue;
         /* the other operand must exist when the linear runs */
         const cg_value *r = add->operands[1 - side];

@@ -397,6 +397,14 @@ static void gemm_finish_rows(float *c, int64_t ldc, int64_t rows, int64_t n, con
     }
 }
 
+/* C(i, j) of row 0 of a tile: c + i * ldc + j, or in column blocks. */
+static float *gemm_c_at(const coreai_gemm_args *g, int64_t i, int64_t j)
+{
+    if (g->c_cb > 0)
+        return g->c + (j / g->c_cb) * g->c_cbs + i * g->ldc + j % g->c_cb;
+    return g->c + i * g->ldc + j;
+}
+
 /* k == 0: every output is the epilogue of the biases (or of 0). */
 static void gemm_empty_k(const coreai_gemm_args *g)
 {
@@ -404,12 +412,11 @@ static void gemm_empty_k(const coreai_gemm_args *g)
     const int64_t cb = g->c_cb > 0 ? g->c_cb : g->n;
     for (int64_t j = 0; j < g->n; j += cb) {
         const int64_t w = g->n - j < cb ? g->n - j : cb;
-        const int64_t off = g->c_cb > 0 ? (j / cb) * g->c_cbs : j;
-        float *c = g->c + off;
+        float *c = gemm_c_at(g, 0, j);
         for (int64_t i = 0; i < g->m; ++i)
             memset(c + i * g->ldc, 0, (size_t)w * sizeof(float));
         gemm_finish_rows(c, g->ldc, g->m, w, g->bias != NULL ? g->bias + j : NULL, g->row_bias, g->epilogue,
-                         g->add != NULL ? g->add + off : NULL);
+                         g->add != NULL ? g->add + (c - g->c) : NULL);
     }
 }
 
@@ -424,14 +431,6 @@ static int gemm_degenerate(const coreai_gemm_args *g)
         return 1;
     }
     return 0;
-}
-
-/* C(i, j) of row 0 of a tile: c + i * ldc + j, or in column blocks. */
-static float *gemm_c_at(const coreai_gemm_args *g, int64_t i, int64_t j)
-{
-    if (g->c_cb > 0)
-        return g->c + (j / g->c_cb) * g->c_cbs + i * g->ldc + j % g->c_cb;
-    return g->c + i * g->ldc + j;
 }
 
 /* A tile computed into t (row stride GEMM_NR): into C rows i0.., columns
