@@ -7,8 +7,8 @@
 #
 # COREAI_ARM_CPU_FLAGS picks another core, e.g. Cortex-M4 with its
 # single-precision FPU: "-mcpu=cortex-m4 -mfpu=fpv4-sp-d16 -mfloat-abi=hard".
-# Executables link newlib with nosys.specs (stub system calls: no OS, no
-# semihosting library). ctest runs them on QEMU's MPS2 AN500 board (a
+# Executables link newlib with nosys.specs (system calls that fail with
+# ENOSYS: no OS, no semihosting library). ctest runs them on QEMU's MPS2 AN500 board (a
 # Cortex-M7) when qemu-system-arm is installed; the image must then start
 # with a Cortex-M vector table and fit that board's memory (tests/cross/
 # baremetal has a startup file and a linker script for it).
