@@ -1185,20 +1185,85 @@ def _embedding(vm, node, loc):
     return coreai.gather(w, idx, 0, loc=loc)
 
 
+def _nonneg_index(idx, extent: int, loc):
+    """``idx`` (an int Value) with negative entries counted from the end."""
+    dt = idx.type.element_type
+    neg = coreai.less(idx, _const(0, dt, loc), loc=loc)
+    return coreai.where(neg, coreai.add(idx, _const(extent, dt, loc), loc=loc), idx, loc=loc)
+
+
+def _as_i64(idx, loc):
+    return idx if idx.type.element_type is ir.i64 else coreai.cast(idx, ir.i64, loc=loc)
+
+
 @register("aten::index.Tensor")
 def _index(vm, node, loc):
     x = _v(vm, node.args[0], None, loc)
     indices = list(node.args[1])
     present = [i for i, t in enumerate(indices) if t is not None]
-    if len(present) != 1:
-        raise NotImplementedError("aten::index.Tensor with more than one index tensor is not supported")
-    axis = present[0]
-    idx = _v(vm, indices[axis], None, loc)
-    if idx.type.element_type is ir.bool_:
-        raise NotImplementedError("aten::index.Tensor with a boolean mask is not supported (data-dependent shape)")
-    r = coreai.gather(x, idx, axis, loc=loc)
     shape, _ = node_meta(node)
+    idxs = [_v(vm, indices[i], None, loc) for i in present]
+    if any(i.type.element_type is ir.bool_ for i in idxs):
+        raise NotImplementedError("aten::index.Tensor with a boolean mask is not supported (data-dependent shape)")
+    if len(present) == 1:
+        r = coreai.gather(x, idxs[0], present[0], loc=loc)
+        return _reshape(r, shape, loc)
+    # Several index tensors: broadcast them, combine them into one linear
+    # index over the indexed axes (row-major) and take along one axis.
+    # Adjacent indexed axes keep their place in the result; otherwise the
+    # broadcast index dims come first (PyTorch's advanced-indexing rule).
+    xs = list(x.type.shape)
+    bshape = list(torch.broadcast_shapes(*[tuple(i.type.shape) for i in idxs]))
+    adjacent = present == list(range(present[0], present[-1] + 1))
+    if not adjacent:
+        rest = [a for a in range(len(xs)) if a not in present]
+        x = coreai.transpose(x, present + rest, loc=loc)
+        xs = [xs[a] for a in present] + [xs[a] for a in rest]
+        present = list(range(len(present)))
+    first, last = present[0], present[-1]
+    extents = xs[first:last + 1]
+    linear = None
+    stride = 1
+    for k in range(len(idxs) - 1, -1, -1):
+        i = _nonneg_index(_as_i64(idxs[k], loc), extents[k], loc)
+        term = i if stride == 1 else coreai.mul(i, _const(stride, ir.i64, loc), loc=loc)
+        linear = term if linear is None else coreai.add(term, linear, loc=loc)
+        stride *= extents[k]
+    linear = coreai.broadcast_to(linear, bshape, loc=loc) if list(linear.type.shape) != bshape else linear
+    flat = coreai.reshape(x, xs[:first] + [stride] + xs[last + 1:], loc=loc)
+    r = coreai.gather(flat, linear, first, loc=loc)
     return _reshape(r, shape, loc)
+
+
+@register("aten::gather.default")
+def _gather_dim(vm, node, loc):
+    """``torch.gather(x, dim, index)``: ``out[..i_d..] = x[..index[..i_d..]..]``
+    along ``dim``, every other coordinate taken from the output's own, as one
+    take from the flattened ``x`` by a linear index."""
+    if _arg(node, 3, "sparse_grad", False):
+        raise NotImplementedError("aten::gather with sparse_grad=True is not supported")
+    x = _v(vm, node.args[0], None, loc)
+    xs = list(x.type.shape)
+    rank = len(xs)
+    if rank == 0:
+        return x
+    dim = _dims(node.args[1], rank)[0]
+    idx = _as_i64(_v(vm, node.args[2], None, loc), loc)
+    ishape = list(idx.type.shape)
+    strides = [int(np.prod(xs[a + 1:], dtype=np.int64)) for a in range(rank)]
+    base = np.zeros(ishape, dtype=np.int64)
+    for a in range(rank):
+        if a == dim:
+            continue
+        view = [1] * rank
+        view[a] = ishape[a]
+        base = base + np.arange(ishape[a], dtype=np.int64).reshape(view) * strides[a]
+    i = idx  # torch.gather takes no negative index
+    if strides[dim] != 1:
+        i = coreai.mul(i, _const(strides[dim], ir.i64, loc), loc=loc)
+    linear = coreai.add(i, coreai.constant(base, ir.i64, loc=loc), loc=loc)
+    flat = coreai.reshape(x, [int(np.prod(xs, dtype=np.int64))], loc=loc)
+    return coreai.gather(flat, linear, 0, loc=loc)
 
 
 @register("aten::constant_pad_nd.default", "aten::pad.default")
@@ -1563,6 +1628,114 @@ def _layer_norm_body(x, w, b, axes, eps, loc):
     return y
 
 
+# RMSNorm as Hugging Face (Llama, Qwen, Mistral, Phi-3, T5...) writes it,
+#     x * rsqrt(mean(x ** 2, -1, keepdim=True) + eps)   [then  weight * that]
+# (no ATen op of its own), becomes one ``rms_norm`` composite: the matcher
+# runs on the ``mul`` nodes, the ops it replaces are left dead for optimize().
+
+_PASS_F32 = ("aten::_to_copy.default", "aten::clone.default", "aten::alias.default")
+_MUL_TENSOR = _binary_arith(coreai.mul)
+
+
+def _is_f32(n) -> bool:
+    try:
+        return isinstance(n, fx.Node) and node_dtype(n) == torch.float32
+    except ValueError:
+        return False
+
+
+def _through_f32_copies(n):
+    """``n`` with float32-to-float32 copies (``.to(torch.float32)`` of an f32 tensor) skipped."""
+    while (isinstance(n, fx.Node) and n.op == "call_function" and qualified_name(n.target) in _PASS_F32
+           and _is_f32(n) and _is_f32(n.args[0])):
+        n = n.args[0]
+    return n
+
+
+def _match_rms(node):
+    """``(x, eps)`` when ``node`` is ``x * rsqrt(mean(x^2 over the last axis,
+    keepdim) + eps)`` (operands in either order; ``x^2`` as ``pow(x, 2)`` or
+    ``x * x``), all f32; else None."""
+    if not (node.op == "call_function" and qualified_name(node.target) == "aten::mul.Tensor" and _is_f32(node)):
+        return None
+    a, b = node.args[0], node.args[1]
+    for x, r in ((a, b), (b, a)):
+        r = _through_f32_copies(r)
+        if not (isinstance(r, fx.Node) and qualified_name(r.target) == "aten::rsqrt.default"):
+            continue
+        add = _through_f32_copies(r.args[0])
+        if not (isinstance(add, fx.Node) and qualified_name(add.target) in ("aten::add.Tensor", "aten::add.Scalar")
+                and add.kwargs.get("alpha", 1) == 1 and len(add.args) == 2):
+            continue
+        mean, eps = add.args
+        if isinstance(mean, (int, float)) and isinstance(eps, fx.Node):
+            mean, eps = eps, mean
+        if not isinstance(eps, (int, float)) or isinstance(eps, bool) or not isinstance(mean, fx.Node):
+            continue
+        if qualified_name(mean.target) != "aten::mean.dim" or not _is_f32(mean):
+            continue
+        rank = len(node_meta(mean)[0])
+        dims = list(mean.args[1]) if len(mean.args) > 1 and mean.args[1] is not None else None
+        keep = mean.args[2] if len(mean.args) > 2 else mean.kwargs.get("keepdim", False)
+        if dims is None or len(dims) != 1 or dims[0] not in (-1, rank - 1) or not keep \
+                or mean.kwargs.get("dtype") is not None:
+            continue
+        sq = _through_f32_copies(mean.args[0])
+        if not isinstance(sq, fx.Node):
+            continue
+        name = qualified_name(sq.target)
+        if name == "aten::pow.Tensor_Scalar" and sq.args[1] == 2:
+            base = sq.args[0]
+        elif name == "aten::mul.Tensor" and sq.args[0] is sq.args[1]:
+            base = sq.args[0]
+        else:
+            continue
+        if _through_f32_copies(base) is not _through_f32_copies(x) or not _is_f32(x):
+            continue
+        if node_meta(node)[0] != node_meta(x)[0]:
+            continue
+        return x, float(eps)
+    return None
+
+
+def _rms_norm_body(x, scale, eps, loc):
+    ms = coreai.reduce_mean(coreai.mul(x, x, loc=loc), [x.type.rank - 1], keep_dims=True, loc=loc)
+    y = coreai.mul(x, coreai.rsqrt(coreai.add(ms, _const(eps, ir.f32, loc), loc=loc), loc=loc), loc=loc)
+    return y if scale is None else coreai.mul(y, scale, loc=loc)
+
+
+def _rms_norm_call(vm, x_node, scale, eps, loc):
+    x = _v(vm, x_node, None, loc)
+    inputs = [("input", x)] + ([("scale", scale)] if scale is not None else [])
+
+    def body(args):
+        return [_rms_norm_body(args[0], args[1] if scale is not None else None, eps, loc)]
+
+    return vm.ctx.composite("rms_norm", {"axes": -1, "eps": eps}, inputs, ["output"], body, loc)[0]
+
+
+@register("aten::mul.Tensor")
+def _mul_tensor(vm, node, loc):
+    """``aten::mul.Tensor``, recognising RMSNorm (see above): the normalised
+    value itself, or ``weight * normalised`` (the scale folded into the call
+    when the normalised value has no other use)."""
+    m = _match_rms(node)
+    if m is not None:
+        return _rms_norm_call(vm, m[0], None, m[1], loc)
+    if _is_f32(node):
+        for w, y in ((node.args[0], node.args[1]), (node.args[1], node.args[0])):
+            y0 = _through_f32_copies(y)
+            if not isinstance(y0, fx.Node) or not isinstance(w, fx.Node) or not _is_f32(w):
+                continue
+            m = _match_rms(y0)
+            if m is None or len(y0.users) != 1 or (y is not y0 and len(y.users) != 1):
+                continue
+            if node_meta(node)[0] != node_meta(m[0])[0]:
+                continue  # the scale must not broadcast the result beyond the input's shape
+            return _rms_norm_call(vm, m[0], _v(vm, w, ir.f32, loc), m[1], loc)
+    return _MUL_TENSOR(vm, node, loc)
+
+
 @register("aten::native_layer_norm.default", "aten::layer_norm.default")
 def _native_layer_norm(vm, node, loc):
     x = _v(vm, node.args[0], None, loc)
@@ -1846,8 +2019,69 @@ def _instance_norm(vm, node, loc):
 # ---------------------------------------------------------------------------
 
 
+def _repeat_heads(x, hq: int, loc):
+    """Head ``h`` of the result is head ``h // (hq / H)`` of ``x`` ([B, H, T, D])."""
+    h = x.type.shape[1]
+    if h == hq or h == 1:
+        return x
+    return coreai.gather(x, coreai.constant(np.arange(hq, dtype=np.int64) // (hq // h), ir.i64, loc=loc), 1,
+                         loc=loc)
+
+
+def _sdpa_composite_ok(q, k, v, mv, enable_gqa: bool) -> bool:
+    """Whether the ``scaled_dot_product_attention`` composite (its kernel
+    contract, docs/composite-ops.md) computes what ATen does for these
+    operands: f32, rank 4, batch 1 or B, heads dividing the query heads
+    (grouped only with ``enable_gqa``, else equal or 1 = broadcast), and a
+    bool mask (the kernel reads a float mask as nonzero = attend, whereas
+    ATen adds it)."""
+    if any(t.type.element_type is not ir.f32 for t in (q, k, v)) or any(t.type.rank != 4 for t in (q, k, v)):
+        return False
+    if mv is not None and (mv.type.element_type is not ir.bool_ or mv.type.rank > 4):
+        return False
+    b, hq = q.type.shape[0], q.type.shape[1]
+    for t in (k, v):
+        bt, ht = t.type.shape[0], t.type.shape[1]
+        if bt not in (b, 1) or ht < 1 or hq % ht != 0 or not (enable_gqa or ht in (1, hq)):
+            return False
+    return k.type.shape[2] == v.type.shape[2] and q.type.shape[3] == k.type.shape[3]
+
+
+def _sdpa_composite_body(args, scale: float, is_causal: bool, has_mask: bool, loc):
+    """The composite's own semantics (docs/composite-ops.md): a masked key's
+    logit gets -1e4 added; ``is_causal`` without a mask is aligned lower-right."""
+    q, k, v = args[0], args[1], args[2]
+    hq = q.type.shape[1]
+    k, v = _repeat_heads(k, hq, loc), _repeat_heads(v, hq, loc)
+    s = coreai.matmul(coreai.mul(q, _const(scale, ir.f32, loc), loc=loc), k, transpose_b=True, loc=loc)
+    L, S = q.type.shape[2], k.type.shape[2]
+    mask = args[3] if has_mask else None
+    if mask is None and is_causal:
+        p = np.arange(S)[None, :] - (S - L)
+        mask = coreai.constant(p <= np.arange(L)[:, None], ir.bool_, loc=loc)
+    if mask is not None:
+        blocked = coreai.cast(coreai.logical_not(mask, loc=loc), ir.f32, loc=loc)
+        s = coreai.add(s, coreai.mul(blocked, _const(-1e4, ir.f32, loc), loc=loc), loc=loc)
+    return [coreai.matmul(coreai.softmax(s, -1, loc=loc), v, loc=loc)]
+
+
+def _rows_with_a_key(mv, loc):
+    """[..., Tq, 1] bool: the query rows of a bool mask that see some key."""
+    f = coreai.cast(mv, ir.f32, loc=loc)
+    return coreai.cast(coreai.reduce_max(f, [mv.type.rank - 1], keep_dims=True, loc=loc), ir.bool_, loc=loc)
+
+
 @register("aten::scaled_dot_product_attention.default")
 def _sdpa(vm, node, loc):
+    """ATen's semantics: ``softmax(q k^T * scale + mask) v``, a bool mask is
+    -inf where false, ``is_causal`` is aligned upper-left (query i sees keys
+    j <= i), ``enable_gqa`` repeats each K/V head for its group of query
+    heads, and a query row that sees no key gives zeros (PyTorch >= 2.5's
+    safe softmax).  When the operands fit the kernel contract this is one
+    ``scaled_dot_product_attention`` composite call (the kernel drops masked
+    keys, which equals -inf for every row that sees a key; the rows that see
+    none are zeroed after the call when the mask is not a constant without
+    such rows); otherwise the op-by-op graph."""
     q = _v(vm, node.args[0], None, loc)
     k = _v(vm, node.args[1], None, loc)
     v = _v(vm, node.args[2], None, loc)
@@ -1855,23 +2089,50 @@ def _sdpa(vm, node, loc):
     dropout = _arg(node, 4, "dropout_p", 0.0)
     causal = bool(_arg(node, 5, "is_causal", False))
     scale = node.kwargs.get("scale", node.args[6] if len(node.args) > 6 else None)
+    enable_gqa = bool(node.kwargs.get("enable_gqa", node.args[7] if len(node.args) > 7 else False))
     if dropout:
         raise NotImplementedError("scaled_dot_product_attention with dropout_p > 0 is not supported")
     dt = q.type.element_type
     d = q.type.shape[-1]
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
-    s = coreai.mul(coreai.matmul(q, k, transpose_b=True, loc=loc), _const(scale, dt, loc), loc=loc)
     L, S = q.type.shape[-2], k.type.shape[-2]
+    mv = None if mask is None else _v(vm, mask, None, loc)
+    if causal and mv is None and L != S:
+        # upper-left: every row sees key 0, so no row is left without a key
+        mv = coreai.constant(np.tril(np.ones((L, S), dtype=bool)), ir.bool_, loc=loc)
+        causal = False
+    if _sdpa_composite_ok(q, k, v, mv, enable_gqa):
+        inputs = [("query", q), ("key", k), ("value", v)] + ([("attn_mask", mv)] if mv is not None else [])
+        attrs = {"scale": scale, "is_causal": causal and mv is None}
+        has_mask = mv is not None
+
+        def body(args):
+            return _sdpa_composite_body(args, scale, attrs["is_causal"], has_mask, loc)
+
+        out = vm.ctx.composite("scaled_dot_product_attention", attrs, inputs, ["output"], body, loc)[0]
+        if mv is not None:
+            seen = bool(np.asarray(mv.constant_value).any(axis=-1).all()) if mv.is_constant else False
+            if not seen:
+                out = coreai.where(_rows_with_a_key(mv, loc), out, _const(0.0, dt, loc), loc=loc)
+        return out
+    hq = q.type.shape[1] if q.type.rank == 4 else None
+    if enable_gqa and hq is not None:
+        k, v = _repeat_heads(k, hq, loc), _repeat_heads(v, hq, loc)
+    s = coreai.mul(coreai.matmul(q, k, transpose_b=True, loc=loc), _const(scale, dt, loc), loc=loc)
     if causal:
         m = coreai.constant(np.tril(np.ones((L, S), dtype=bool)), ir.bool_, loc=loc)
         s = coreai.where(m, s, _const(float("-inf"), dt, loc), loc=loc)
-    if mask is not None:
-        mv = _v(vm, mask, None, loc)
+    if mv is not None:
         if mv.type.element_type is ir.bool_:
             s = coreai.where(mv, s, _const(float("-inf"), dt, loc), loc=loc)
         else:
             s = coreai.add(s, _cast(mv, dt, loc), loc=loc)
     p = coreai.softmax(s, -1, loc=loc)
+    if mv is not None:
+        # safe softmax: a row whose logits are all -inf gives zeros, not NaN
+        top = coreai.reduce_max(s, [s.type.rank - 1], keep_dims=True, loc=loc)
+        live = coreai.greater(top, _const(float("-inf"), dt, loc), loc=loc)
+        p = coreai.where(live, p, _const(0.0, dt, loc), loc=loc)
     return coreai.matmul(p, v, loc=loc)
 
 
