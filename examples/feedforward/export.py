@@ -77,7 +77,7 @@ def convert():
         TorchConverter()
         .add_pytorch_module(
             model,
-            export_fn=lambda m: coreai_torch.export(m, args=sample).run_decompositions(
+            export_fn=lambda m: torch.export.export(m, args=sample).run_decompositions(
                 coreai_torch.get_decomp_table()
             ),
             externalize_modules=[

@@ -203,7 +203,7 @@ def convert(image_path, scale, channels):
         TorchConverter()
         .add_pytorch_module(
             model,
-            export_fn=lambda m: coreai_torch.export(m, args=(x,)).run_decompositions(
+            export_fn=lambda m: torch.export.export(m, args=(x,)).run_decompositions(
                 coreai_torch.get_decomp_table()
             ),
             externalize_modules=[

@@ -231,7 +231,7 @@ def convert(model):
         sample = (torch.zeros(1, t, dtype=torch.int64), torch.tensor([0]))
         converter.add_pytorch_module(
             model,
-            export_fn=lambda m, sample=sample: coreai_torch.export(m, args=sample).run_decompositions(
+            export_fn=lambda m, sample=sample: torch.export.export(m, args=sample).run_decompositions(
                 coreai_torch.get_decomp_table()
             ),
             externalize_modules=EXTERNALIZE,

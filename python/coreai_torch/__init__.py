@@ -6,23 +6,21 @@ Public API (see docs/python-api.md and the seeds' TorchConverter reference):
   ``to_coreai``, ``clear``, ``register_torch_lowering``,
   ``register_custom_kernels``;
 * ``ExternalizeSpec``: which submodules keep their boundary (composite ops);
-* ``get_decomp_table()``: decompositions to run before conversion;
-* ``export(module, args=..., kwargs=None)``: ``torch.export.export`` stand-in
-  for PyTorch 1.13 (returns an ``ExportedProgram`` with
-  ``run_decompositions``);
+* ``get_decomp_table()``: decompositions to run before conversion
+  (``torch.export.export(...).run_decompositions(get_decomp_table())``);
 * ``TorchMetalKernel``, ``MetalParameter``: user kernels;
-* ``generate_composite_decl``: composite declarations for custom lowerings;
-* ``compat``: ``torch.library.custom_op``/``register_fake`` polyfills.
-  Importing ``coreai_torch`` installs them into ``torch.library`` when
-  PyTorch lacks them (1.13); an existing implementation is never replaced.
+* ``generate_composite_decl``: composite declarations for custom lowerings.
+
+Needs PyTorch >= 2.8 (``torch.export``, ``torch.library.custom_op``).
 """
 
-from . import compat as compat
+import torch as _torch
 
-compat.install()
+from ._version import check_torch_version as _check_torch_version
+
+_check_torch_version(_torch.__version__)
 
 from ._decomp import get_decomp_table  # noqa: E402
-from ._export import ExportedProgram, export  # noqa: E402
 from ._torch_metal_kernel import MetalParameter, TorchMetalKernel  # noqa: E402
 from .converter import TorchConverter, UnsupportedOpError, generate_composite_decl  # noqa: E402
 from .externalize import ExternalizeSpec  # noqa: E402
@@ -31,13 +29,10 @@ __all__ = [
     "TorchConverter",
     "ExternalizeSpec",
     "get_decomp_table",
-    "export",
-    "ExportedProgram",
     "TorchMetalKernel",
     "MetalParameter",
     "generate_composite_decl",
     "UnsupportedOpError",
-    "compat",
 ]
 
 __version__ = "0.1.0"

@@ -21,8 +21,11 @@ converter keeps (and lowers itself) as composites".
     batch_norm, native_batch_norm, _native_batch_norm_legit,
     _native_batch_norm_legit_no_training, _native_batch_norm_legit_functional,
     log_softmax, _log_softmax, linalg_vector_norm,
-    upsample_bilinear2d, upsample_linear1d, upsample_nearest2d,
-    lstm, gru, rnn_tanh, rnn_relu
+    upsample_bilinear2d, upsample_linear1d, upsample_nearest2d
+
+nn.RNN/GRU/LSTM are not kept: ``add_pytorch_module`` externalizes them as
+rnn/gru/lstm composites before export (_recurrent.py); in a program given
+to ``add_exported_program`` they decompose into per-step ATen ops.
 
 Each call returns a fresh ``dict`` (mutating it affects no other caller).
 """
@@ -71,10 +74,6 @@ KEPT_AS_COMPOSITES: FrozenSet[str] = frozenset(
         "upsample_bilinear2d",
         "upsample_linear1d",
         "upsample_nearest2d",
-        "lstm",
-        "gru",
-        "rnn_tanh",
-        "rnn_relu",
     }
 )
 

@@ -32,6 +32,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 import torch
 import torch.fx as fx
+import torch.utils._pytree as pytree
 
 from coreai import AIProgram
 from coreai._compiler import ir
@@ -39,14 +40,16 @@ from coreai._compiler.dialects import coreai
 
 from ._aten_to_core import LOWERINGS, qualified_name
 from ._decomp import get_decomp_table
-from ._export import (
+from ._program import (
     BUFFER,
     BUFFER_MUTATION,
+    CONSTANT,
     PARAMETER,
     USER_INPUT,
     USER_INPUT_MUTATION,
     USER_OUTPUT,
     module_path_of,
+    source_line_of,
 )
 from ._torch_metal_kernel import TorchMetalKernel
 from ._utils import ir_dtype, node_meta
@@ -91,7 +94,10 @@ class _Output:
 
 
 class _ProgramView:
-    """The parts of an exported program the converter reads."""
+    """The parts of a ``torch.export.ExportedProgram`` the converter reads."""
+
+    _INPUT_KINDS = {USER_INPUT, PARAMETER, BUFFER, "CONSTANT_TENSOR"}
+    _OUTPUT_KINDS = {USER_OUTPUT, BUFFER_MUTATION, USER_INPUT_MUTATION}
 
     def __init__(self, ep: Any):
         self.ep = ep
@@ -100,37 +106,39 @@ class _ProgramView:
         sig = ep.graph_signature
         self.inputs: List[_Input] = []
         self.outputs: List[_Output] = []
-        self.state_dict: Dict[str, torch.Tensor] = dict(getattr(ep, "state_dict", {}) or {})
+        self.state_dict: Dict[str, torch.Tensor] = dict(ep.state_dict or {})
         self.constants: Dict[str, torch.Tensor] = dict(getattr(ep, "constants", {}) or {})
         self.example_user_inputs: Dict[str, torch.Tensor] = {}
+        self.skipped: set = set()  # placeholders of non-tensor user inputs (specialized constants)
         for spec in sig.input_specs:
-            kind = spec.kind if isinstance(spec.kind, str) else spec.kind.name
-            name = spec.name if hasattr(spec, "name") and isinstance(getattr(spec, "name"), str) else spec.arg.name
-            target = spec.target if getattr(spec, "target", None) is not None else name
+            kind = spec.kind.name
+            if kind not in self._INPUT_KINDS:
+                raise UnsupportedOpError(
+                    f"exported program input '{getattr(spec.arg, 'name', spec.arg)}' has kind {kind}; only "
+                    "user inputs, parameters, buffers and constant tensors can be converted")
             if kind == "CONSTANT_TENSOR":
-                kind = "CONSTANT"
-            self.inputs.append(_Input(kind, name, target))
+                kind = CONSTANT
+            if not isinstance(spec.arg, torch.export.graph_signature.TensorArgument):
+                # a non-tensor forward() argument: torch.export specialized it
+                self.skipped.add(spec.arg.name)
+                continue
+            name = spec.arg.name
+            self.inputs.append(_Input(kind, name, spec.target if spec.target is not None else name))
         for spec in sig.output_specs:
-            kind = spec.kind if isinstance(spec.kind, str) else spec.kind.name
-            if hasattr(spec, "arg"):
-                name = getattr(spec.arg, "name", None) or str(spec.arg)
-            else:
-                name = spec.name
-            self.outputs.append(_Output(kind, name, getattr(spec, "target", None)))
-        # example inputs (initial values of mutated user inputs)
-        if hasattr(ep, "placeholder_values"):
-            for spec, value in zip(self.inputs, ep.placeholder_values()):
-                if spec.kind == USER_INPUT:
-                    self.example_user_inputs[spec.target] = value
-        else:  # torch.export
-            ex = getattr(ep, "example_inputs", None)
-            if ex:
-                import torch.utils._pytree as pytree
-
-                flat = [t for t in pytree.tree_flatten(ex)[0] if isinstance(t, torch.Tensor)]
-                users = [s for s in self.inputs if s.kind == USER_INPUT]
-                for s, t in zip(users, flat):
-                    self.example_user_inputs[s.target] = t
+            kind = spec.kind.name
+            if kind not in self._OUTPUT_KINDS:
+                raise UnsupportedOpError(
+                    f"exported program output of kind {kind} cannot be converted (only user outputs and "
+                    "buffer / user-input mutations)")
+            name = getattr(spec.arg, "name", None) or str(spec.arg)
+            self.outputs.append(_Output(kind, name, spec.target))
+        # initial values of mutated user inputs: the export's sample inputs
+        args, kwargs = ep.example_inputs if ep.example_inputs is not None else ((), {})
+        flat = [t for t in pytree.tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
+        users = [s for s in self.inputs if s.kind == USER_INPUT]
+        if len(flat) == len(users):
+            for s, t in zip(users, flat):
+                self.example_user_inputs[s.target] = t
 
     def placeholders(self) -> List[fx.Node]:
         return [n for n in self.graph.nodes if n.op == "placeholder"]
@@ -305,8 +313,8 @@ class TorchConverter:
         """Stage an exported (and decomposed) program.  Returns ``self``."""
         if not hasattr(exported_program, "graph_module") or not hasattr(exported_program, "graph_signature"):
             raise TypeError(
-                "add_exported_program expects an ExportedProgram (coreai_torch.export(...) or "
-                f"torch.export.export(...)), got {type(exported_program).__name__}")
+                "add_exported_program expects a torch.export.ExportedProgram (torch.export.export(...)"
+                f".run_decompositions(get_decomp_table())), got {type(exported_program).__name__}")
         self._stage(_Staged(exported_program, _check_names("input_names", input_names),
                             _check_names("output_names", output_names), _check_names("state_names", state_names),
                             entrypoint_name, {}))
@@ -350,8 +358,9 @@ class TorchConverter:
                 raise TypeError(f"export_fn must return an ExportedProgram, got {type(ep).__name__}")
             subs: Dict[str, SubProgram] = {}
             if externalizer.marked:
-                table = getattr(ep, "decomposition_table", None)
-                subs = externalizer.sub_export(ep, table if table is not None else get_decomp_table())
+                # export_fn's table is not recorded in the program: the
+                # sub-exports use the converter's own
+                subs = externalizer.sub_export(ep, get_decomp_table())
         finally:
             externalizer.restore()
             undo_recurrent()
@@ -477,7 +486,7 @@ class TorchConverter:
         for spec in view.inputs:
             if spec.name in vm:
                 continue
-            if spec.kind in (PARAMETER, BUFFER, "CONSTANT"):
+            if spec.kind in (PARAMETER, BUFFER, CONSTANT):
                 tensor = view.tensor_for(spec)
                 vm.lazy[spec.name] = (lambda t=tensor: _constant_from_tensor(t))
                 vm.params.add(spec.name)
@@ -578,8 +587,10 @@ class TorchConverter:
                 hint = "; register the TorchMetalKernel with converter.register_custom_kernels([...])"
             else:
                 hint = "; register one with TorchConverter.register_torch_lowering()"
+            line = source_line_of(node)
+            at = f"{line}: " if line else ""
             raise UnsupportedOpError(
-                f"no lowering for op '{name}' (node '{node.name}'){where}{cls_text}{hint}")
+                f"{at}no lowering for op '{name}' (node '{node.name}'){where}{cls_text}{hint}")
         try:
             if fn is LOWERINGS.get(name) and name not in _DTYPE_AGNOSTIC and _touches_half(node):
                 return _lower_in_f32(fn, vm, node, loc)
@@ -588,7 +599,10 @@ class TorchConverter:
             raise
         except NotImplementedError as e:
             path = module_path_of(node)
-            raise UnsupportedOpError(f"op '{name}' (node '{node.name}') in module '{path or '<root>'}': {e}") from e
+            line = source_line_of(node)
+            at = f"{line}: " if line else ""
+            raise UnsupportedOpError(
+                f"{at}op '{name}' (node '{node.name}') in module '{path or '<root>'}': {e}") from e
 
     # constant folding of tensor-free subgraphs --------------------------------------------
     _NO_FOLD = ("rand", "randn", "randint", "normal", "uniform", "bernoulli", "dropout", "empty")
@@ -671,7 +685,7 @@ class TorchConverter:
         name = base
         graph = ir.Graph(name, private=composite is not None, noinline=True, composite=composite)
         vm = ValuesMap(ctx)
-        placeholders = view.placeholders()
+        placeholders = [p for p in view.placeholders() if p.name not in view.skipped]
         n_state = len(sub.signature.state_names)
         if len(placeholders) != n_state + len(sub.signature.arg_names):
             raise AssertionError(f"externalized graph {name}: {len(placeholders)} placeholders for "

@@ -69,9 +69,8 @@ import torch
 import torch.fx as fx
 import torch.utils._pytree as pytree
 
-from .compat import library_for
 
-from ._export import swap_tensors
+from ._program import library_for, swap_tensors
 
 __all__ = ["ExternalizeSpec"]
 
@@ -254,6 +253,7 @@ class CallSignature:
     # (state, args) of the last call of this signature (all have the same types)
     recorded: Optional[Tuple[List[torch.Tensor], List[torch.Tensor]]] = None
     arg_types: List[Tuple[Tuple[int, ...], torch.dtype]] = dataclasses.field(default_factory=list)
+    state_types: List[Tuple[Tuple[int, ...], torch.dtype]] = dataclasses.field(default_factory=list)
     out_spec: Any = None
     out_meta: Optional[List[Tuple[torch.Size, torch.dtype]]] = None
     # composite op exported on float32 copies of its f16/bf16 arguments
@@ -381,6 +381,7 @@ class Externalizer:
         if csig is None:
             csig = self._define(marked, state_names, arg_names, static)
             csig.arg_types = list(key[1])
+            csig.state_types = list(key[2])
             marked.signatures[key] = csig
         outs = csig.op(*state, *tensors)
         return pytree.tree_unflatten(list(outs), csig.out_spec)
@@ -420,13 +421,27 @@ class Externalizer:
             csig.recorded = ([s.detach().clone() for s in state_vals], [a.detach().clone() for a in arg_vals])
             return result
 
-        def meta_impl(*inputs):
-            if csig.out_meta is None:
-                raise RuntimeError(f"externalized module '{marked.path}': no eager run recorded for its shapes")
-            return [torch.empty(shape, dtype=dtype, device="meta") for shape, dtype in csig.out_meta]
+        def fake_impl(*inputs):
+            # torch.export traces with fake tensors: the shapes come from the
+            # original forward run on them (no eager run is needed).
+            state_vals = list(inputs[:n_state])
+            call_kwargs = dict(zip(csig.arg_names, inputs[n_state:]))
+            call_kwargs.update(csig.static)
+            current = [_fetch_attr(marked.module, n) for n in csig.state_names]
+            with swap_tensors(marked.module, {id(c): v for c, v in zip(current, state_vals)}):
+                out = _call_with_names(original, call_kwargs)
+            flat, spec = pytree.tree_flatten(out)
+            for o in flat:
+                if not isinstance(o, torch.Tensor):
+                    raise TypeError(
+                        f"externalized module '{marked.path}' returned a non-tensor value {o!r}")
+            csig.out_spec = spec
+            csig.out_meta = [(o.shape, o.dtype) for o in flat]
+            # a custom op's results may not alias its inputs or each other
+            return [o.clone() for o in flat]
 
         lib.impl(op_name, cpu_impl, "CPU")
-        lib.impl(op_name, meta_impl, "Meta")
+        torch.library.register_fake(f"{EXTERNALIZE_NAMESPACE}::{op_name}", fake_impl, lib=lib)
         csig.op = getattr(torch.ops, EXTERNALIZE_NAMESPACE).__getattr__(op_name).default  # type: ignore
         self.by_op[op_name] = (marked, csig)
         return csig
@@ -435,8 +450,6 @@ class Externalizer:
     def sub_export(self, parent_program, decomp_table) -> Dict[str, "SubProgram"]:
         """Export every marked instance called in ``parent_program`` (and, in
         turn, in those sub-exports).  Returns ``{op name: SubProgram}``."""
-        from ._export import export
-
         results: Dict[str, SubProgram] = {}
         pending = [parent_program]
         while pending:
@@ -448,27 +461,27 @@ class Externalizer:
                 if op not in self.by_op:
                     raise RuntimeError(f"externalized op {op} does not belong to this module")
                 marked, csig = self.by_op[op]
-                if csig.recorded is None:
-                    raise RuntimeError(f"externalized module '{marked.path}' has no recorded call")
-                state_vals, arg_vals = csig.recorded
-                arg_vals = [a.clone() for a in arg_vals]
-                if marked.spec.composite_op_name and _widen_half(state_vals, arg_vals):
+                arg_vals = _example_args(csig)
+                state_dtypes = [dt for _, dt in csig.state_types]
+                if marked.spec.composite_op_name and _widen_half(state_dtypes, [a.dtype for a in arg_vals]):
                     arg_vals = [a.float() if a.dtype in _HALF else a for a in arg_vals]
                     csig.widened = True
                 kwargs = dict(zip(csig.arg_names, arg_vals))
                 kwargs.update(csig.static)
                 self._unpatch(marked)
                 try:
-                    sub = export(marked.module, args=(), kwargs=kwargs)
+                    with torch.no_grad():
+                        sub = torch.export.export(marked.module, args=(), kwargs=kwargs)
                     if decomp_table is not None:
                         sub = sub.run_decompositions(decomp_table)
                 finally:
                     self._repatch(marked)
-                if sub.graph_signature.mutated_buffers or sub.graph_signature.mutated_user_inputs:
+                sig = sub.graph_signature
+                mutated = list(sig.buffers_to_mutate.values()) + list(sig.user_inputs_to_mutate.values())
+                if mutated:
                     raise ValueError(
                         f"externalized module '{marked.path}' ({type(marked.module).__name__}) mutates "
-                        f"{sub.graph_signature.mutated_buffers + sub.graph_signature.mutated_user_inputs} "
-                        "in place; externalized modules must be functional")
+                        f"{mutated} in place; externalized modules must be functional")
                 results[op] = SubProgram(marked, csig, sub)
                 pending.append(sub)
         return results
@@ -477,19 +490,38 @@ class Externalizer:
 _HALF = (torch.float16, torch.bfloat16)
 
 
-def _widen_half(state_vals, arg_vals) -> bool:
+def _widen_half(state_dtypes, arg_dtypes) -> bool:
     """A composite op called with f16/bf16 tensors is exported (and so
     declared) on float32 copies of them, since the kernels are f32-only;
     not when the instance owns f16/bf16 parameters or buffers (its body
     would then mix dtypes)."""
-    return any(a.dtype in _HALF for a in arg_vals) and not any(s.dtype in _HALF for s in state_vals)
+    return any(d in _HALF for d in arg_dtypes) and not any(d in _HALF for d in state_dtypes)
+
+
+def _example_args(csig: "CallSignature") -> List[torch.Tensor]:
+    """Inputs for the sub-export: the last eager call's arguments when the
+    op ran eagerly, else tensors of the traced types (``torch.export``
+    only reads their shapes and dtypes; values matter only to
+    data-dependent control flow, which an exported forward cannot have)."""
+    if csig.recorded is not None:
+        return [a.clone() for a in csig.recorded[1]]
+    gen = torch.Generator().manual_seed(0)
+    out = []
+    for shape, dtype in csig.arg_types:
+        if dtype.is_floating_point:
+            out.append(torch.randn(shape, generator=gen).to(dtype))
+        elif dtype == torch.bool:
+            out.append(torch.ones(shape, dtype=dtype))
+        else:
+            out.append(torch.zeros(shape, dtype=dtype))
+    return out
 
 
 @dataclasses.dataclass
 class SubProgram:
     marked: Marked
     signature: CallSignature
-    program: Any  # coreai_torch ExportedProgram
+    program: Any  # torch.export.ExportedProgram (decomposed)
 
     @property
     def state_as_inputs(self) -> bool:

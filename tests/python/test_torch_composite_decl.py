@@ -32,7 +32,7 @@ def composites(model, **inputs):
     """[(graph, decl)] of the composite graphs of ``model(**inputs)``."""
     model = model.eval()
     program = TorchConverter().add_pytorch_module(
-        model, export_fn=lambda m: coreai_torch.export(m, args=(), kwargs=inputs).run_decompositions(
+        model, export_fn=lambda m: torch.export.export(m, args=(), kwargs=inputs).run_decompositions(
             get_decomp_table()),
         externalize_modules=list(COMPOSITE_SPECS.values())).to_coreai()
     program.optimize()
@@ -207,7 +207,7 @@ def test_none_attribute_left_out_of_any_spec():
     for alpha, expected in ((None, {"beta": ("si64", 2)}), (0.5, {"alpha": F32(0.5), "beta": ("si64", 2)})):
         model = Call(Op(alpha)).eval()
         program = TorchConverter().add_pytorch_module(
-            model, export_fn=lambda m: coreai_torch.export(m, args=(), kwargs={"x": torch.randn(3)}),
+            model, export_fn=lambda m: torch.export.export(m, args=(), kwargs={"x": torch.randn(3)}),
             externalize_modules=[spec]).to_coreai()
         (g,) = [g for g in program.module.graphs if g.composite is not None]
         assert attrs(g.composite) == expected
@@ -278,7 +278,7 @@ def test_get_decomp_table_keeps_the_aten_composites():
     kept = {getattr(op, "overloadpacket", op).__name__.split(".")[-1] for op in table}
     for name in ("native_batch_norm", "_native_batch_norm_legit_no_training", "native_group_norm",
                  "native_layer_norm", "layer_norm", "group_norm", "batch_norm", "instance_norm", "pixel_shuffle",
-                 "_log_softmax", "log_softmax", "hardsigmoid", "linalg_vector_norm", "lstm", "gru", "rnn_tanh"):
+                 "_log_softmax", "log_softmax", "hardsigmoid", "linalg_vector_norm"):
         assert name not in kept, name
 
 
@@ -301,7 +301,7 @@ def test_half_precision_composites_are_declared_in_f32():
     sample = (torch.randn(2, 4, 5, 8, dtype=dt), torch.randn(2, 2, 5, 8, dtype=dt), torch.randn(2, 2, 5, 8, dtype=dt),
               torch.arange(5).repeat(2, 1))
     program = TorchConverter().add_pytorch_module(
-        model, export_fn=lambda m: coreai_torch.export(m, args=sample).run_decompositions(get_decomp_table()),
+        model, export_fn=lambda m: torch.export.export(m, args=sample).run_decompositions(get_decomp_table()),
         externalize_modules=list(COMPOSITE_SPECS.values())).to_coreai()
     program.optimize()
     graphs = {g.composite.op_name: g for g in program.module.graphs if g.composite is not None}

@@ -379,7 +379,7 @@ class FamilyRun:
         self.ref = [r.detach() for r in ref]
         out_names = [f"c{i}_o{j}" for i, sl in enumerate(self.out_slices) for j in range(len(sl))]
         program = TorchConverter().add_pytorch_module(
-            bundle, export_fn=lambda m: coreai_torch.export(m, args=(), kwargs=feed).run_decompositions(
+            bundle, export_fn=lambda m: torch.export.export(m, args=(), kwargs=feed).run_decompositions(
                 get_decomp_table()),
             externalize_modules=list(COMPOSITE_SPECS.values()), output_names=out_names).to_coreai()
         program.optimize()

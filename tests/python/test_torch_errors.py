@@ -1,5 +1,7 @@
 """Every error the seeds name, and the converter's other diagnostics."""
 
+import re
+
 import pytest
 import torch
 import torch.nn as nn
@@ -10,7 +12,7 @@ from coreai_torch.composite_ops import RMSNormImpl
 
 
 def export_decomposed(model, sample):
-    return coreai_torch.export(model, args=sample).run_decompositions(get_decomp_table())
+    return torch.export.export(model, args=sample).run_decompositions(get_decomp_table())
 
 
 class Tiny(nn.Module):
@@ -235,13 +237,24 @@ def mystery(x: torch.Tensor) -> torch.Tensor:
     return x.clone()
 
 
+@mystery.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+_MYSTERY_CALL_LINE = next(i for i, text in enumerate(open(__file__).read().splitlines(), 1)
+                          if text.rstrip().endswith("# " + "_MYSTERY_CALL_LINE"))
+
+
 def test_unregistered_custom_op():
     class M(nn.Module):
         def forward(self, x):
-            return torch.ops.errlib.mystery(x)
+            return torch.ops.errlib.mystery(x)  # _MYSTERY_CALL_LINE
 
     ep = export_decomposed(M(), (torch.randn(3),))
-    with pytest.raises(UnsupportedOpError, match="errlib::mystery.default"):
+    # the error names the op and the model's source line that called it
+    line = f"{__file__}:{_MYSTERY_CALL_LINE}"
+    with pytest.raises(UnsupportedOpError, match=re.escape(line) + ".*errlib::mystery.default"):
         TorchConverter().add_exported_program(ep).to_coreai()
 
 

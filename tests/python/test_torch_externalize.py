@@ -19,7 +19,7 @@ RMS_SPEC = ExternalizeSpec(RMSNormImpl, "rms_norm", ["axes", "eps", "version"])
 
 def convert(model, sample, specs, **kw):
     program = TorchConverter().add_pytorch_module(
-        model, export_fn=lambda m: coreai_torch.export(m, args=sample).run_decompositions(get_decomp_table()),
+        model, export_fn=lambda m: torch.export.export(m, args=sample).run_decompositions(get_decomp_table()),
         externalize_modules=specs, **kw).to_coreai()
     program.optimize()
     return program
@@ -30,8 +30,8 @@ def graphs(program):
 
 
 def check_numerics(program, model, sample, names=None):
-    names = names or [s.target for s in coreai_torch.export(model, args=sample).graph_signature.input_specs
-                      if s.kind == "USER_INPUT"]
+    names = names or [s.arg.name for s in torch.export.export(model, args=sample).graph_signature.input_specs
+                      if s.kind.name == "USER_INPUT"]
     inputs = [torch.randn_like(s) for s in sample]
     out = run_program(program, [dict(zip(names, inputs))])[0]
     with torch.no_grad():
@@ -235,7 +235,7 @@ def test_module_is_restored_after_conversion():
     assert [type(b).forward for b in model.blocks] == forwards
     x = torch.randn(1, 6)
     # eager still works (and externalization leaves no custom op behind)
-    traced = coreai_torch.export(model, args=(x,))
+    traced = torch.export.export(model, args=(x,))
     assert not any("coreai_ext" in str(n.target) for n in traced.graph.nodes)
 
 
@@ -268,7 +268,7 @@ def test_two_entrypoints_share_identical_composites(toolchain):
     conv = TorchConverter()
     for name, t in (("prefill", 4), ("decode", 1), ("decode_again", 1)):
         conv.add_pytorch_module(
-            model, export_fn=lambda m, t=t: coreai_torch.export(m, args=(torch.randn(t, 6),)).run_decompositions(
+            model, export_fn=lambda m, t=t: torch.export.export(m, args=(torch.randn(t, 6),)).run_decompositions(
                 get_decomp_table()),
             externalize_modules=[RMS_SPEC], entrypoint_name=name)
     program = conv.to_coreai()

@@ -27,13 +27,13 @@ class Fn(nn.Module):
 
 def convert_and_compare(model, *args, atol=ATOL, expect_ops=()):
     model = model.eval()
-    ep = coreai_torch.export(model, args=args).run_decompositions(get_decomp_table())
+    ep = torch.export.export(model, args=args).run_decompositions(get_decomp_table())
     program = TorchConverter().add_exported_program(ep).to_coreai()
     program.optimize()
     text = str(program)
     for op in expect_ops:
         assert op in text, f"{op} not in\n{text}"
-    names = [s.target for s in ep.graph_signature.input_specs if s.kind == "USER_INPUT"]
+    names = [s.arg.name for s in ep.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
     out = run_program(program, [dict(zip(names, args))])[0]
     with torch.no_grad():
         ref = model(*[a.clone() for a in args])
@@ -200,7 +200,7 @@ def test_composite_graphs_for_aten_norms():
             y = self.bn(self.gn(x))
             return F.log_softmax(self.ln(y), -1), F.hardsigmoid(y), F.pixel_shuffle(y, 2)
 
-    ep = coreai_torch.export(M().eval(), args=(torch.randn(1, 4, 8, 8),)).run_decompositions(get_decomp_table())
+    ep = torch.export.export(M().eval(), args=(torch.randn(1, 4, 8, 8),)).run_decompositions(get_decomp_table())
     program = TorchConverter().add_exported_program(ep).to_coreai()
     comps = {g.composite.op_name: g for g in program.module.graphs if g.composite is not None}
     assert set(comps) == {"layer_norm", "group_norm", "batch_norm", "log_softmax", "hard_sigmoid", "pixel_shuffle"}
@@ -216,7 +216,7 @@ def test_layer_norm_uses_the_runtime_kernel(coreai_gen, c_compiler):
     model = nn.Sequential(nn.Linear(16, 16), nn.LayerNorm(16)).eval()
     x = torch.randn(3, 16)
     for kernels in (True, False):
-        ep = coreai_torch.export(model, args=(x,)).run_decompositions(get_decomp_table())
+        ep = torch.export.export(model, args=(x,)).run_decompositions(get_decomp_table())
         program = TorchConverter().add_exported_program(ep).to_coreai()
         out = run_program(program, [{"input": x}], composite_kernels=kernels)[0]
         assert max_abs_diff(model(x), list(out.values())[0]) <= ATOL
@@ -267,7 +267,7 @@ class RingCache(nn.Module):
 
 def test_buffer_slice_updates_across_calls(coreai_gen, c_compiler):
     model = RingCache().eval()
-    ep = coreai_torch.export(model, args=(torch.randn(3),)).run_decompositions(get_decomp_table())
+    ep = torch.export.export(model, args=(torch.randn(3),)).run_decompositions(get_decomp_table())
     program = TorchConverter().add_exported_program(ep, state_names=["cache", "step"]).to_coreai()
     program.optimize()
     eager = RingCache().eval()
@@ -318,7 +318,7 @@ def test_bfloat16_model_is_computed_in_f32(coreai_gen, c_compiler):
 
     model = M().to(torch.bfloat16).eval()
     x = torch.randn(3, 8).to(torch.bfloat16)
-    ep = coreai_torch.export(model, args=(x,)).run_decompositions(get_decomp_table())
+    ep = torch.export.export(model, args=(x,)).run_decompositions(get_decomp_table())
     program = TorchConverter().add_exported_program(ep).to_coreai()
     program.optimize()
     graph = program.module.find_graph("main")

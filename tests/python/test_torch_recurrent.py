@@ -72,7 +72,7 @@ def _build(case):
     with torch.no_grad():
         ref = model(**{k: v.clone() for k, v in feed.items()})
     program = TorchConverter().add_pytorch_module(
-        model, export_fn=lambda m: coreai_torch.export(m, args=(), kwargs=feed).run_decompositions(
+        model, export_fn=lambda m: torch.export.export(m, args=(), kwargs=feed).run_decompositions(
             get_decomp_table())).to_coreai()
     program.optimize()
     outs, src = {}, {}
@@ -153,7 +153,7 @@ def test_module_restored_after_conversion():
     rnn = nn.LSTM(3, 4)
     x = torch.randn(2, 1, 3)
     TorchConverter().add_pytorch_module(
-        rnn, export_fn=lambda m: coreai_torch.export(m, args=(x,)).run_decompositions(get_decomp_table()))
+        rnn, export_fn=lambda m: torch.export.export(m, args=(x,)).run_decompositions(get_decomp_table()))
     assert "forward" not in rnn.__dict__
     assert [n for n, _ in rnn.named_modules()] == [""]
 
@@ -182,7 +182,7 @@ def test_unbatched_and_nested_in_externalized_module():
         ref = m(x)
     for ext in (None, [nn.LSTM]):
         program = TorchConverter().add_pytorch_module(
-            m, export_fn=lambda mm: coreai_torch.export(mm, args=(x,)).run_decompositions(get_decomp_table()),
+            m, export_fn=lambda mm: torch.export.export(mm, args=(x,)).run_decompositions(get_decomp_table()),
             externalize_modules=ext).to_coreai()
         program.optimize()
         ops = sorted(g.composite.op_name for g in program.module.graphs if g.composite is not None)

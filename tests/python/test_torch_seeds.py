@@ -2,7 +2,7 @@
 converted with coreai_torch, saved, generated with coreai-gen, compiled and
 run, compared with PyTorch eager (max abs error <= 1e-5).
 
-`torch.export.export(m, args=...)` of the seeds is `coreai_torch.export(m,
+`torch.export.export(m, args=...)` of the seeds is `torch.export.export(m,
 args=...)` here (PyTorch 1.13 has no torch.export).
 """
 import asyncio
@@ -28,7 +28,7 @@ def _toolchain(coreai_gen, c_compiler):
 
 
 def export_decomposed(model, sample):
-    return coreai_torch.export(model, args=sample).run_decompositions(coreai_torch.get_decomp_table())
+    return torch.export.export(model, args=sample).run_decompositions(coreai_torch.get_decomp_table())
 
 
 def single_output(result):
@@ -60,7 +60,7 @@ def test_externalization_guide_composite_op_example():
     sample = (torch.randn(10), torch.randn(10))
     converter = TorchConverter().add_pytorch_module(
         model,
-        export_fn=lambda m: coreai_torch.export(m, args=sample).run_decompositions(coreai_torch.get_decomp_table()),
+        export_fn=lambda m: torch.export.export(m, args=sample).run_decompositions(coreai_torch.get_decomp_table()),
         externalize_modules=[
             ExternalizeSpec(
                 target_class=RMSNormComposite,
@@ -182,7 +182,7 @@ class MyModel(nn.Module):
 
 def test_workflow_from_exported_program():
     model = MyModel().eval()
-    ep = coreai_torch.export(model, args=(torch.randn(1, 10),))
+    ep = torch.export.export(model, args=(torch.randn(1, 10),))
     ep = ep.run_decompositions(get_decomp_table())
     converter = TorchConverter().add_exported_program(ep)
     coreai_program = converter.to_coreai()
@@ -198,7 +198,7 @@ def test_workflow_from_nn_module():
     sample = (torch.randn(1, 10),)
     converter = TorchConverter().add_pytorch_module(
         model,
-        export_fn=lambda m: coreai_torch.export(m, args=sample).run_decompositions(coreai_torch.get_decomp_table()),
+        export_fn=lambda m: torch.export.export(m, args=sample).run_decompositions(coreai_torch.get_decomp_table()),
     )
     coreai_program = converter.to_coreai()
     coreai_program.optimize()
@@ -213,7 +213,7 @@ def test_workflow_composite_op_externalization():
     sample = (torch.randn(1, 10),)
     converter = TorchConverter().add_pytorch_module(
         model,
-        export_fn=lambda m: coreai_torch.export(m, args=sample).run_decompositions(coreai_torch.get_decomp_table()),
+        export_fn=lambda m: torch.export.export(m, args=sample).run_decompositions(coreai_torch.get_decomp_table()),
         externalize_modules=[
             ExternalizeSpec(target_class=RMSNormImpl, composite_op_name="rms_norm", composite_attrs=["axes", "eps"])
         ],
@@ -282,7 +282,7 @@ def _feedforward_program(composite_attrs):
         TorchConverter()
         .add_pytorch_module(
             model,
-            export_fn=lambda m: coreai_torch.export(m, args=sample).run_decompositions(
+            export_fn=lambda m: torch.export.export(m, args=sample).run_decompositions(
                 coreai_torch.get_decomp_table()),
             externalize_modules=[
                 ExternalizeSpec(target_class=RMSNormImpl, composite_op_name="rms_norm",
@@ -362,7 +362,7 @@ def _init_bn(model):
 def test_api_add_exported_program_with_names():
     model = _init_bn(SmallCNN().eval())
     example_inputs = (torch.randn(1, 3, 224, 224),)
-    exported = coreai_torch.export(model, example_inputs)
+    exported = torch.export.export(model, example_inputs)
     exported = exported.run_decompositions(get_decomp_table())
     converter = TorchConverter().add_exported_program(exported, input_names=["image"], output_names=["logits"])
     coreai_program = converter.to_coreai()
@@ -380,7 +380,7 @@ def test_api_add_pytorch_module_example():
     sample = (torch.randn(1, 3, 224, 224),)
     converter = TorchConverter().add_pytorch_module(
         model,
-        export_fn=lambda m: coreai_torch.export(m, args=sample).run_decompositions(coreai_torch.get_decomp_table()),
+        export_fn=lambda m: torch.export.export(m, args=sample).run_decompositions(coreai_torch.get_decomp_table()),
     )
     coreai_program = converter.to_coreai()
     coreai_program.optimize()
@@ -409,8 +409,8 @@ class Decoder(nn.Module):
 
 def test_api_clear_and_multiple_entrypoints():
     enc, dec = Encoder().eval(), Decoder().eval()
-    ep_a = coreai_torch.export(enc, args=(torch.randn(2, 6),)).run_decompositions(get_decomp_table())
-    ep_b = coreai_torch.export(dec, args=(torch.randn(2, 4),)).run_decompositions(get_decomp_table())
+    ep_a = torch.export.export(enc, args=(torch.randn(2, 6),)).run_decompositions(get_decomp_table())
+    ep_b = torch.export.export(dec, args=(torch.randn(2, 4),)).run_decompositions(get_decomp_table())
     converter = TorchConverter()
     converter.add_exported_program(ep_a, entrypoint_name="encoder")
     converter.add_exported_program(ep_b, entrypoint_name="decoder")
@@ -450,7 +450,7 @@ def test_api_two_pytorch_modules_in_one_program():
 def test_api_get_decomp_table_examples():
     model = MyModel().eval()
     example_inputs = (torch.randn(1, 10),)
-    ep = coreai_torch.export(model, args=example_inputs)
+    ep = torch.export.export(model, args=example_inputs)
     ep = ep.run_decompositions(get_decomp_table())
     coreai_program = TorchConverter().add_exported_program(ep).to_coreai()
     coreai_program.optimize()
@@ -458,7 +458,7 @@ def test_api_get_decomp_table_examples():
         TorchConverter()
         .add_pytorch_module(
             model,
-            export_fn=lambda m: coreai_torch.export(m, args=example_inputs).run_decompositions(
+            export_fn=lambda m: torch.export.export(m, args=example_inputs).run_decompositions(
                 coreai_torch.get_decomp_table()),
         )
         .to_coreai()
@@ -484,7 +484,7 @@ class Linear(nn.Module):
 
 def test_io_naming_stateless_example():
     model = Linear().eval()
-    ep = coreai_torch.export(model, args=(torch.randn(1, 8),))
+    ep = torch.export.export(model, args=(torch.randn(1, 8),))
     ep = ep.run_decompositions(get_decomp_table())
     program = TorchConverter().add_exported_program(ep, input_names=["features"], output_names=["logits"])
     program = program.to_coreai().optimize()
@@ -514,7 +514,7 @@ def test_io_naming_stateful_kvcache_example():
     torch.manual_seed(6)
     example = (torch.randn(1, 4), torch.randn(1, 4), torch.randn(1, 4))
     model = KVCache().eval()
-    ep = coreai_torch.export(model, args=example)
+    ep = torch.export.export(model, args=example)
     ep = ep.run_decompositions(get_decomp_table())
     program = TorchConverter().add_exported_program(
         ep,
@@ -551,7 +551,7 @@ def test_io_naming_stateful_kvcache_example():
 
 def test_io_naming_defaults():
     example = (torch.randn(1, 4), torch.randn(1, 4), torch.randn(1, 4))
-    ep = coreai_torch.export(KVCache().eval(), args=example).run_decompositions(get_decomp_table())
+    ep = torch.export.export(KVCache().eval(), args=example).run_decompositions(get_decomp_table())
     program = TorchConverter().add_exported_program(ep).to_coreai()
     entry = program.entrypoints[0]
     assert entry.states == ["b_kv_cache", "b_pos_idx", "y"]
@@ -562,7 +562,7 @@ def test_io_naming_defaults():
         def forward(self, a, b, c, d):
             return a + b, c * d
 
-    ep = coreai_torch.export(TwoOut(), args=tuple(torch.randn(3) for _ in range(4)))
+    ep = torch.export.export(TwoOut(), args=tuple(torch.randn(3) for _ in range(4)))
     entry = TorchConverter().add_exported_program(ep.run_decompositions(get_decomp_table())).to_coreai().entrypoints[0]
     assert entry.inputs == ["a", "b", "c", "d"] and entry.outputs == ["add", "mul"]
 
@@ -591,7 +591,7 @@ class ScaledAddModel(nn.Module):
 def test_register_torch_lowering_custom_op_example():
     model = ScaledAddModel().eval()
     example_inputs = (torch.randn(4, 8), torch.randn(4, 8))
-    exported = coreai_torch.export(model, args=example_inputs)
+    exported = torch.export.export(model, args=example_inputs)
     exported = exported.run_decompositions(get_decomp_table())
     assert any(n.target is torch.ops.my_lib.scaled_add.default for n in exported.graph.nodes)
 
@@ -652,7 +652,7 @@ def _override_converter():
 def test_register_torch_lowering_override_example(size):
     pool_model = PoolModel(size).eval()
     pool_input = (torch.randn(1, 3, 8, 8),)
-    pool_exported = coreai_torch.export(pool_model, args=pool_input)
+    pool_exported = torch.export.export(pool_model, args=pool_input)
     pool_exported = pool_exported.run_decompositions(get_decomp_table())
     converter, calls = _override_converter()
     coreai_program = converter.add_exported_program(pool_exported).to_coreai()
@@ -700,7 +700,7 @@ def test_register_custom_kernels_example():
     example_inputs = (torch.randn(16), torch.randn(16))
     converter = TorchConverter()
     converter.register_custom_kernels([kernel])
-    exported = coreai_torch.export(model, args=example_inputs)
+    exported = torch.export.export(model, args=example_inputs)
     exported = exported.run_decompositions(get_decomp_table())
     kernel_nodes = [n for n in exported.graph.nodes if n.op == "call_function"]
     assert len(kernel_nodes) == 1  # the kernel call is one node

@@ -25,7 +25,7 @@ torch.manual_seed(0)
 sample = (torch.randn(2, 8),)
 program = TorchConverter().add_pytorch_module(
     Tiny().eval(),
-    export_fn=lambda m: coreai_torch.export(m, args=sample).run_decompositions(coreai_torch.get_decomp_table()),
+    export_fn=lambda m: torch.export.export(m, args=sample).run_decompositions(coreai_torch.get_decomp_table()),
     input_names=["x"], output_names=["y"],
 ).to_coreai()
 program.optimize()
