@@ -1,12 +1,14 @@
 # shellcheck shell=bash
 # scripts/lib/deps.sh - the Debian packages this project needs, and a check
 # that installs them (as root) or says how to (otherwise). Sourced by
-# scripts/demo and scripts/check.
+# scripts/demo and scripts/check. The Python packages (PyTorch, NumPy,
+# pytest, ...) come from PyPI into .venv/ (scripts/lib/venv.sh); Debian only
+# provides python3 and python3-venv to create it.
 
 COREAI_DEBIAN_PACKAGES=(
     build-essential gcc clang cmake ninja-build pkg-config
     libxml2-dev libxml2-utils libtalloc-dev nettle-dev libcmocka-dev
-    bats python3 python3-numpy python3-torch python3-pytest
+    bats python3 python3-venv
     libopenblas-dev valgrind git
 )
 
