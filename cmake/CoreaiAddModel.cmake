@@ -51,14 +51,33 @@ if(POLICY CMP0116)
   cmake_policy(SET CMP0116 NEW)
 endif()
 
-# The Python with PyTorch (Debian's python3-torch lives in /usr/bin/python3).
-if(EXISTS /usr/bin/python3)
-  set(_coreai_default_python /usr/bin/python3)
+# The Python with PyTorch >= 2.8 (COREAI_PYTHON_EXECUTABLE). Default: in this
+# source tree, its virtual environment .venv/bin/python (scripts/demo and
+# scripts/check create it); else the Python 3 that find_package(Python3)
+# finds (an activated virtual environment first); else python3 on PATH.
+# A value set by the user stays; one that was the default follows the default
+# (a .venv/ created after the first configure, and trees configured when the
+# default was /usr/bin/python3 with Debian's python3-torch 1.13).
+get_filename_component(_coreai_venv_python "${CMAKE_CURRENT_LIST_DIR}/../.venv/bin/python" ABSOLUTE)
+if(NOT COREAI_PYTHONPATH AND EXISTS "${_coreai_venv_python}")
+  set(_coreai_default_python "${_coreai_venv_python}")
 else()
-  set(_coreai_default_python python3)
+  find_package(Python3 QUIET COMPONENTS Interpreter)
+  if(Python3_Interpreter_FOUND)
+    set(_coreai_default_python "${Python3_EXECUTABLE}")
+  else()
+    set(_coreai_default_python python3)
+  endif()
 endif()
-set(COREAI_PYTHON_EXECUTABLE "${_coreai_default_python}" CACHE FILEPATH
-    "Python interpreter (with torch) that runs coreai_add_model(... PYTHON_SCRIPT) scripts")
+if(NOT DEFINED _COREAI_PYTHON_DEFAULT AND COREAI_PYTHON_EXECUTABLE STREQUAL "/usr/bin/python3")
+  set(_COREAI_PYTHON_DEFAULT "/usr/bin/python3") # the default of older versions
+endif()
+if(NOT DEFINED COREAI_PYTHON_EXECUTABLE OR COREAI_PYTHON_EXECUTABLE STREQUAL "${_COREAI_PYTHON_DEFAULT}")
+  set(COREAI_PYTHON_EXECUTABLE "${_coreai_default_python}" CACHE FILEPATH
+      "Python interpreter (with torch >= 2.8) for coreai_add_model(... PYTHON_SCRIPT) scripts and the tests"
+      FORCE)
+endif()
+set(_COREAI_PYTHON_DEFAULT "${_coreai_default_python}" CACHE INTERNAL "the default COREAI_PYTHON_EXECUTABLE")
 # coreai / coreai_torch sources: python/ of this source tree, or of the
 # installed package (the package config sets COREAI_PYTHONPATH first).
 if(NOT COREAI_PYTHONPATH)

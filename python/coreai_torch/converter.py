@@ -39,6 +39,7 @@ from coreai._compiler import ir
 from coreai._compiler.dialects import coreai
 
 from ._aten_to_core import LOWERINGS, qualified_name
+from ._auto_functionalized import auto_functionalized_ops, lower_auto_functionalized
 from ._decomp import get_decomp_table
 from ._program import (
     BUFFER,
@@ -65,6 +66,7 @@ from .externalize import (
 
 __all__ = ["TorchConverter", "UnsupportedOpError", "generate_composite_decl"]
 
+_AUTO_FUNCTIONALIZED = auto_functionalized_ops()
 _RESERVED_NAMESPACES = ("aten", "higher_order", "coreai", "coreaix")
 _QUALIFIED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*::[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$")
 _ENTRYPOINT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -571,6 +573,17 @@ class TorchConverter:
         return LOWERINGS.get(name)
 
     def _lower_node(self, ctx: LoweringContext, vm: ValuesMap, node: fx.Node, loc) -> Any:
+        if node.target in _AUTO_FUNCTIONALIZED:
+            try:
+                outs, name = lower_auto_functionalized(self._lookup, qualified_name, vm, node, loc)
+            except NotImplementedError as e:
+                raise UnsupportedOpError(f"{_where(node)}{e}") from e
+            if outs is None:
+                raise UnsupportedOpError(
+                    f"{_where(node)}no lowering for the mutating op '{name}' (node '{node.name}'); register one "
+                    "with TorchConverter.register_torch_lowering() returning its results and then the new value "
+                    "of each mutated argument")
+            return outs
         name = qualified_name(node.target)
         ext = externalized_op_name(node)
         if ext is not None and name not in self._lowerings:
@@ -887,6 +900,11 @@ def _fetch(root: torch.nn.Module, target: str):
     for atom in target.split("."):
         obj = getattr(obj, atom)
     return obj
+
+
+def _where(node: fx.Node) -> str:
+    line = source_line_of(node)
+    return f"{line}: " if line else ""
 
 
 def _location_text(node: fx.Node) -> str:

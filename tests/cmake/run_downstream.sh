@@ -14,7 +14,10 @@
 #     tracks the new file;
 #   * coreai_add_model() rejects bad arguments with a clear message.
 # SOURCE_DIR is the coreai-codegen source tree (for the test project and the
-# feedforward example model). Exits non-zero on the first failure.
+# feedforward example model). PYTHON is the interpreter with torch and numpy
+# (ctest passes COREAI_PYTHON_EXECUTABLE; default python3); the downstream
+# project gets it as its COREAI_PYTHON_EXECUTABLE. Exits non-zero on the
+# first failure.
 set -euo pipefail
 
 if [ $# -ne 2 ]; then
@@ -23,8 +26,7 @@ if [ $# -ne 2 ]; then
 fi
 prefix=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
-python=${PYTHON:-/usr/bin/python3}
-[ -x "$python" ] || python=python3
+python=${PYTHON:-python3}
 
 fail() {
     echo "run_downstream: FAIL: $*" >&2
@@ -66,7 +68,7 @@ run_generator() { # GENERATOR TAG
     step "[$tag] configure"
     cmake -S "$src/tests/cmake/downstream" -B "$build" -G "$generator" \
         -DCMAKE_BUILD_TYPE=Debug -DCMAKE_PREFIX_PATH="$prefix" -DMODEL_DIR="$work/model" \
-        >"$log" 2>&1 || { cat "$log"; fail "[$tag] configure failed"; }
+        -DCOREAI_PYTHON_EXECUTABLE="$python" >"$log" 2>&1 || { cat "$log"; fail "[$tag] configure failed"; }
 
     step "[$tag] build"
     cmake --build "$build" >"$log" 2>&1 || { cat "$log"; fail "[$tag] build failed"; }

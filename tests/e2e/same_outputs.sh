@@ -5,6 +5,7 @@
 # 1e-5: the fused loops use the kernels' scalar formulas, so they agree bit
 # for bit except where the runtime evaluates a transcendental with its own
 # vector approximation (a few ulp per op; coreai/elementwise_scalar.h).
+# PYTHON: the interpreter with numpy (ctest sets COREAI_PYTHON_EXECUTABLE).
 set -euo pipefail
 a=$1 b=$2 case_dir=$3 out=$4
 args=()
@@ -15,7 +16,7 @@ done
 rm -rf "$out"; mkdir -p "$out"
 "$a" "${args[@]}" --out "$out/a" >/dev/null
 "$b" "${args[@]}" --out "$out/b" >/dev/null
-exec /usr/bin/python3 - "$out/a" "$out/b" <<'PY'
+exec "${PYTHON:-python3}" - "$out/a" "$out/b" <<'PY'
 import glob, os, sys
 import numpy as np
 a_dir, b_dir = sys.argv[1], sys.argv[2]

@@ -216,3 +216,90 @@ def test_kernel_eager_call_checks():
     with pytest.raises(TypeError):
         sincos_kernel(x, x)
     assert sincos_kernel.qualified_name == "coreai_kernels::sincos.default"
+
+
+# ---------------------------------------------------------------------------
+# mutating custom ops: auto_functionalized nodes in the exported program
+# ---------------------------------------------------------------------------
+
+
+@torch.library.custom_op("custlib::write_rows", mutates_args=["cache"])
+def write_rows(cache: torch.Tensor, new: torch.Tensor, start: int) -> torch.Tensor:
+    cache[:, start:start + new.shape[1]] = new
+    return cache.sum(1)
+
+
+@write_rows.register_fake
+def _(cache, new, start):
+    return cache.new_empty(cache.shape[0])
+
+
+def _lower_write_rows(values_map, node, loc):
+    """The op's result, then the new value of its mutated argument."""
+    cache, new = get_operands(values_map, node, [0, 1], loc)
+    start = node.args[2]
+    width = cache.type.shape[1]
+    parts = []
+    if start > 0:
+        parts.append(coreai.slice(cache, [0, 0], [cache.type.shape[0], start], [1, 1], loc=loc))
+    parts.append(new)
+    end = start + new.type.shape[1]
+    if end < width:
+        parts.append(coreai.slice(cache, [0, end], [cache.type.shape[0], width], [1, 1], loc=loc))
+    updated = coreai.concat(parts, 1, loc=loc)
+    return coreai.reduce_sum(updated, [1], loc=loc), updated
+
+
+class WritesCaches(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(2, 8))
+
+    def forward(self, x, k):
+        s = torch.ops.custlib.write_rows(self.cache, x, 2)
+        s2 = torch.ops.custlib.write_rows(k, x * 2, 5)
+        return s + 1, s2
+
+
+def test_mutating_custom_op_updates_buffer_and_input_state(coreai_gen, c_compiler):
+    """auto_functionalized(_v2) nodes lower through the op's own lowering: the
+    mutated buffer and the mutated user input become states that carry over."""
+    torch.manual_seed(3)
+    model = WritesCaches().eval()
+    k0 = torch.randn(2, 8)
+    ep = export_decomposed(model, torch.randn(2, 3), k0.clone())
+    assert any("auto_functionalized" in str(n.target) for n in ep.graph.nodes)
+    converter = TorchConverter()
+    converter.register_torch_lowering("custlib::write_rows.default")(_lower_write_rows)
+    program = converter.add_exported_program(ep, state_names=["cache", "k"], output_names=["s", "s2"]).to_coreai()
+    eager = WritesCaches().eval()
+    k_eager = k0.clone()
+    calls, want = [], []
+    for _ in range(2):
+        x = torch.randn(2, 3)
+        calls.append({"x": x})
+        s, s2 = eager(x, k_eager)
+        want.append({"s": s.clone(), "s2": s2.clone(), "cache": eager.cache.clone(), "k": k_eager.clone()})
+    got = run_program(program, calls)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert sorted(g) == sorted(w)
+        for name in w:
+            assert max_abs_diff(w[name], g[name]) <= 1e-5, name
+
+
+def test_mutating_custom_op_errors():
+    ep = export_decomposed(WritesCaches().eval(), torch.randn(2, 3), torch.randn(2, 8))
+    with pytest.raises(coreai_torch.UnsupportedOpError,
+                       match=r"test_torch_custom\.py:\d+: no lowering for the mutating op 'custlib::write_rows"):
+        TorchConverter().add_exported_program(ep).to_coreai()
+
+    converter = TorchConverter()
+
+    @converter.register_torch_lowering("custlib::write_rows.default")
+    def only_result(values_map, node, loc):
+        return _lower_write_rows(values_map, node, loc)[0]
+
+    with pytest.raises(ValueError, match=r"returned 1 value\(s\).*followed by the new value of each mutated "
+                                         r"argument \(cache\)"):
+        converter.add_exported_program(ep).to_coreai()
