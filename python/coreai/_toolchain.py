@@ -1,5 +1,20 @@
 """Finding coreai-gen and the runtime sources, and turning a model file into
-a loadable shared library (generate C, compile, link), cached by content."""
+a loadable shared library (generate C, compile, link), cached by content.
+
+Where the tools come from (first match wins):
+
+* coreai-gen: ``COREAI_GEN`` (a path); ``COREAI_PREFIX/bin/coreai-gen``;
+  ``coreai-gen`` on ``PATH``; in a source checkout (``pip install -e``), the
+  newest ``build*/generator/coreai-gen``.
+* runtime sources (``include/coreai/*.h``, ``src/*.c``): ``COREAI_RUNTIME_DIR``;
+  ``COREAI_PREFIX/share/coreai-codegen/runtime``; the same directory of the
+  prefix the chosen coreai-gen is installed in (``<prefix>/bin/coreai-gen``);
+  in a source checkout, ``runtime-stubs/``.
+
+``cmake --install BUILD --prefix P`` installs both (``P/bin/coreai-gen``,
+``P/share/coreai-codegen/runtime``), so ``pip install`` of the Python package
+plus ``COREAI_PREFIX=P`` (or ``P/bin`` on ``PATH``) is all the verification
+flow (``asset.executable()``) needs."""
 from __future__ import annotations
 
 import glob
@@ -13,6 +28,11 @@ import tempfile
 from pathlib import Path
 
 _REPO = Path(__file__).resolve().parents[2]
+# runtime sources of an installed tree, relative to its prefix
+# (CMakeLists.txt: COREAI_INSTALL_RUNTIMEDIR)
+_INSTALLED_RUNTIME = Path("share") / "coreai-codegen" / "runtime"
+_INSTALL_HINT = ("build and install coreai-codegen (cmake -S SRC -B BUILD && cmake --build BUILD && "
+                 "cmake --install BUILD --prefix PREFIX), then set COREAI_PREFIX=PREFIX or put PREFIX/bin on PATH")
 
 _RESERVED = {
     "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
@@ -31,37 +51,95 @@ def repo_root() -> Path:
     return _REPO
 
 
+def source_tree() -> Path | None:
+    """The coreai-codegen checkout this package is imported from (python/ of a
+    source tree, as with ``pip install -e``), or None for an installed copy."""
+    if (_REPO / "runtime-stubs" / "include" / "coreai" / "runtime.h").is_file() and (_REPO / "generator").is_dir():
+        return _REPO
+    return None
+
+
+def _prefix_from_env() -> Path | None:
+    env = os.environ.get("COREAI_PREFIX")
+    return Path(env) if env else None
+
+
 def find_coreai_gen() -> str:
-    """COREAI_GEN (a path), else coreai-gen on PATH, else the newest
-    build*/generator/coreai-gen of this checkout."""
+    """COREAI_GEN (a path), else COREAI_PREFIX/bin/coreai-gen, else coreai-gen
+    on PATH, else (in a source checkout) the newest build*/generator/coreai-gen."""
     env = os.environ.get("COREAI_GEN")
     if env:
         p = Path(env)
         if not p.is_file() or not os.access(p, os.X_OK):
             raise ToolchainError(f"COREAI_GEN={env} is not an executable file")
         return str(p.resolve())
+    prefix = _prefix_from_env()
+    if prefix is not None:
+        p = prefix / "bin" / "coreai-gen"
+        if not p.is_file() or not os.access(p, os.X_OK):
+            raise ToolchainError(f"COREAI_PREFIX={prefix}: no executable {p}; {_INSTALL_HINT}, or set COREAI_GEN")
+        return str(p.resolve())
     found = shutil.which("coreai-gen")
     if found:
         return found
-    candidates = [c for c in glob.glob(str(_REPO / "build*" / "generator" / "coreai-gen"))
-                  if os.access(c, os.X_OK)]
-    if candidates:
-        return max(candidates, key=lambda c: os.stat(c).st_mtime)
-    raise ToolchainError("coreai-gen not found: set COREAI_GEN to its path, put it on PATH, or build it "
-                         f"(cmake -S {_REPO} -B {_REPO}/build && ninja -C {_REPO}/build coreai-gen)")
+    src = source_tree()
+    if src is not None:
+        candidates = [c for c in glob.glob(str(src / "build*" / "generator" / "coreai-gen"))
+                      if os.access(c, os.X_OK)]
+        if candidates:
+            return max(candidates, key=lambda c: os.stat(c).st_mtime)
+    hint = f"coreai-gen not found: {_INSTALL_HINT}, or set COREAI_GEN to the coreai-gen executable"
+    if src is not None:
+        hint += f" (in this checkout, {src}/scripts/demo builds {src}/build/generator/coreai-gen)"
+    raise ToolchainError(hint)
 
 
-def runtime_dir() -> Path:
+def _is_runtime_dir(d: Path) -> bool:
+    return (d / "include" / "coreai" / "runtime.h").is_file() and any((d / "src").glob("*.c"))
+
+
+def runtime_dir(gen: str | None = None) -> Path:
+    """The runtime sources for the generated C of ``gen`` (a coreai-gen path;
+    default: find_coreai_gen()): COREAI_RUNTIME_DIR, else the installed runtime
+    of COREAI_PREFIX or of the prefix gen is installed in, else runtime-stubs/
+    of the source checkout."""
     env = os.environ.get("COREAI_RUNTIME_DIR")
-    d = Path(env) if env else _REPO / "runtime-stubs"
-    if not (d / "include" / "coreai" / "runtime.h").is_file() or not list((d / "src").glob("*.c")):
-        raise ToolchainError(f"runtime sources not found in {d} (expected include/coreai/runtime.h and src/*.c; "
-                             "set COREAI_RUNTIME_DIR)")
-    return d
+    if env:
+        d = Path(env)
+        if not _is_runtime_dir(d):
+            raise ToolchainError(f"COREAI_RUNTIME_DIR={env} has no runtime sources (expected "
+                                 "include/coreai/runtime.h and src/*.c)")
+        return d
+    tried = []
+    prefix = _prefix_from_env()
+    if prefix is not None:
+        tried.append(prefix / _INSTALLED_RUNTIME)
+    if gen is None:
+        try:
+            gen = find_coreai_gen()
+        except ToolchainError:
+            gen = None
+    if gen is not None:
+        # <prefix>/bin/coreai-gen -> <prefix>/share/coreai-codegen/runtime
+        tried.append(Path(gen).resolve().parent.parent / _INSTALLED_RUNTIME)
+    src = source_tree()
+    if src is not None:
+        tried.append(src / "runtime-stubs")
+    for d in tried:
+        if _is_runtime_dir(d):
+            return d
+    looked = ", ".join(str(d) for d in tried) or "nowhere (no COREAI_PREFIX, no coreai-gen, no source checkout)"
+    raise ToolchainError(f"coreai runtime sources not found (looked in {looked}): {_INSTALL_HINT} "
+                         f"(the runtime sources go to PREFIX/{_INSTALLED_RUNTIME}), or set COREAI_RUNTIME_DIR "
+                         "to a directory with include/coreai/runtime.h and src/*.c")
 
 
 def c_compiler() -> list:
-    return shlex.split(os.environ.get("CC", "cc"))
+    cc = shlex.split(os.environ.get("CC", "cc"))
+    if not cc or shutil.which(cc[0]) is None:
+        raise ToolchainError(f"C compiler not found: {cc[0] if cc else '(empty CC)'}; install one "
+                             "(Debian: apt-get install gcc) or set CC")
+    return cc
 
 
 def cache_root() -> Path:
@@ -102,10 +180,14 @@ def _hash_files(h, paths) -> None:
         h.update(b"\0")
 
 
+def _runtime_files(rt: Path) -> list:
+    return list((rt / "src").glob("*.[ch]")) + list((rt / "include").rglob("*.h"))
+
+
 def _runtime_objects(rt: Path, cc: list, flags: list) -> list:
     """Compile the runtime sources once per (sources, compiler, flags)."""
     h = hashlib.sha256()
-    _hash_files(h, list((rt / "src").glob("*.c")) + list((rt / "include").rglob("*.h")))
+    _hash_files(h, _runtime_files(rt))
     h.update(repr((cc, flags)).encode())
     d = cache_root() / f"runtime-{h.hexdigest()[:24]}"
     sources = sorted((rt / "src").glob("*.c"))
@@ -130,14 +212,14 @@ def build_library(model_path, prefix: str, composite_kernels: bool = True) -> Pa
     """coreai-gen generate + cc -shared; returns the path of the cached .so."""
     model_path = Path(model_path)
     gen = find_coreai_gen()
-    rt = runtime_dir()
+    rt = runtime_dir(gen)
     cc = c_compiler()
     flags = ["-std=c11", "-O2", "-fPIC", "-I", str(rt / "include")]
     h = hashlib.sha256()
     # the model text records the weights' SHA-256, so it pins the weights too
     h.update(model_path.read_bytes())
     h.update(Path(gen).read_bytes())
-    _hash_files(h, list((rt / "src").glob("*.c")) + list((rt / "include").rglob("*.h")))
+    _hash_files(h, _runtime_files(rt))
     h.update(repr((cc, flags, prefix, composite_kernels)).encode())
     key = h.hexdigest()[:32]
     d = cache_root() / f"model-{key}"
