@@ -69,8 +69,11 @@ else()
     set(_coreai_default_python python3)
   endif()
 endif()
-if(NOT DEFINED _COREAI_PYTHON_DEFAULT AND COREAI_PYTHON_EXECUTABLE STREQUAL "/usr/bin/python3")
-  set(_COREAI_PYTHON_DEFAULT "/usr/bin/python3") # the default of older versions
+get_property(_coreai_python_type CACHE COREAI_PYTHON_EXECUTABLE PROPERTY TYPE)
+if(NOT DEFINED _COREAI_PYTHON_DEFAULT AND _coreai_python_type STREQUAL "FILEPATH"
+   AND COREAI_PYTHON_EXECUTABLE STREQUAL "/usr/bin/python3")
+  # cached by an older version, whose default this was (not a -D on the command line)
+  set(_COREAI_PYTHON_DEFAULT "/usr/bin/python3")
 endif()
 if(NOT DEFINED COREAI_PYTHON_EXECUTABLE OR COREAI_PYTHON_EXECUTABLE STREQUAL "${_COREAI_PYTHON_DEFAULT}")
   set(COREAI_PYTHON_EXECUTABLE "${_coreai_default_python}" CACHE FILEPATH
