@@ -14,11 +14,14 @@
  * stack-blocked paths), transposes, batch broadcasting and every epilogue.
  * Tolerance as in test_kernel_matmul.c: 1e-5 * max(1, sum over p of |a*b|
  * (+ |bias|)); after an activation, 1.2 times that (the activations' slopes
- * are below 1.2) plus 1e-6 relative.
+ * are below 1.2) plus 1e-6 relative; with a residual addend, plus
+ * FLT_EPSILON * (|epilogue result| + |addend|) for the f32 add.
  * Outputs start as NaN (every element must be written) and are followed by
  * a guard that must stay untouched; scratch has a guard too.
  */
 #include "kernel_ref.h"
+
+#include <float.h>
 
 #include "coreai/kernels.h"
 
@@ -60,12 +63,13 @@ static void check_guard(const float *p, int64_t n, const char *what)
 }
 
 /*
- * got[i][j] against epilogue(sum_p A(i,p) B(p,j) + bias[j]) with
- * A(i,p) = a[i*a_rs + p*a_cs], B(p,j) = b[p*b_rs + j*b_cs].
+ * got[i][j] against epilogue(sum_p A(i,p) B(p,j) + bias[j]) + addend[i*n+j]
+ * (addend may be NULL) with A(i,p) = a[i*a_rs + p*a_cs], B(p,j) =
+ * b[p*b_rs + j*b_cs].
  */
-static void check_product(const float *got, int64_t m, int64_t n, int64_t k, const float *a,
-                          int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs,
-                          const float *bias, int epilogue, const char *what)
+static void check_product_add(const float *got, int64_t m, int64_t n, int64_t k, const float *a,
+                              int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs,
+                              const float *bias, int epilogue, const float *addend, const char *what)
 {
     /* B densely in double, then row by row: s[j] and mag[j] over p */
     double *bd = ref_alloc_d(k * n), *s = ref_alloc_d(n), *mag = ref_alloc_d(n);
@@ -88,9 +92,15 @@ static void check_product(const float *got, int64_t m, int64_t n, int64_t k, con
         }
         for (int64_t j = 0; j < n; ++j) {
             double tol = REF_TOL * fmax(1.0, mag[j]);
-            const double want = act_ref(s[j], epilogue);
+            double want = act_ref(s[j], epilogue);
             if (epilogue != COREAI_EPILOGUE_NONE)
                 tol = 1.2 * tol + 1e-6 * fmax(1.0, fabs(want));
+            if (addend) {
+                /* one more f32 rounding, of the sum */
+                const double r = addend[i * n + j];
+                tol += FLT_EPSILON * (fabs(want) + fabs(r));
+                want += r;
+            }
             const double g = got[i * n + j];
             if (!(fabs(g - want) <= tol)) {
                 print_error("%s [%s]: (%lld,%lld) of %lldx%lldx%lld: got %.9g want %.9g\n", what,
@@ -103,6 +113,13 @@ static void check_product(const float *got, int64_t m, int64_t n, int64_t k, con
     free(bd);
     free(s);
     free(mag);
+}
+
+static void check_product(const float *got, int64_t m, int64_t n, int64_t k, const float *a,
+                          int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, int64_t b_cs,
+                          const float *bias, int epilogue, const char *what)
+{
+    check_product_add(got, m, n, k, a, a_rs, a_cs, b, b_rs, b_cs, bias, epilogue, NULL, what);
 }
 
 /* ---- matmul: plain, scratch, packed B ---------------------------------------- */
@@ -388,11 +405,12 @@ static void test_linear_head_layouts(void **state)
     }
 }
 
-/* linear_packed_add: the residual added after the epilogue, bit for bit
- * what linear_packed followed by an f32 add gives (that linear itself is
- * checked against the double reference above): every epilogue (in
- * registers and after the store), k past KC (the addend must not meet the
- * partial sums), n past NC, edge tiles, head layouts, k == 0. */
+/* linear_packed_add: the residual added after the epilogue, against the
+ * double reference (epilogue(x W^T + bias) + addend), and bit for bit what
+ * linear_packed followed by an f32 add gives (so folding the add changes no
+ * output): every epilogue (in registers and after the store), k past KC
+ * (the addend must not meet the partial sums), n past NC, edge tiles, head
+ * layouts, k == 0. */
 static void test_linear_residual(void **state)
 {
     (void)state;
@@ -421,6 +439,21 @@ static void test_linear_residual(void **state)
                 want[i] = want[i] + r[i];
             assert_int_equal(coreai_linear_packed_add_f32(&p, x, packed, b, r, got), COREAI_STATUS_OK);
             check_guard(got, rows * outf, "linear_packed_add");
+            char what[128];
+            snprintf(what, sizeof what, "linear_packed_add heads x %lld out %lld epilogue %d bias %d",
+                     (long long)cases[c].x_hd, (long long)cases[c].out_hd, epilogue, with_bias);
+            {
+                /* the reference reads x and the result in the plain layout */
+                float *xp = ref_alloc_f(rows * in + 1), *gp = ref_alloc_f(rows * outf + 1);
+                float *rp = ref_alloc_f(rows * outf + 1);
+                to_heads(xp, x, rows, in, cases[c].x_hd, 1);
+                to_heads(gp, got, rows, outf, cases[c].out_hd, 1);
+                to_heads(rp, r, rows, outf, cases[c].out_hd, 1);
+                check_product_add(gp, rows, outf, in, xp, in, 1, w, 1, in, b, epilogue, rp, what);
+                free(xp);
+                free(gp);
+                free(rp);
+            }
             for (int64_t i = 0; i < rows * outf; ++i) {
                 if (memcmp(&got[i], &want[i], sizeof(float)) != 0) {
                     print_error("linear_packed_add %lldx%lldx%lld heads %lld/%lld epilogue %d bias %d [%s]: "
