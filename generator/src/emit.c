@@ -49,7 +49,7 @@ bool cg_emit_program(void *mem_ctx, const cg_module *module, const cg_program_pl
     char *params = NULL;
     char *graphs = cg_emit_graph_functions(&ec, &params);
     char *decls = NULL, *defs = NULL, *descriptor = NULL;
-    if (!cg_emit_entrypoints(&ec, &decls, &defs, &descriptor, weight_bytes)) {
+    if (cg_diag_failed(diag) || !cg_emit_entrypoints(&ec, &decls, &defs, &descriptor, weight_bytes)) {
         talloc_free(tmp);
         return false;
     }

@@ -121,6 +121,7 @@ char *cg_emit_graph_functions(cg_emit_ctx *ec, char **params)
             .params = talloc_strdup(ec->mem_ctx, ""),
             .body = talloc_strdup(ec->mem_ctx, ""),
             .tables = tables,
+            .diag = ec->diag,
         };
         if (gp->use_kernel) {
             cg_emit_body(&em, "    (void)ws;\n");

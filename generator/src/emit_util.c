@@ -83,9 +83,15 @@ char *cg_emit_ref(cg_emitter *em, const cg_value *v)
             ci++;
         return cg_emit_const_symbol(em->mem_ctx, em->prefix, gp, ci);
     }
-    default:
-        return talloc_strdup(em->mem_ctx, "NULL");
+    case CG_STORAGE_VIEW:
+    case CG_STORAGE_FUSED:
+        break;
     }
+    /* a view resolves to its root, and a fused intermediate is never named
+     * outside its loop: reaching here is a generator bug, not a model error */
+    cg_diag_error(em->diag, v->line, "internal error: value '%s' has storage kind %d, which no C expression names",
+                  v->id, (int)s->kind);
+    return talloc_strdup(em->mem_ctx, "NULL");
 }
 
 char *cg_emit_comment_text(void *mem_ctx, const char *text)

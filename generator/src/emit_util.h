@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 
+#include "diag.h"
 #include "ir.h"
 #include "plan.h"
 
@@ -25,6 +26,8 @@ typedef struct cg_emitter {
      * kernel's build-time data): identical ones are emitted once, under the
      * name of the graph that emitted them first. */
     struct cg_table_set *tables;
+    /* Errors found while emitting (a case the emitter has no code for). */
+    cg_diag *diag;
 } cg_emitter;
 
 typedef struct cg_table_set {
