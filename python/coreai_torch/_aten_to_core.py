@@ -1575,6 +1575,16 @@ def _avg_pool2d(vm, node, loc):
     x4, squeezed = _as_4d(x, loc)
     pads = [p[0], p[1], p[0], p[1]]
     if divisor is not None:
+        if ceil:
+            # ceil_mode adds a last window that runs past the end: PyTorch's
+            # output size, reached by padding the end with zeros (which add
+            # nothing to a sum; the divisor is fixed)
+            for axis in range(2):
+                n = x4.type.shape[2 + axis] + 2 * p[axis]
+                out = -(-(n - k[axis]) // s[axis]) + 1
+                if (out - 1) * s[axis] >= x4.type.shape[2 + axis] + p[axis]:
+                    out -= 1
+                pads[2 + axis] += max(0, (out - 1) * s[axis] + k[axis] - n)
         r = coreai.sumpool2d(x4, k, s, [1, 1], pads, loc=loc)
         r = coreai.div(r, _const(float(divisor), r.type.element_type, loc), loc=loc)
     else:

@@ -115,10 +115,11 @@ _PROBE = """<?xml version="1.0" encoding="UTF-8"?>
 
 @pytest.fixture(scope="session")
 def extended_ops(coreai_gen, tmp_path_factory):
-    """Skips unless this coreai-gen knows the extended op table (and str[] attributes)."""
+    """The coreai-gen under test; it must know the extended op table (and str[]
+    attributes): a coreai-gen that rejects the probe fails the tests using it."""
     probe = tmp_path_factory.mktemp("probe") / "probe.xml"
     probe.write_text(_PROBE)
     r = subprocess.run([coreai_gen, "check", str(probe)], capture_output=True, text=True)
     if r.returncode != 0:
-        pytest.skip(f"{coreai_gen} predates the extended op table: {r.stderr.strip()}")
+        pytest.fail(f"{coreai_gen} rejects the extended-op probe model: {r.stderr.strip()}")
     return coreai_gen
