@@ -39,10 +39,20 @@ static int64_t group_row_length(const cg_fuse_group *gr, int64_t numel)
 /* Position of v among the members' results, or SIZE_MAX. */
 static size_t member_of(const cg_graph *g, const cg_fuse_group *gr, const cg_value *v)
 {
-    for (size_t m = 0; m < gr->n_members; m++) {
-        if (g->ops[gr->members[m]]->results[0] == v)
-            return m;
+    /* members are in program order: binary search for v's op (O(log n),
+     * where a walk over the members made a long chain quadratic) */
+    if (v->kind != CG_VALUE_RESULT || v->def == NULL)
+        return SIZE_MAX;
+    size_t lo = 0, hi = gr->n_members, want = v->def->index;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (gr->members[mid] < want)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
+    if (lo < gr->n_members && gr->members[lo] == want && g->ops[want]->results[0] == v)
+        return lo;
     return SIZE_MAX;
 }
 

@@ -201,7 +201,8 @@ size_t cg_fuse_input_find(const cg_fuse_group *gr, const cg_value *v)
 
 /* Grows the group rooted at op r backwards; returns its member count and
  * leaves the members flagged in member (op indices). */
-static size_t group_grow(fuse_search *s, size_t r, const size_t *group_of, const bool *excluded, bool *member)
+static size_t group_grow(fuse_search *s, size_t r, const size_t *group_of, const bool *excluded, bool *member,
+                         size_t *lowest_out)
 {
     const cg_type *out = &s->g->ops[r]->results[0]->type;
     size_t lowest = r, n = 1;
@@ -217,16 +218,18 @@ static size_t group_grow(fuse_search *s, size_t r, const size_t *group_of, const
         search_add(s, k, &lowest);
     }
     search_reset(s, lowest, r);
+    *lowest_out = lowest;
     return n;
 }
 
-static void group_record(void *mem_ctx, cg_fuse_plan *fp, const fuse_search *s, size_t r, size_t n, bool *member)
+static void group_record(void *mem_ctx, cg_fuse_plan *fp, const fuse_search *s, size_t lowest, size_t r, size_t n,
+                         bool *member)
 {
     cg_fuse_group *gr = &fp->groups[fp->n_groups];
     gr->root = r;
     gr->n_members = 0;
     gr->members = talloc_array(mem_ctx, size_t, n);
-    for (size_t k = 0; k <= r; k++) {
+    for (size_t k = lowest; k <= r; k++) {
         if (!member[k])
             continue;
         gr->members[gr->n_members++] = k;
@@ -248,9 +251,10 @@ static void plan_groups(cg_fuse_plan *fp, fuse_search *s, const bool *excluded, 
         if (fp->group_of[r] != SIZE_MAX || (excluded && excluded[r]) || !cg_fuse_op_supported(op) ||
             cg_type_numel(&op->results[0]->type) == 0 || !op_joins(op, &op->results[0]->type))
             continue;
-        size_t n = group_grow(s, r, fp->group_of, excluded, member);
+        size_t lowest;
+        size_t n = group_grow(s, r, fp->group_of, excluded, member, &lowest);
         if (n >= 2) {
-            group_record(fp, fp, s, r, n, member);
+            group_record(fp, fp, s, lowest, r, n, member);
         } else {
             member[r] = false;
         }

@@ -85,6 +85,12 @@ typedef struct cg_value {
     int result_index;
     /* Dense index of the value within its graph, assigned by the planner. */
     size_t slot;
+    /* Uses, counted by the loader: how many operands of the graph's ops
+     * refer to the value, the last op among them, and whether it is one of
+     * the graph's outputs (so "used once" is O(1), not a walk over ops). */
+    size_t n_uses;
+    struct cg_op *last_user;
+    bool is_output;
 } cg_value;
 
 typedef struct cg_op {
@@ -97,6 +103,7 @@ typedef struct cg_op {
     cg_attr_list attrs;
     const char *callee_name;      /* coreai.invoke only */
     struct cg_graph *callee;      /* resolved by the verifier */
+    size_t index;                 /* position in its graph's ops */
 } cg_op;
 
 typedef struct cg_composite_decl {
@@ -124,6 +131,7 @@ typedef struct cg_graph {
     size_t n_outputs;
     cg_value **outputs;       /* operands of <output>, in order */
     int output_line;
+    size_t index;             /* position in cg_module.graphs */
 } cg_graph;
 
 typedef struct cg_entrypoint {

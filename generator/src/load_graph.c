@@ -144,6 +144,7 @@ static bool cg_graph_load_op(cg_graph_load *gl, xmlNodePtr node)
     cg_op *op = talloc_zero(graph, cg_op);
     if (op == NULL)
         return cg_load_oom(load);
+    op->index = graph->n_ops;
     graph->ops[graph->n_ops++] = op;
     op->line = cg_dom_line(node);
     op->kind = cg_dom_prop(op, node, "kind");
@@ -172,6 +173,8 @@ static bool cg_graph_load_op(cg_graph_load *gl, xmlNodePtr node)
         if (operand == NULL)
             return false;
         op->operands[op->n_operands++] = operand;
+        operand->n_uses++;
+        operand->last_user = op;
     }
     if (!cg_load_attrs(load, op, node, &op->attrs))
         return false;
@@ -203,6 +206,7 @@ static bool cg_graph_load_output(cg_graph_load *gl, xmlNodePtr node)
         if (value == NULL)
             return false;
         graph->outputs[graph->n_outputs++] = value;
+        value->is_output = true;
     }
     return true;
 }

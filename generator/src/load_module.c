@@ -131,6 +131,7 @@ bool cg_load_module(cg_load *load, xmlDocPtr doc)
             cg_graph *graph = cg_load_graph(load, c);
             if (graph == NULL)
                 return false;
+            graph->index = module->n_graphs;
             module->graphs[module->n_graphs++] = graph;
             if (!cg_load_unique(load, graph_names, "graph", graph->name, graph, graph->line))
                 return false;
@@ -141,6 +142,16 @@ bool cg_load_module(cg_load *load, xmlDocPtr doc)
             module->entrypoints[module->n_entrypoints++] = ep;
             if (!cg_load_unique(load, entry_names, "entrypoint", ep->name, ep, ep->line))
                 return false;
+        }
+    }
+    /* callees by hashed name; an unknown one is left to the verifier's
+     * message (a linear cg_module_find_graph per invoke would be quadratic) */
+    for (size_t g = 0; g < module->n_graphs; g++) {
+        const cg_graph *graph = module->graphs[g];
+        for (size_t i = 0; i < graph->n_ops; i++) {
+            cg_op *op = graph->ops[i];
+            if (op->callee_name != NULL && strcmp(op->kind, "coreai.invoke") == 0)
+                op->callee = cg_symtab_get(graph_names, op->callee_name, NULL);
         }
     }
     talloc_free(graph_names);

@@ -174,19 +174,12 @@ const char *cg_epilogue_enum(int epilogue)
     }
 }
 
-/* Whether v is used exactly once by g's ops and is not a graph output. */
+/* Whether v is used exactly once by g's ops and is not a graph output
+ * (counted by the loader: ir.h, cg_value.n_uses). */
 static bool single_use(const cg_graph *g, const cg_value *v)
 {
-    size_t uses = 0;
-    for (size_t i = 0; i < g->n_ops; i++) {
-        for (size_t o = 0; o < g->ops[i]->n_operands; o++)
-            uses += g->ops[i]->operands[o] == v;
-    }
-    for (size_t i = 0; i < g->n_outputs; i++) {
-        if (g->outputs[i] == v)
-            return false;
-    }
-    return uses == 1;
+    (void)g;
+    return !v->is_output && v->n_uses == 1;
 }
 
 /* A reshape or same-dtype cast: the same elements in the same order. */
@@ -229,13 +222,7 @@ const cg_op *cg_pack_fusable_linear(const cg_graph *g, const cg_op *act)
 /* The one op using v (v used exactly once, no graph output), or NULL. */
 static const cg_op *only_user(const cg_graph *g, const cg_value *v)
 {
-    if (!single_use(g, v))
-        return NULL;
-    for (size_t i = 0; i < g->n_ops; i++)
-        for (size_t o = 0; o < g->ops[i]->n_operands; o++)
-            if (g->ops[i]->operands[o] == v)
-                return g->ops[i];
-    return NULL;
+    return single_use(g, v) ? v->last_user : NULL;
 }
 
 /* t swaps axes r-3 and r-2 of an f32 [1..., A, B, D] tensor. */

@@ -94,10 +94,8 @@ static const cg_value *root_cb(const void *gp, const cg_value *v) { return root_
 
 static size_t op_index(const cg_graph *g, const cg_op *op)
 {
-    size_t i = 0;
-    while (g->ops[i] != op)
-        i++;
-    return i;
+    (void)g;
+    return op->index; /* set by the loader */
 }
 
 static void bind_results(cg_graph_plan *gp)
@@ -467,25 +465,39 @@ static cg_graph_plan *plan_graph(cg_program_plan *pp, const cg_graph *g, const c
     return gp;
 }
 
-/* Post-order over the call graph so callees are planned (and emitted) first. */
-static void visit(cg_program_plan *pp, const cg_module *m, const cg_graph *g, const cg_plan_options *opt,
-                  bool *seen, size_t *alias)
+/* Post-order over the call graph so callees are planned (and emitted) first:
+ * depth-first with an explicit stack of (graph, next op), so the depth of a
+ * call chain is bounded by the heap, not the C stack. Each graph is pushed
+ * once (seen), so the stacks hold at most n_graphs entries. */
+static void visit(cg_program_plan *pp, const cg_module *m, const cg_graph *root, const cg_plan_options *opt,
+                  bool *seen, size_t *alias, const cg_graph **stack_g, size_t *stack_op)
 {
-    size_t gi = 0;
-    while (m->graphs[gi] != g)
-        gi++;
-    if (seen[gi])
+    if (seen[root->index])
         return;
-    seen[gi] = true;
-    if (!(opt->composite_kernels && cg_composite_kernel_available(g))) {
-        for (size_t i = 0; i < g->n_ops; i++) {
-            if (g->ops[i]->callee)
-                visit(pp, m, g->ops[i]->callee, opt, seen, alias);
+    seen[root->index] = true;
+    size_t depth = 0;
+    stack_g[depth] = root;
+    stack_op[depth++] = 0;
+    while (depth > 0) {
+        const cg_graph *g = stack_g[depth - 1];
+        size_t i = stack_op[depth - 1]++;
+        bool body = !(opt->composite_kernels && cg_composite_kernel_available(g));
+        if (body && i < g->n_ops) {
+            const cg_graph *c = g->ops[i]->callee;
+            if (c && !seen[c->index]) {
+                seen[c->index] = true;
+                stack_g[depth] = c;
+                stack_op[depth++] = 0;
+            }
+            continue;
         }
+        depth--;
+        cg_graph_plan *gp = plan_graph(pp, g, opt, alias[g->index]);
+        gp->index = pp->n_graphs;
+        pp->graphs[pp->n_graphs++] = gp;
+        pp->by_graph[g->index] = gp;
     }
-    cg_graph_plan *gp = plan_graph(pp, g, opt, alias[gi]);
-    gp->index = pp->n_graphs;
-    pp->graphs[pp->n_graphs++] = gp;
+    (void)m;
 }
 
 static void dedupe_constants(cg_program_plan *pp);
@@ -512,8 +524,19 @@ cg_program_plan *cg_program_plan_build_with(void *mem_ctx, const cg_module *m, c
                 alias[gi] = m->entrypoints[e]->n_states;
         }
     }
+    const cg_graph **stack_g = talloc_array(pp, const cg_graph *, m->n_graphs + 1);
+    size_t *stack_op = talloc_array(pp, size_t, m->n_graphs + 1);
+    pp->by_graph = talloc_zero_array(pp, cg_graph_plan *, m->n_graphs + 1);
+    pp->n_module_graphs = m->n_graphs;
+    pp->module = m;
+    if (!pp->graphs || !seen || !alias || !stack_g || !stack_op || !pp->by_graph) {
+        talloc_free(pp);
+        return NULL;
+    }
     for (size_t e = 0; e < m->n_entrypoints; e++)
-        visit(pp, m, m->entrypoints[e]->graph, opt, seen, alias);
+        visit(pp, m, m->entrypoints[e]->graph, opt, seen, alias, stack_g, stack_op);
+    talloc_free(stack_g);
+    talloc_free(stack_op);
     for (size_t e = 0; e < m->n_entrypoints; e++) {
         const cg_graph_plan *gp = cg_program_plan_find(pp, m->entrypoints[e]->graph);
         if (gp->frame_size > pp->workspace_size)
@@ -536,6 +559,9 @@ cg_program_plan *cg_program_plan_build_with(void *mem_ctx, const cg_module *m, c
 
 const cg_graph_plan *cg_program_plan_find(const cg_program_plan *pp, const cg_graph *g)
 {
+    /* O(1) for the module's own graphs (the emitter asks once per invoke) */
+    if (pp->by_graph && g->index < pp->n_module_graphs && pp->module->graphs[g->index] == g)
+        return pp->by_graph[g->index];
     for (size_t i = 0; i < pp->n_graphs; i++) {
         if (pp->graphs[i]->graph == g)
             return pp->graphs[i];

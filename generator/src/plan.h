@@ -78,6 +78,11 @@ typedef struct cg_program_plan {
     uint64_t workspace_size;   /* max frame over entrypoints */
     uint64_t lower_bound;
     uint64_t weight_bytes;     /* bytes of the emitted constants (packed forms included) */
+    /* the plan of module->graphs[i] (NULL when unreachable), for an O(1)
+     * cg_program_plan_find */
+    const struct cg_module *module;
+    size_t n_module_graphs;
+    cg_graph_plan **by_graph;
 } cg_program_plan;
 
 typedef struct cg_plan_options {

@@ -7,7 +7,8 @@
 
 static bool verify_invoke(cg_module *m, cg_op *op, cg_diag *diag)
 {
-    cg_graph *callee = cg_module_find_graph(m, op->callee_name ? op->callee_name : "");
+    /* the loader resolved known callees by hashed name */
+    cg_graph *callee = op->callee ? op->callee : cg_module_find_graph(m, op->callee_name ? op->callee_name : "");
     if (!callee) {
         cg_diag_error(diag, op->line, "coreai.invoke calls unknown graph @%s",
                       op->callee_name ? op->callee_name : "");
@@ -94,27 +95,37 @@ static bool verify_composite(const cg_graph *g, cg_diag *diag)
 enum { VISIT_NEW = 0, VISIT_ACTIVE, VISIT_DONE };
 
 /* Depth-first over invoke edges; an edge back to an active graph is recursion,
- * which a statically planned workspace cannot express. */
-static bool check_recursion(cg_module *m, size_t gi, unsigned char *state, cg_diag *diag)
+ * which a statically planned workspace cannot express. An explicit stack
+ * (graph, next op), so a deep call chain cannot overflow the C stack. */
+static bool check_recursion(cg_module *m, size_t root, unsigned char *state, size_t *stack_g, size_t *stack_op,
+                            cg_diag *diag)
 {
-    cg_graph *g = m->graphs[gi];
-    state[gi] = VISIT_ACTIVE;
-    for (size_t i = 0; i < g->n_ops; i++) {
+    size_t depth = 0;
+    stack_g[depth] = root;
+    stack_op[depth++] = 0;
+    state[root] = VISIT_ACTIVE;
+    while (depth > 0) {
+        cg_graph *g = m->graphs[stack_g[depth - 1]];
+        size_t i = stack_op[depth - 1]++;
+        if (i == g->n_ops) {
+            state[stack_g[--depth]] = VISIT_DONE;
+            continue;
+        }
         cg_graph *c = g->ops[i]->callee;
         if (!c)
             continue;
-        size_t ci = 0;
-        while (m->graphs[ci] != c)
-            ci++;
-        if (state[ci] == VISIT_ACTIVE) {
+        if (state[c->index] == VISIT_ACTIVE) {
             cg_diag_error(diag, g->ops[i]->line, "recursive call: @%s invokes @%s, which is already on the "
                           "call chain", g->name, c->name);
             return false;
         }
-        if (state[ci] == VISIT_NEW && !check_recursion(m, ci, state, diag))
-            return false;
+        if (state[c->index] == VISIT_NEW) {
+            /* every graph is on the stack at most once: depth <= n_graphs */
+            state[c->index] = VISIT_ACTIVE;
+            stack_g[depth] = c->index;
+            stack_op[depth++] = 0;
+        }
     }
-    state[gi] = VISIT_DONE;
     return true;
 }
 
@@ -178,12 +189,15 @@ bool cg_module_verify(cg_module *m, cg_diag *diag)
         }
     }
     unsigned char *state = talloc_zero_array(m, unsigned char, m->n_graphs + 1);
-    if (!state) {
+    size_t *stack_g = talloc_array(state, size_t, m->n_graphs + 1);
+    size_t *stack_op = talloc_array(state, size_t, m->n_graphs + 1);
+    if (!state || !stack_g || !stack_op) {
+        talloc_free(state);
         cg_diag_error(diag, 0, "out of memory");
         return false;
     }
     for (size_t gi = 0; gi < m->n_graphs; gi++) {
-        if (state[gi] == VISIT_NEW && !check_recursion(m, gi, state, diag)) {
+        if (state[gi] == VISIT_NEW && !check_recursion(m, gi, state, stack_g, stack_op, diag)) {
             talloc_free(state);
             return false;
         }
