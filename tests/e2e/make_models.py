@@ -586,6 +586,26 @@ def case_custom_kernel(rng):
                {"y": np.where(V > 0, V, np.exp(V) - 1), "flag": x > 0, "z": np.arange(4, dtype=np.int64) * 3})
 
 
+def case_nonfinite(rng):
+    """Overflow, log of zero and of a negative, 1/0 and inf - inf: the runtime
+    must give inf, -inf and NaN where IEEE float32 does (compare.py requires
+    the same non-finite values at the same places)."""
+    del rng  # fixed inputs
+    x = f32([[-2.0, -0.0, 0.0, 0.5], [1.0, 50.0, 100.0, 200.0]])
+    g = Graph("main")
+    ix = g.arg(x.shape)
+    X = x.astype(np.float64)
+    with np.errstate(all="ignore"):
+        E = as_stored(np.exp(X)).astype(np.float64)  # inf where f32 overflows
+        refs = {"exp": E, "log": np.log(X), "reciprocal": 1 / X, "exp_minus_exp": E - E}
+    ex = g.op("coreai.exp", [ix], x.shape)
+    lg = g.op("coreai.log", [ix], x.shape)
+    rc = g.op("coreai.reciprocal", [ix], x.shape)
+    dd = g.op("coreai.sub", [ex, ex], x.shape)
+    g.output(ex, lg, rc, dd)
+    write_case("nonfinite", [g], [("main", "main", [], ["x"], list(refs))], {"x": x}, {}, refs)
+
+
 def main():
     rng = np.random.default_rng(20261121)
     case_ops(rng)
@@ -596,6 +616,7 @@ def main():
     case_layout(rng)
     case_conv_pool(rng)
     case_custom_kernel(rng)
+    case_nonfinite(rng)
     return 0
 
 
