@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "checked.h"
 #include "infer.h"
 #include "shape.h"
 
@@ -556,7 +557,11 @@ static bool infer_concat(const cg_op_info *info, const cg_op *op, cg_type *out, 
                           "but axis %lld must be equal", i, type_str(t), type_str(x0), (long long)axis);
             return false;
         }
-        out->dims[axis] += t->dims[axis];
+        if (!cg_add_i64(out->dims[axis], t->dims[axis], &out->dims[axis])) {
+            cg_diag_error(diag, op->line, "coreai.concat: the extents along axis %lld overflow (operand %zu is %s)",
+                          (long long)axis, i, type_str(t));
+            return false;
+        }
     }
     return true;
 }
@@ -584,7 +589,9 @@ static bool infer_slice(const cg_op_info *info, const cg_op *op, cg_type *out, c
                           (long long)sd, (long long)x->dims[d]);
             return false;
         }
-        out->dims[d] = (ed - bd + sd - 1) / sd;
+        /* ceil((end - begin) / step) without end - begin + step - 1, which
+         * overflows for x[::sys.maxsize] (step INT64_MAX: one element) */
+        out->dims[d] = cg_ceil_div_i64(ed - bd, sd);
     }
     return true;
 }
@@ -641,8 +648,14 @@ static bool infer_pad(const cg_op_info *info, const cg_op *op, cg_type *out, cg_
     if (value && x->dtype != CG_DTYPE_F32 && !int_value_ok(op, value, value->floats[0], x->dtype, diag))
         return false;
     *out = *x;
-    for (int d = 0; d < x->rank; d++)
-        out->dims[d] += pads->ints[d] + pads->ints[x->rank + d];
+    for (int d = 0; d < x->rank; d++) {
+        if (!cg_add_i64(out->dims[d], pads->ints[d], &out->dims[d]) ||
+            !cg_add_i64(out->dims[d], pads->ints[x->rank + d], &out->dims[d])) {
+            cg_diag_error(diag, pads->line, "coreai.pad: attribute 'pads' %s overflows axis %d of %s",
+                          ints_str(pads), d, type_str(x));
+            return false;
+        }
+    }
     return true;
 }
 
@@ -707,8 +720,19 @@ static bool window_extent(const cg_op *op, const cg_type *x, const char *axis, i
                           int64_t pad_hi, int64_t k, int64_t stride, int64_t dilation, bool ceil_mode,
                           int64_t *out, cg_diag *diag)
 {
-    int64_t span = dilation * (k - 1) + 1;
-    int64_t avail = in + pad_lo + pad_hi;
+    int64_t span, avail;
+    /* checked: a dilation, kernel or pads near INT64_MAX must not wrap
+     * into a window that seems to fit */
+    if (!cg_mul_i64(dilation, k - 1, &span) || !cg_add_i64(span, 1, &span)) {
+        cg_diag_error(diag, op->line, "%s: the %s window overflows: kernel %lld with attribute 'dilations' %lld",
+                      op->kind, axis, (long long)k, (long long)dilation);
+        return false;
+    }
+    if (!cg_add_i64(in, pad_lo, &avail) || !cg_add_i64(avail, pad_hi, &avail)) {
+        cg_diag_error(diag, op->line, "%s: attribute 'pads' (%lld, %lld) overflows the %s extent %lld of %s",
+                      op->kind, (long long)pad_lo, (long long)pad_hi, axis, (long long)in, type_str(x));
+        return false;
+    }
     if (avail < span) {
         cg_diag_error(diag, op->line, "%s: the %s window spans %lld (kernel %lld, dilation %lld) but %s has only "
                       "%lld including padding", op->kind, axis, (long long)span, (long long)k, (long long)dilation,
@@ -716,10 +740,11 @@ static bool window_extent(const cg_op *op, const cg_type *x, const char *axis, i
         return false;
     }
     int64_t num = avail - span;
-    int64_t o = (ceil_mode ? (num + stride - 1) / stride : num / stride) + 1;
+    int64_t o = (ceil_mode ? cg_ceil_div_i64(num, stride) : num / stride) + 1;
     /* as PyTorch: the last window must start inside the input or the
-     * leading padding */
-    if (ceil_mode && (o - 1) * stride >= in + pad_lo)
+     * leading padding (a start beyond INT64_MAX is beyond it too) */
+    int64_t last_start;
+    if (ceil_mode && (!cg_mul_i64(o - 1, stride, &last_start) || last_start >= in + pad_lo))
         o--;
     *out = o;
     return true;
@@ -744,7 +769,8 @@ static bool infer_conv2d(const cg_op_info *info, const cg_op *op, cg_type *out, 
         cg_diag_error(diag, op->line, "coreai.conv2d: the weight must be [O, C / groups, KH, KW], got %s", type_str(w));
         return false;
     }
-    if (c % groups != 0 || w->dims[0] % groups != 0 || w->dims[1] * groups != c) {
+    int64_t wc;
+    if (c % groups != 0 || w->dims[0] % groups != 0 || !cg_mul_i64(w->dims[1], groups, &wc) || wc != c) {
         cg_diag_error(diag, op->line, "coreai.conv2d: input %s and weight %s do not fit groups = %lld (need C and O "
                       "divisible by groups and weight extent 1 = C / groups)", type_str(x), type_str(w),
                       (long long)groups);

@@ -167,6 +167,13 @@ static int run_generate(void *ctx, const cli *c, cg_module *m, cg_diag *diag)
         fprintf(stderr, "coreai-gen: error: out of memory\n");
         return EXIT_INVALID;
     }
+    if (plan->overflow) {
+        cg_diag_error(diag, plan->overflow->line, "the workspace of @%s needs more than %lld bytes (the sizes "
+                      "and lifetimes of its tensors add up beyond what 64-bit offsets can address)",
+                      plan->overflow->name, (long long)INT64_MAX);
+        fprintf(stderr, "%s\n", diag->message);
+        return EXIT_INVALID;
+    }
     const char *base = strrchr(c->model, '/');
     cg_emit_options opt = {.prefix = prefix, .model_name = base ? base + 1 : c->model};
     cg_emitted_files files;

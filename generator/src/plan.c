@@ -2,13 +2,26 @@
 
 #include <talloc.h>
 
+#include "checked.h"
 #include "composite.h"
 #include "pack.h"
 #include "plan.h"
 
 #define ALIGN 64u
 
-static uint64_t align_up(uint64_t n) { return (n + ALIGN - 1) / ALIGN * ALIGN; }
+/* Saturates at UINT64_MAX, which no frame may reach (plan_body turns any
+ * frame beyond INT64_MAX into cg_program_plan.overflow). */
+static uint64_t align_up(uint64_t n)
+{
+    uint64_t r;
+    return cg_align_up_u64(n, ALIGN, &r) ? r : UINT64_MAX;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    uint64_t r;
+    return cg_add_u64(a, b, &r) ? r : UINT64_MAX;
+}
 
 /* ---- frame placement ----------------------------------------------------- */
 
@@ -201,15 +214,16 @@ static uint64_t place_groups(group *groups, const size_t *order, size_t n_groups
         }
         qsort(busy, n_busy, sizeof busy[0], cmp_block_offset);
         uint64_t offset = 0;
+        /* saturating: offsets past UINT64_MAX only ever mean "too big" */
         for (size_t j = 0; j < n_busy; j++) {
-            if (busy[j].offset >= offset + gr->size)
+            if (busy[j].offset >= sat_add(offset, gr->size))
                 break;
-            if (busy[j].offset + busy[j].size > offset)
-                offset = busy[j].offset + busy[j].size;
+            if (sat_add(busy[j].offset, busy[j].size) > offset)
+                offset = sat_add(busy[j].offset, busy[j].size);
         }
         gr->offset = offset;
-        if (offset + gr->size > peak)
-            peak = offset + gr->size;
+        if (sat_add(offset, gr->size) > peak)
+            peak = sat_add(offset, gr->size);
     }
     return peak;
 }
@@ -379,6 +393,8 @@ static void plan_body(cg_graph_plan *gp, const cg_program_plan *pp, bool fuse, v
             const cg_graph_plan *cp = cg_program_plan_find(pp, op->callee);
             scratch = cp->frame_size;
             scratch_lower = cp->lower_bound;
+            if (cp->frame_overflow)
+                gp->frame_overflow = true;
         } else {
             scratch = scratch_lower = align_up(cg_op_gemm_scratch_bytes(op));
         }
@@ -422,18 +438,26 @@ static void plan_body(cg_graph_plan *gp, const cg_program_plan *pp, bool fuse, v
 
     /* 3. The liveness lower bound: the most bytes live at any step, with a
      *    callee counted by its own bound rather than its frame. */
-    uint64_t lower = 0;
+    /*    One sweep over the steps (bytes starting and ending at each),
+     *    not every group at every step. */
+    uint64_t *starts = talloc_zero_array(tmp, uint64_t, n_ops + 2);
+    uint64_t *ends = talloc_zero_array(tmp, uint64_t, n_ops + 2);
+    for (size_t k = 0; k < n_groups; k++) {
+        starts[groups[k].start] = sat_add(starts[groups[k].start], groups[k].lower);
+        if (groups[k].end < n_ops)
+            ends[groups[k].end] = sat_add(ends[groups[k].end], groups[k].lower);
+    }
+    uint64_t lower = 0, live = 0;
     for (size_t i = 0; i < n_ops; i++) {
-        uint64_t live = 0;
-        for (size_t k = 0; k < n_groups; k++) {
-            if (groups[k].start <= i && i <= groups[k].end)
-                live += groups[k].lower;
-        }
+        live = sat_add(live, starts[i]);
         if (live > lower)
             lower = live;
+        live = live == UINT64_MAX ? live : live - ends[i];
     }
     gp->frame_size = align_up(peak);
     gp->lower_bound = lower;
+    if (gp->frame_size > (uint64_t)INT64_MAX || lower > (uint64_t)INT64_MAX)
+        gp->frame_overflow = true;
 }
 
 static cg_graph_plan *plan_graph(cg_program_plan *pp, const cg_graph *g, const cg_plan_options *opt,
@@ -458,6 +482,7 @@ static cg_graph_plan *plan_graph(cg_program_plan *pp, const cg_graph *g, const c
         gp->copy_out = talloc_zero_array(gp, bool, g->n_outputs + 1);
         gp->frame_size = align_up(cg_composite_scratch_bytes(g));
         gp->lower_bound = gp->frame_size;
+        gp->frame_overflow = gp->frame_size > (uint64_t)INT64_MAX;
     } else {
         plan_body(gp, pp, opt->fuse_elementwise, tmp);
     }
@@ -537,6 +562,10 @@ cg_program_plan *cg_program_plan_build_with(void *mem_ctx, const cg_module *m, c
         visit(pp, m, m->entrypoints[e]->graph, opt, seen, alias, stack_g, stack_op);
     talloc_free(stack_g);
     talloc_free(stack_op);
+    for (size_t i = 0; i < pp->n_graphs && !pp->overflow; i++) {
+        if (pp->graphs[i]->frame_overflow)
+            pp->overflow = pp->graphs[i]->graph;
+    }
     for (size_t e = 0; e < m->n_entrypoints; e++) {
         const cg_graph_plan *gp = cg_program_plan_find(pp, m->entrypoints[e]->graph);
         if (gp->frame_size > pp->workspace_size)

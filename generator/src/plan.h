@@ -70,6 +70,7 @@ typedef struct cg_graph_plan {
     unsigned char *const_forms;
     uint64_t frame_size;       /* bytes, a multiple of COREAI_ALIGNMENT */
     uint64_t lower_bound;      /* max bytes simultaneously live, nested frames included */
+    bool frame_overflow;       /* frame_size or lower_bound beyond INT64_MAX (then saturated) */
 } cg_graph_plan;
 
 typedef struct cg_program_plan {
@@ -83,6 +84,10 @@ typedef struct cg_program_plan {
     const struct cg_module *module;
     size_t n_module_graphs;
     cg_graph_plan **by_graph;
+    /* The first graph whose frame (or liveness bound) needs more than
+     * INT64_MAX bytes; NULL when every size fit. Nothing may be emitted
+     * then: coreai-gen reports it as an error. */
+    const cg_graph *overflow;
 } cg_program_plan;
 
 typedef struct cg_plan_options {

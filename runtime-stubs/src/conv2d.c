@@ -23,7 +23,15 @@ static int conv_params_valid(const coreai_conv2d_params *p)
     if (p->stride_h < 1 || p->stride_w < 1 || p->dilation_h < 1 || p->dilation_w < 1 || p->groups < 1 ||
         p->pad_top < 0 || p->pad_left < 0)
         return 0;
-    return p->in_channels % p->groups == 0 && p->out_channels % p->groups == 0;
+    if (p->in_channels % p->groups != 0 || p->out_channels % p->groups != 0)
+        return 0;
+    /* no index the kernels compute may overflow (bottom and right padding
+     * are not passed: the reach of the last window bounds them) */
+    return coreai_window_fits(p->in_h, p->out_h, p->kernel_h, p->stride_h, p->dilation_h, p->pad_top, 0) &&
+           coreai_window_fits(p->in_w, p->out_w, p->kernel_w, p->stride_w, p->dilation_w, p->pad_left, 0) &&
+           coreai_count_fits(p->batch, p->in_channels, p->in_h, p->in_w) &&
+           coreai_count_fits(p->batch, p->out_channels, p->out_h, p->out_w) &&
+           coreai_count_fits(p->out_channels, p->in_channels / p->groups, p->kernel_h, p->kernel_w);
 }
 
 /* One tap into one output row segment: o[j] += w * x[j * sw]. */

@@ -19,7 +19,14 @@ static int pool_params_valid(const coreai_pool2d_params *p)
         return 0;
     if (p->pad_top < 0 || p->pad_left < 0 || p->pad_bottom < 0 || p->pad_right < 0)
         return 0;
-    return p->op != COREAI_POOL_OP_AVG || (p->dilation_h == 1 && p->dilation_w == 1);
+    if (p->op == COREAI_POOL_OP_AVG && (p->dilation_h != 1 || p->dilation_w != 1))
+        return 0;
+    /* no index the kernel computes may overflow */
+    return coreai_window_fits(p->in_h, p->out_h, p->kernel_h, p->stride_h, p->dilation_h, p->pad_top,
+                              p->pad_bottom) &&
+           coreai_window_fits(p->in_w, p->out_w, p->kernel_w, p->stride_w, p->dilation_w, p->pad_left,
+                              p->pad_right) &&
+           coreai_count_fits(p->planes, p->in_h, p->in_w, 1) && coreai_count_fits(p->planes, p->out_h, p->out_w, 1);
 }
 
 /* The window of output position o along one axis: its extent inside the

@@ -31,11 +31,15 @@ coreai_status coreai_slice(const coreai_slice_params *params, const void *x, voi
     int64_t s = 1, start = 0;
     for (int d = p->rank - 1; d >= 0; --d) {
         in_stride[d] = s;
-        s *= p->in_shape[d];
+        if (__builtin_mul_overflow(s, p->in_shape[d], &s))
+            return COREAI_STATUS_INVALID_ARGUMENT;
     }
     for (int d = 0; d < p->rank; ++d) {
         start += p->begins[d] * in_stride[d];
-        step_stride[d] = p->steps[d] * in_stride[d];
+        /* one element along the axis: the step is never taken (x[::maxsize]
+         * has step INT64_MAX, whose product with the stride would overflow);
+         * otherwise (out - 1) * step < in_shape bounds it */
+        step_stride[d] = p->out_shape[d] == 1 ? in_stride[d] : p->steps[d] * in_stride[d];
     }
     const int64_t *const strides[1] = {step_stride};
     coreai_bview v;

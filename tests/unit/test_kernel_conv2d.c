@@ -242,6 +242,22 @@ static void test_errors(void **state)
     p = ok;
     p.in_h = -1;
     assert_int_equal(coreai_conv2d_f32(&p, x, w, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    /* overflowing windows (issue 16): a dilation or pad near INT64_MAX made
+     * the index arithmetic wrap and the call returned OK with garbage */
+    p = ok;
+    p.kernel_h = 2;
+    p.out_h = 1;
+    p.dilation_h = INT64_MAX;
+    assert_int_equal(coreai_conv2d_f32(&p, x, w, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    p = ok;
+    p.pad_top = INT64_MAX - 1;
+    assert_int_equal(coreai_conv2d_f32(&p, x, w, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    p = ok;
+    p.stride_w = INT64_MAX;
+    assert_int_equal(coreai_conv2d_f32(&p, x, w, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    p = ok;
+    p.batch = INT64_MAX / 2;
+    assert_int_equal(coreai_conv2d_f32(&p, x, w, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
     assert_int_equal(coreai_conv2d_f32(NULL, x, w, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
     assert_int_equal(coreai_conv2d_f32(&ok, NULL, w, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
     assert_int_equal(coreai_conv2d_f32(&ok, x, NULL, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);

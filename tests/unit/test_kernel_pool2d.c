@@ -163,6 +163,21 @@ static void test_errors(void **state)
     p = ok;
     p.pad_bottom = -1;
     assert_int_equal(coreai_pool2d_f32(&p, x, out), COREAI_STATUS_INVALID_ARGUMENT);
+    /* overflowing windows (issue 16) */
+    p = ok;
+    p.dilation_w = INT64_MAX;
+    assert_int_equal(coreai_pool2d_f32(&p, x, out), COREAI_STATUS_INVALID_ARGUMENT);
+    p = ok;
+    p.pad_bottom = INT64_MAX;
+    assert_int_equal(coreai_pool2d_f32(&p, x, out), COREAI_STATUS_INVALID_ARGUMENT);
+    p = ok;
+    p.stride_h = INT64_MAX; /* fine for one output row, */
+    assert_int_equal(coreai_pool2d_f32(&p, x, out), COREAI_STATUS_OK);
+    p.out_h = 2; /* not for two */
+    assert_int_equal(coreai_pool2d_f32(&p, x, out), COREAI_STATUS_INVALID_ARGUMENT);
+    p = ok;
+    p.planes = INT64_MAX / 2;
+    assert_int_equal(coreai_pool2d_f32(&p, x, out), COREAI_STATUS_INVALID_ARGUMENT);
     p = ok;
     p.planes = 0;
     assert_int_equal(coreai_pool2d_f32(&p, x, out), COREAI_STATUS_OK);

@@ -87,6 +87,23 @@ static void test_errors(void **state)
     q = p;
     q.steps[1] = 0;
     assert_int_equal(coreai_slice(&q, x, out), COREAI_STATUS_INVALID_ARGUMENT);
+    /* x[::sys.maxsize] (issue 16): step INT64_MAX, one row, no overflow */
+    for (int i = 0; i < 12; i++)
+        x[i] = (float)i;
+    q = p;
+    q.steps[0] = INT64_MAX;
+    q.out_shape[0] = 1;
+    assert_int_equal(coreai_slice(&q, x, out), COREAI_STATUS_OK);
+    for (int i = 0; i < 4; i++)
+        assert_true(out[i] == x[i]);
+    q.begins[0] = 2;
+    assert_int_equal(coreai_slice(&q, x, out), COREAI_STATUS_OK);
+    assert_true(out[0] == 8.0f && out[3] == 11.0f);
+    /* shapes whose element count overflows */
+    q = p;
+    q.in_shape[0] = INT64_MAX;
+    q.in_shape[1] = 4;
+    assert_int_equal(coreai_slice(&q, x, out), COREAI_STATUS_INVALID_ARGUMENT);
     q = p;
     q.steps[1] = 2;
     q.out_shape[1] = 3; /* 0, 2, 4: past the end */
