@@ -956,6 +956,30 @@ def _reshape_like(vm, node, loc):
     return _reshape(_v(vm, node.args[0], None, loc), shape, loc)
 
 
+@register("aten::as_strided.default", "aten::as_strided_copy.default")
+def _as_strided(vm, node, loc):
+    """Only the restride that decompositions append to give a result the
+    strides eager PyTorch would (``adaptive_avg_pool2d`` of a channels-last
+    input: ``as_strided(mean, size, channels-last strides)``): every element
+    read at its own row-major position of the input (same element count),
+    which is a reshape.  Any other view of the storage is rejected."""
+    x = _v(vm, node.args[0], None, loc)
+    size = [int(d) for d in node.args[1]]
+    stride = [int(d) for d in node.args[2]]
+    offset = int(_arg(node, 3, "storage_offset", 0) or 0)
+    n = int(np.prod(size, dtype=np.int64))
+    if n == int(np.prod(x.type.shape, dtype=np.int64)):
+        where = np.full(size, offset, dtype=np.int64)
+        for a, (d, st) in enumerate(zip(size, stride)):
+            view = [1] * len(size)
+            view[a] = d
+            where = where + np.arange(d, dtype=np.int64).reshape(view) * st
+        if np.array_equal(where.reshape(-1), np.arange(n, dtype=np.int64)):
+            return _reshape(x, size, loc)
+    raise NotImplementedError(f"aten::as_strided to size {size}, stride {stride}, offset {offset} reads the storage "
+                              "other than row-major; only a restride that keeps every element in place is supported")
+
+
 @register("aten::permute.default")
 def _permute(vm, node, loc):
     x = _v(vm, node.args[0], None, loc)
@@ -1729,6 +1753,9 @@ def _mul_tensor(vm, node, loc):
     """``aten::mul.Tensor``, recognising RMSNorm (see above): the normalised
     value itself, or ``weight * normalised`` (the scale folded into the call
     when the normalised value has no other use)."""
+    if getattr(vm.ctx, "in_composite_body", False):
+        # an externalized graph's body (e.g. a user's rms_norm) stays op by op
+        return _MUL_TENSOR(vm, node, loc)
     m = _match_rms(node)
     if m is not None:
         return _rms_norm_call(vm, m[0], None, m[1], loc)

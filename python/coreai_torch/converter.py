@@ -215,6 +215,8 @@ class LoweringContext:
         self.externalized: Dict[Tuple, ir.Graph] = {}
         self.subprograms: Dict[str, SubProgram] = {}
         self.by_signature: Dict[str, ir.Graph] = {}
+        # lowering an externalized graph's body: no pattern becomes a composite inside it
+        self.in_composite_body = False
 
     # -- names -----------------------------------------------------------------
     def unique_graph_name(self, base: str) -> str:
@@ -479,11 +481,18 @@ class TorchConverter:
         graph = ir.Graph(ctx.unique_graph_name(staged.entrypoint_name))
         vm = ValuesMap(ctx)
         placeholders = {n.name: n for n in view.placeholders()}
-        for spec, name in zip(states, state_names):
+        for spec, name in list(zip(states, state_names)) + list(zip(plain_inputs, input_names)):
+            val = placeholders[spec.name].meta.get("val")
+            for axis, d in enumerate(getattr(val, "shape", ())):
+                if isinstance(d, torch.SymInt):
+                    raise UnsupportedOpError(
+                        f"input '{name}' dimension {axis} is dynamic ({d}, from torch.export's dynamic_shapes); "
+                        "model format v1 has fixed shapes: export without dynamic_shapes for that dimension")
             shape, dt = node_meta(placeholders[spec.name])
-            vm[spec.name] = graph.add_argument(ir.TensorType(shape, ir_dtype(dt)), name)
-        for spec, name in zip(plain_inputs, input_names):
-            shape, dt = node_meta(placeholders[spec.name])
+            if dt in _INEXACT_DTYPES:
+                raise UnsupportedOpError(
+                    f"{'state' if spec in states else 'input'} '{name}' is {dt}, which model format v1 cannot "
+                    f"carry ({_INEXACT_DTYPES[dt]}); convert the model with {_INEXACT_HINT[dt]} inputs")
             vm[spec.name] = graph.add_argument(ir.TensorType(shape, ir_dtype(dt)), name)
         for spec in view.inputs:
             if spec.name in vm:
@@ -548,8 +557,10 @@ class TorchConverter:
                 continue  # dead (e.g. the unused results of a multi-result op)
             if self._try_fold(vm, node, params):
                 continue
+            _refuse_inexact_dtypes(node)
             loc = ir.Location.name(_location_text(node))
             result = self._lower_node(ctx, vm, node, loc)
+            _check_lowered_types(node, result)
             self._store(vm, node, result)
 
     def _store(self, vm: ValuesMap, node: fx.Node, result: Any) -> None:
@@ -712,10 +723,17 @@ class TorchConverter:
         for node, arg_name in zip(placeholders, sub.input_names):
             shape, dt = node_meta(node)
             vm[node.name] = graph.add_argument(ir.TensorType(shape, ir_dtype(dt)), arg_name)
-        with ir.InsertionPoint(graph):
-            self._lower_graph(ctx, view, vm)
-            outs = [self._output_value(vm, n, graph)
-                    for o, n in zip(view.outputs, view.output_nodes()) if o.kind == USER_OUTPUT]
+        outer = ctx.in_composite_body
+        # the user chose this boundary: its body stays as written (no pattern
+        # inside it becomes a composite, as the externalization guide shows)
+        ctx.in_composite_body = True
+        try:
+            with ir.InsertionPoint(graph):
+                self._lower_graph(ctx, view, vm)
+                outs = [self._output_value(vm, n, graph)
+                        for o, n in zip(view.outputs, view.output_nodes()) if o.kind == USER_OUTPUT]
+        finally:
+            ctx.in_composite_body = outer
         graph.set_outputs(outs)
         # The same submodule converted again with the same body, types and
         # declaration (e.g. called twice with the same signature from
@@ -900,6 +918,47 @@ def _fetch(root: torch.nn.Module, target: str):
     for atom in target.split("."):
         obj = getattr(obj, atom)
     return obj
+
+
+# dtypes model format v1 has no exact equivalent for: computing in them would
+# silently give other numbers (i32 does not wrap at 8/16 bits, f32 rounds f64)
+_INEXACT_DTYPES = {
+    torch.float64: "it has no f64 arithmetic",
+    torch.uint8: "i32 does not wrap around at 8 bits",
+    torch.int8: "i32 does not wrap around at 8 bits",
+    torch.int16: "i32 does not wrap around at 16 bits",
+}
+_INEXACT_HINT = {torch.float64: "float32", torch.uint8: "int32", torch.int8: "int32", torch.int16: "int32"}
+
+
+def _refuse_inexact_dtypes(node: fx.Node) -> None:
+    val = node.meta.get("val")
+    vals = val if isinstance(val, (tuple, list)) else [val]
+    for v in vals:
+        if isinstance(v, torch.Tensor) and v.dtype in _INEXACT_DTYPES:
+            raise UnsupportedOpError(
+                f"{_where(node)}op '{qualified_name(node.target)}' (node '{node.name}', module "
+                f"'{module_path_of(node) or '<root>'}') computes in {v.dtype}, which model format v1 cannot carry "
+                f"exactly ({_INEXACT_DTYPES[v.dtype]}); use {_INEXACT_HINT[v.dtype]} in the model")
+
+
+def _check_lowered_types(node: fx.Node, result: Any) -> None:
+    """Every lowered value has the shape and dtype torch.export recorded for
+    the node: a lowering that gets either wrong fails here, at its node,
+    not as wrong numbers later."""
+    val = node.meta.get("val")
+    pairs = []
+    if isinstance(result, ir.Value) and isinstance(val, torch.Tensor):
+        pairs = [(result, val)]
+    elif isinstance(result, (list, tuple)) and isinstance(val, (list, tuple)):
+        pairs = [(r, v) for r, v in zip(result, val) if isinstance(r, ir.Value) and isinstance(v, torch.Tensor)]
+    for i, (r, v) in enumerate(pairs):
+        want = ir.TensorType(tuple(int(d) for d in v.shape), ir_dtype(v.dtype))
+        if r.type != want:
+            which = f" result {i}" if len(pairs) > 1 else ""
+            raise AssertionError(
+                f"{_where(node)}the lowering of '{qualified_name(node.target)}' (node '{node.name}'){which} gave "
+                f"{r.type}; torch.export recorded {want}")
 
 
 def _where(node: fx.Node) -> str:

@@ -12,9 +12,6 @@ calls, starting from their initial values).  Returns one
 
 from __future__ import annotations
 
-import os
-import re
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence
@@ -33,40 +30,12 @@ def to_numpy(x: Any) -> np.ndarray:
     return np.asarray(x)
 
 
-_UNKNOWN_KIND = re.compile(r"unknown op kind '([^']+)'")
-_NOT_F32 = re.compile(r"error: (coreai\.[a-z_0-9]+): operand \d+ is (\w+); only f32 arithmetic")
-
-
 def run_program(program, calls: Sequence[Mapping[str, Any]], entrypoint: str = "main", *,
                 composite_kernels: bool = True, workdir: Optional[str] = None,
-                name: str = "model", xfail_unknown_ops: bool = True) -> List[Dict[str, np.ndarray]]:
-    """See the module docstring.  Under pytest, when ``coreai-gen`` rejects
-    an op kind it does not know yet (``unknown op kind '...'``) the test is
-    marked xfail with that op kind as the reason (``xfail_unknown_ops``)."""
-    try:
-        return _run_program(program, calls, entrypoint, composite_kernels, workdir, name)
-    except Exception as e:  # noqa: BLE001
-        reason = _new_op_kind_rejection(str(e), program)
-        if reason and xfail_unknown_ops and "pytest" in sys.modules:
-            import pytest
-
-            pytest.xfail(f"coreai-gen ({os.environ.get('COREAI_GEN', 'default')}) {reason}")
-        raise
-
-
-def _new_op_kind_rejection(message: str, program) -> Optional[str]:
-    """Why coreai-gen refused the model, when it is only because that build
-    of coreai-gen predates an op kind (or an op's dtype) of model-format.md."""
-    m = _UNKNOWN_KIND.search(message)
-    if m:
-        return f"rejects op kind '{m.group(1)}': its C kernels are not in this build yet"
-    m = _NOT_F32.search(message)
-    if m:
-        return f"rejects {m.group(2)} operands of {m.group(1)}: only f32 arithmetic in this build"
-    if "failed to validate attributes" in message and "coreai.elementwise_kernel" in str(program):
-        return ("rejects the attributes of coreai.elementwise_kernel (a new op kind): its embedded schema "
-                "predates it")
-    return None
+                name: str = "model") -> List[Dict[str, np.ndarray]]:
+    """See the module docstring.  Any error (the generator's included)
+    propagates: a test either expects success or asserts the error."""
+    return _run_program(program, calls, entrypoint, composite_kernels, workdir, name)
 
 
 def _run_program(program, calls, entrypoint, composite_kernels, workdir, name):

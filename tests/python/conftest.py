@@ -1,6 +1,6 @@
 """pytest setup for the `coreai` package tests (tests/python/test_coreai_*.py).
 
-Run: /usr/bin/python3 -m pytest tests/python
+Run: .venv/bin/python -m pytest tests/python (scripts/check sets up .venv/)
 coreai-gen comes from COREAI_GEN, else PATH, else the newest build*/generator/coreai-gen
 of this checkout; tests that need it (or xmllint, or a C compiler) are
 skipped when it is missing. Compiled models are cached by content hash in
@@ -123,3 +123,17 @@ def extended_ops(coreai_gen, tmp_path_factory):
     if r.returncode != 0:
         pytest.fail(f"{coreai_gen} rejects the extended-op probe model: {r.stderr.strip()}")
     return coreai_gen
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """A skipped test is a check that did not run: the session fails on any
+    skip unless COREAI_ALLOW_SKIPS=1 (e.g. a developer without a C compiler)."""
+    if os.environ.get("COREAI_ALLOW_SKIPS") == "1":
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    skipped = reporter.stats.get("skipped", []) if reporter is not None else []
+    if skipped and session.exitstatus == 0:
+        for report in skipped:
+            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+            print(f"\nunexpected skip: {report.nodeid}: {reason}")
+        session.exitstatus = 1

@@ -295,3 +295,43 @@ def test_kernel_definition_errors():
                          [MetalParameter("gid", "uint2", "thread_position_in_grid")])
     with pytest.raises(ValueError, match="no C equivalent"):
         k.c_source({"x": torch.float32})
+
+
+# ---------------------------------------------------------------------------
+# dtypes model format v1 cannot carry exactly: refused, never silently widened
+# ---------------------------------------------------------------------------
+
+
+class _Uint8Wrap(nn.Module):
+    def forward(self, x):
+        return (x.to(torch.uint8) + 200).float()  # PyTorch wraps: [210, 44, 194]
+
+
+def test_uint8_arithmetic_is_refused_naming_op_and_line():
+    ep = export_decomposed(_Uint8Wrap(), (torch.tensor([10.0, 100.0, 250.0]),))
+    with pytest.raises(UnsupportedOpError, match=r"test_torch_errors\.py:\d+: op 'aten::_to_copy.default' .* "
+                                                 r"computes in torch\.uint8.*does not wrap around at 8 bits"):
+        TorchConverter().add_exported_program(ep).to_coreai()
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.int8, torch.int16, torch.uint8])
+def test_inexact_input_dtypes_are_refused(dtype):
+    class Id(nn.Module):
+        def forward(self, x):
+            return x + 1
+
+    ep = export_decomposed(Id(), (torch.ones(3, dtype=dtype),))
+    with pytest.raises(UnsupportedOpError, match=rf"input 'x' is {dtype}, which model format v1 cannot carry"):
+        TorchConverter().add_exported_program(ep).to_coreai()
+
+
+def test_dynamic_dimension_is_refused_naming_input_and_dimension():
+    class Double(nn.Module):
+        def forward(self, x):
+            return x * 2
+
+    seq = torch.export.Dim("seq", min=2, max=16)
+    ep = torch.export.export(Double(), (torch.randn(1, 4, 3),), dynamic_shapes={"x": {1: seq}})
+    ep = ep.run_decompositions(get_decomp_table())
+    with pytest.raises(UnsupportedOpError, match=r"input 'x' dimension 1 is dynamic \(s\w+"):
+        TorchConverter().add_exported_program(ep).to_coreai()
