@@ -11,6 +11,8 @@
 #include "load_internal.h"
 #include "weights.h"
 
+bool cg_weights_accept_any_sha256 = false;
+
 const char *cg_weights_href_problem(const char *href)
 {
     if (href[0] == '\0')
@@ -85,7 +87,7 @@ const uint8_t *cg_weights_read(void *mem_ctx, const char *path, uint64_t size,
                          got, (unsigned long long)size);
     } else {
         cg_sha256_hex(data, got, actual);
-        if (strcmp(actual, sha256_hex) == 0)
+        if (strcmp(actual, sha256_hex) == 0 || cg_weights_accept_any_sha256)
             return data;
         cg_diag_error_in(diag, path, 0,
                          "SHA-256 mismatch: the file has %s, but the model says %s", actual,

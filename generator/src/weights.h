@@ -17,6 +17,10 @@ const char *cg_weights_href_problem(const char *href);
 /* href resolved against the directory of model_path, talloc'd on mem_ctx. */
 char *cg_weights_resolve(void *mem_ctx, const char *model_path, const char *href);
 
+/* Set only by the fuzzer (tests/fuzz): accept weights whatever their
+ * SHA-256, so mutated bytes get past the check. Never set in coreai-gen. */
+extern bool cg_weights_accept_any_sha256;
+
 /* Reads the file at path and checks that it is `size` bytes long with the
  * given SHA-256 (64 lowercase hex digits). The bytes are freed with mem_ctx.
  * Errors are reported as "PATH: error: ...". */
