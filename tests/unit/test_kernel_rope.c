@@ -202,7 +202,9 @@ static const int64_t shapes[][5] = {{4, 2, 3, 5, 8}, {4, 1, 1, 7, 6}, {4, 3, 2, 
 static void set_shape(rope_case *c, size_t si)
 {
     c->rank = (int)shapes[si][0];
-    for (int i = 0; i < c->rank; ++i)
+    /* a row holds four extents; a rank-5 case gets 4 as its last (reading
+     * shapes[si][5] was one past the row: ASan, issue 16) */
+    for (int i = 0; i < c->rank && i < 4; ++i)
         c->shape[i] = shapes[si][1 + i];
     if (c->rank == 5)
         c->shape[4] = 4;
