@@ -360,8 +360,8 @@ def test_exact_values_round_trip(tmp_path, gen_print):
     p = build_special_values()
     path = p.save(tmp_path / "sp.xml")
     q = coreai.load(path)
-    for ga, gb in zip(p.module.graphs, q.module.graphs):
-        for oa, ob in zip(ga.operations, gb.operations):
+    for ga, gb in zip(p.module.graphs, q.module.graphs, strict=True):
+        for oa, ob in zip(ga.operations, gb.operations, strict=True):
             assert oa.kind == ob.kind and oa.attributes == ob.attributes
             if oa.is_constant:
                 assert oa.data.dtype == ob.data.dtype and oa.data.tobytes() == ob.data.tobytes()

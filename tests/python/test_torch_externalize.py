@@ -37,7 +37,7 @@ def check_numerics(program, model, sample, names=None):
     with torch.no_grad():
         ref = model(*inputs)
     refs = ref if isinstance(ref, (tuple, list)) else (ref,)
-    for r, o in zip(refs, out.values()):
+    for r, o in zip(refs, out.values(), strict=True):
         assert max_abs_diff(r, o) <= ATOL
 
 

@@ -189,6 +189,6 @@ def test_unbatched_and_nested_in_externalized_module():
         assert ops == ["gru", "lstm", "rnn", "rnn"]
         for kernels in (True, False):
             out = run_program(program, [{"x": x}], composite_kernels=kernels)[0]
-            for r, o in zip(ref, out.values()):
+            for r, o in zip(ref, out.values(), strict=True):
                 assert max_abs_diff(r, o) <= 1e-5
     assert not any("forward" in mod.__dict__ for mod in m.modules())
