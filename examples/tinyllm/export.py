@@ -39,6 +39,8 @@ tinyllm_prefill and tinyllm_decode with the same two state buffers.
                                     one per decode step) and
                                     reference_logits.npy (f32 [1 + steps, 256])
   --steps N                         decode steps of the reference (default 32)
+  --prompt-reference TEXT STEPS DIR the same for another 8-byte prompt and
+                                    STEPS decode steps (repeatable)
 
 Before writing anything the script checks, in PyTorch, that the cached
 generation equals a plain recomputation over the whole sequence (no cache)
@@ -189,18 +191,18 @@ def build_model():
     return model
 
 
-def prompt_tokens():
-    assert len(PROMPT) == PROMPT_LEN
-    return torch.tensor([list(PROMPT)], dtype=torch.int64)
+def prompt_tokens(prompt=PROMPT):
+    assert len(prompt) == PROMPT_LEN
+    return torch.tensor([list(prompt)], dtype=torch.int64)
 
 
-def generate(model, steps):
+def generate(model, steps, prompt=PROMPT):
     """Greedy generation with the cache: prefill the prompt, then `steps`
     decode calls. Returns (tokens [1 + steps], logits [1 + steps, VOCAB])."""
     model.reset_cache()
     tokens, logits = [], []
     with torch.no_grad():
-        out = model(prompt_tokens(), torch.tensor([0]))
+        out = model(prompt_tokens(prompt), torch.tensor([0]))
         for step in range(steps + 1):
             logits.append(out[0].clone())
             tokens.append(int(out[0].argmax()))
@@ -251,13 +253,13 @@ def write_file(path, data):
     os.replace(path + ".tmp", path)
 
 
-def write_reference(directory, tokens, logits):
+def write_reference(directory, tokens, logits, prompt=PROMPT):
     os.makedirs(directory, exist_ok=True)
     buf = io.BytesIO()
     np.save(buf, np.ascontiguousarray(logits.numpy(), dtype="<f4"), allow_pickle=False)
     write_file(os.path.join(directory, "reference_logits.npy"), buf.getvalue())
     write_file(os.path.join(directory, "reference_tokens.txt"), (" ".join(map(str, tokens)) + "\n").encode())
-    write_file(os.path.join(directory, "reference_prompt.txt"), (" ".join(map(str, PROMPT)) + "\n").encode())
+    write_file(os.path.join(directory, "reference_prompt.txt"), (" ".join(map(str, prompt)) + "\n").encode())
 
 
 def main(argv):
@@ -265,6 +267,8 @@ def main(argv):
     parser.add_argument("--output", required=True, help="model file to write (its weights go beside it)")
     parser.add_argument("--reference", metavar="DIR", help="write PyTorch's greedy tokens and logits there")
     parser.add_argument("--steps", type=int, default=32, help="decode steps of the reference")
+    parser.add_argument("--prompt-reference", nargs=3, metavar=("TEXT", "STEPS", "DIR"), action="append",
+                        default=[], help=f"also write the reference of another {PROMPT_LEN}-byte prompt")
     args = parser.parse_args(argv)
     if not 0 <= args.steps <= CONTEXT - PROMPT_LEN:
         parser.error(f"--steps must be in 0..{CONTEXT - PROMPT_LEN}")
@@ -280,6 +284,15 @@ def main(argv):
     program.save(args.output)
     if args.reference:
         write_reference(args.reference, tokens, logits)
+    for text, steps, directory in args.prompt_reference:
+        prompt = text.encode()
+        if len(prompt) != PROMPT_LEN:
+            parser.error(f"--prompt-reference: {text!r} is not {PROMPT_LEN} bytes")
+        p_tokens, p_logits = generate(model, int(steps), prompt)
+        p_top2 = p_logits.topk(2, dim=-1).values
+        p_margin = float((p_top2[:, 0] - p_top2[:, 1]).min())
+        assert p_margin >= MIN_MARGIN, f"{text!r}: a greedy choice is a near tie (margin {p_margin})"
+        write_reference(directory, p_tokens, p_logits, prompt=prompt)
     print(f"tinyllm: prompt {list(PROMPT)} -> {tokens} (smallest top-2 margin {margin:.3g})")
     return 0
 
