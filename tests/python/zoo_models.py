@@ -232,15 +232,16 @@ class ZooResult:
     error: str = ""
 
 
-def export_and_convert(model_id: str, res: ZooResult = None):
-    """(program, exported program, inputs, eager reference)."""
+def export_and_convert(model_id: str, res: ZooResult = None, make=None, rms_norm_pattern: bool = True):
+    """(program, exported program, inputs, eager reference).  ``make``: a
+    ``() -> (module, inputs)`` builder instead of ``ZOO[model_id]``."""
     import time
 
     import coreai_torch
     from coreai_torch import TorchConverter
 
     res = res if res is not None else ZooResult(model_id)
-    model, inputs = build(model_id)
+    model, inputs = make() if make is not None else build(model_id)
     with torch.no_grad():
         ref = model(**inputs)
         t0 = time.perf_counter()
@@ -248,6 +249,10 @@ def export_and_convert(model_id: str, res: ZooResult = None):
         ep = ep.run_decompositions(coreai_torch.get_decomp_table())
         t1 = time.perf_counter()
         conv = TorchConverter()
+        if rms_norm_pattern:
+            # HF's written-out RMSNorm -> the rms_norm composite (opt-in lowering)
+            from coreai_torch._aten_to_core import lower_mul_with_rms_norm
+            conv.register_torch_lowering("aten::mul.Tensor", allow_override=True)(lower_mul_with_rms_norm)
         conv.add_exported_program(ep)
         program = conv.to_coreai().optimize()
         t2 = time.perf_counter()
@@ -277,7 +282,7 @@ def count_ops(program, res: ZooResult) -> None:
     res.composites = dict(sorted(calls.items()))
 
 
-def run_zoo_model(model_id: str, composite_kernels: bool = True) -> ZooResult:
+def run_zoo_model(model_id: str, composite_kernels: bool = True, make=None) -> ZooResult:
     """Export, convert, generate, compile and run ``model_id``; compare with
     eager PyTorch.  Generates and compiles in a fresh directory (no cache),
     timing each step, and reads from the generated C which composite
@@ -292,7 +297,7 @@ def run_zoo_model(model_id: str, composite_kernels: bool = True) -> ZooResult:
     from coreai.runtime import NDArray
 
     res = ZooResult(model_id)
-    program, _ep, inputs, ref = export_and_convert(model_id, res)
+    program, _ep, inputs, ref = export_and_convert(model_id, res, make)
     feed = {k: NDArray(v.contiguous()) for k, v in inputs.items()}
     with tempfile.TemporaryDirectory() as tmp:
         asset = program.save_asset(Path(tmp) / "zoo.aimodel")

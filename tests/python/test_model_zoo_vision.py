@@ -1,0 +1,49 @@
+"""The model zoo's optional vision tier (torchvision / timm), run by a
+second interpreter: torchvision needs torch 2.14.1 + torchvision 0.29.1
+(a separate virtual environment, .venv-vision by default; see
+docs/model-zoo.md).  Runs only with COREAI_ZOO_VISION=1 and that
+interpreter present (COREAI_ZOO_VISION_PYTHON overrides its path); about
+6-8 minutes on 2 cores, most of it compiling resnet18's 11.7 M weights.
+
+Same rule as the Hugging Face tier: max|out - ref| <= 1e-5 * max(1, max|ref|).
+"""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+PY = Path(os.environ.get("COREAI_ZOO_VISION_PYTHON", REPO / ".venv-vision" / "bin" / "python"))
+
+MODELS = ["resnet18", "mobilenet_v3_small", "efficientnet_b0", "convnext_tiny", "vit (torchvision)",
+          "vit_tiny (timm)"]
+
+pytestmark = pytest.mark.skipif(
+    os.environ.get("COREAI_ZOO_VISION") != "1" or not PY.exists(),
+    reason="vision tier: set COREAI_ZOO_VISION=1 and create .venv-vision (torch 2.14.1, torchvision 0.29.1, timm)")
+
+
+#: Models that fail today, with the text their error must contain.
+#: convnext_tiny (28.6 M weights) converts, but the weights C file coreai-gen
+#: writes does not compile (a line starting with ',' at zoo_weights.c:8): a
+#: generator bug in the weights emission, reported, not a converter gap.
+EXPECTED_ERRORS = {"convnext_tiny": "zoo_weights.c:8:1: error: expected identifier"}
+
+
+@pytest.mark.parametrize("model_id", MODELS)
+def test_model_zoo_vision(model_id, coreai_gen, c_compiler):
+    env = dict(os.environ, COREAI_GEN=coreai_gen, PYTHONWARNINGS="ignore")
+    r = subprocess.run([str(PY), str(HERE / "zoo_vision.py"), "--json", model_id], capture_output=True, text=True,
+                       env=env, timeout=900)
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
+    assert lines, f"no result from {PY}:\n{r.stderr[-3000:]}"
+    res = json.loads(lines[-1])
+    if model_id in EXPECTED_ERRORS:
+        assert EXPECTED_ERRORS[model_id] in res["error"], res["error"][-2000:]
+        return
+    assert not res["error"], res["error"]
+    assert res["max_err"] <= res["tol"], res
