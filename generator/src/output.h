@@ -2,8 +2,10 @@
  * output.h - puts generated files on disk all-or-nothing.
  *
  * Each file is written to a temporary name in its target directory and
- * renamed over the target only after every file was written, so a failure
- * leaves no partial output and a reader never sees half a file. A file whose
+ * renamed over the target only after every file was written; if a rename
+ * fails, the files already replaced get their old content back. So a
+ * failure (or SIGINT/SIGTERM/SIGHUP, or ulimit -f) leaves the old outputs
+ * and no temporaries, and a reader never sees half a file. A file whose
  * content is unchanged is left alone (its mtime too), so builds that depend
  * on it do not rerun.
  */
@@ -18,6 +20,7 @@
 typedef struct cg_output_file {
     const char *path;
     const char *content;
+    bool always; /* rewrite even when unchanged (a build stamp) */
 } cg_output_file;
 
 /* Number of files actually replaced goes to *written (may be NULL). */
