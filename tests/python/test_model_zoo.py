@@ -18,7 +18,7 @@ wrong lowering (a dropped term, a wrong mask, a swapped axis) shows as
 errors of 1e-3 and more.  docs/model-zoo.md has the table
 (tests/python/zoo_table.py prints it).
 
-The torchvision / timm tier lives in tests/python/test_model_zoo_vision.py.
+The torchvision / timm tier lives in tests/python/vision_tier_model_zoo.py.
 """
 import os
 import re

@@ -6,8 +6,8 @@ see docs/model-zoo.md).
     .venv-vision/bin/python tests/python/zoo_vision.py [--json] [MODEL...]
 
 prints one line per model (or one JSON object per line with --json: the
-fields of zoo_models.ZooResult).  tests/python/test_model_zoo_vision.py
-runs it when COREAI_ZOO_VISION=1.
+fields of zoo_models.ZooResult).  tests/python/vision_tier_model_zoo.py
+runs it (ctest python.model_zoo_vision, -DCOREAI_ZOO_VISION=ON).
 """
 from __future__ import annotations
 

@@ -1,9 +1,11 @@
 """The model zoo's optional vision tier (torchvision / timm), run by a
 second interpreter: torchvision needs torch 2.14.1 + torchvision 0.29.1
 (a separate virtual environment, .venv-vision by default; see
-docs/model-zoo.md).  Runs only with COREAI_ZOO_VISION=1 and that
-interpreter present (COREAI_ZOO_VISION_PYTHON overrides its path); about
-6-8 minutes on 2 cores, most of it compiling resnet18's 11.7 M weights.
+docs/model-zoo.md; COREAI_ZOO_VISION_PYTHON overrides its path).  Not
+collected by a plain ``pytest tests/python`` (the file name does not start
+with ``test_``): ctest runs it as python.model_zoo_vision when configured
+with -DCOREAI_ZOO_VISION=ON; about 6-8 minutes on 2 cores, most of it
+compiling resnet18's 11.7 M weights.
 
 Same rule as the Hugging Face tier: max|out - ref| <= 1e-5 * max(1, max|ref|).
 """
@@ -22,9 +24,10 @@ PY = Path(os.environ.get("COREAI_ZOO_VISION_PYTHON", REPO / ".venv-vision" / "bi
 MODELS = ["resnet18", "mobilenet_v3_small", "efficientnet_b0", "convnext_tiny", "vit (torchvision)",
           "vit_tiny (timm)"]
 
-pytestmark = pytest.mark.skipif(
-    os.environ.get("COREAI_ZOO_VISION") != "1" or not PY.exists(),
-    reason="vision tier: set COREAI_ZOO_VISION=1 and create .venv-vision (torch 2.14.1, torchvision 0.29.1, timm)")
+
+def setup_module(module):
+    assert PY.exists(), (f"the vision tier needs {PY}: python3 -m venv .venv-vision && .venv-vision/bin/pip install "
+                         "torch==2.14.1 torchvision==0.29.1 timm numpy")
 
 
 #: Models that fail today, with the text their error must contain.
