@@ -19,7 +19,12 @@ bool cg_load_oom(cg_load *load)
 
 cg_module *cg_module_load(void *mem_ctx, const char *path, cg_diag *diag)
 {
-    cg_load load = {.diag = diag, .path = path};
+    return cg_module_load_with(mem_ctx, path, CG_DEFAULT_MAX_MODEL_SIZE, diag);
+}
+
+cg_module *cg_module_load_with(void *mem_ctx, const char *path, uint64_t max_model_size, cg_diag *diag)
+{
+    cg_load load = {.diag = diag, .path = path, .max_model_size = max_model_size};
     load.scratch = talloc_new(mem_ctx);
     if (load.scratch == NULL) {
         cg_load_oom(&load);

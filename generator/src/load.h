@@ -16,4 +16,11 @@
 
 cg_module *cg_module_load(void *mem_ctx, const char *path, cg_diag *diag);
 
+/* The default cap on the model file's size (coreai-gen --max-model-size). */
+#define CG_DEFAULT_MAX_MODEL_SIZE (256u * 1024u * 1024u)
+
+/* The same with a cap on the model file's size in bytes (a larger file is
+ * refused before it is read). cg_module_load uses the default. */
+cg_module *cg_module_load_with(void *mem_ctx, const char *path, uint64_t max_model_size, cg_diag *diag);
+
 #endif /* CG_LOAD_H */

@@ -1,15 +1,25 @@
 /*
- * load_file.c - reading a whole file into memory.
+ * load_file.c - reading a model or weights file into memory, refusing
+ * anything but a regular file.
+ *
+ * The file is opened with O_NONBLOCK (so a FIFO cannot block the open) and
+ * checked with fstat after the open (so what is checked is what is read):
+ * FIFOs, devices (a symlink to /dev/zero), sockets and directories are
+ * refused. At most max_size bytes are read; a larger file is refused from
+ * its fstat size before anything is read, and one that grows while being
+ * read stops at max_size + 1 bytes.
  *
  * talloc refuses single allocations of 256 MiB or more, and weights files are
  * often larger, so the bytes live in a malloc'd block owned by a small talloc
  * object whose destructor frees it: the lifetime still follows mem_ctx.
- * Plain stdio with a growing buffer rather than stat(), so the size we report
- * is the number of bytes actually read, and this stays portable.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <talloc.h>
 
@@ -25,57 +35,24 @@ static int cg_file_bytes_destroy(cg_file_bytes *bytes)
     return 0;
 }
 
-/* Reads all of f into a malloc'd buffer with room for a trailing NUL. */
-static uint8_t *cg_file_slurp(FILE *f, size_t size_hint, size_t *size, int *error)
+const char *cg_load_file_problem(int error)
 {
-    size_t cap = size_hint < SIZE_MAX - 1 ? size_hint + 1 : 4096;
-    if (cap < 4096)
-        cap = 4096;
-    uint8_t *buf = malloc(cap);
-    if (buf == NULL && cap > 4096) {
-        /* the hint came from the model and may be nonsense */
-        cap = 4096;
-        buf = malloc(cap);
+    switch (error) {
+    case CG_FILE_NOT_REGULAR:
+        return "not a regular file";
+    case CG_FILE_TOO_LARGE:
+        return "too large";
+    default:
+        return strerror(error);
     }
-    if (buf == NULL) {
-        *error = ENOMEM;
-        return NULL;
-    }
-
-    size_t used = 0;
-    for (;;) {
-        if (used == cap) {
-            size_t bigger_cap = cap <= SIZE_MAX / 2 ? cap * 2 : SIZE_MAX;
-            uint8_t *bigger = bigger_cap > cap ? realloc(buf, bigger_cap) : NULL;
-            if (bigger == NULL) {
-                free(buf);
-                *error = bigger_cap > cap ? ENOMEM : EFBIG;
-                return NULL;
-            }
-            buf = bigger;
-            cap = bigger_cap;
-        }
-        errno = 0;
-        used += fread(buf + used, 1, cap - used, f);
-        if (ferror(f)) {
-            free(buf);
-            *error = errno != 0 ? errno : EIO;
-            return NULL;
-        }
-        /* the final NUL needs one spare byte even at EOF */
-        if (feof(f) && used < cap)
-            break;
-    }
-    buf[used] = 0;
-    *size = used;
-    return buf;
 }
 
-uint8_t *cg_load_file_read(void *mem_ctx, const char *path, size_t size_hint,
-                           size_t *size, int *error)
+uint8_t *cg_load_file_read(void *mem_ctx, const char *path, uint64_t max_size, size_t *size, int *error,
+                           uint64_t *file_size)
 {
     *size = 0;
     *error = 0;
+    *file_size = 0;
 
     cg_file_bytes *owner = talloc_zero(mem_ctx, cg_file_bytes);
     if (owner == NULL) {
@@ -84,18 +61,73 @@ uint8_t *cg_load_file_read(void *mem_ctx, const char *path, size_t size_hint,
     }
     talloc_set_destructor(owner, cg_file_bytes_destroy);
 
-    errno = 0;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
         *error = errno != 0 ? errno : EIO;
         talloc_free(owner);
         return NULL;
     }
-    owner->data = cg_file_slurp(f, size_hint, size, error);
-    fclose(f);
-    if (owner->data == NULL) {
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        *error = errno != 0 ? errno : EIO;
+    } else if (!S_ISREG(st.st_mode)) {
+        *error = CG_FILE_NOT_REGULAR;
+    } else if ((uint64_t)st.st_size > max_size) {
+        *error = CG_FILE_TOO_LARGE;
+        *file_size = (uint64_t)st.st_size;
+    }
+    if (*error != 0) {
+        close(fd);
         talloc_free(owner);
         return NULL;
     }
+    /* a regular file never blocks; clear the flag anyway */
+    int flags = fcntl(fd, F_GETFL);
+    if (flags >= 0)
+        (void)fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+
+    /* room for the fstat size, one byte to notice growth, and the NUL */
+    uint64_t want = (uint64_t)st.st_size < max_size ? (uint64_t)st.st_size + 1 : max_size + 1;
+    if (want > SIZE_MAX - 1) {
+        close(fd);
+        talloc_free(owner);
+        *error = EFBIG;
+        return NULL;
+    }
+    size_t cap = (size_t)want;
+    uint8_t *buf = malloc(cap + 1);
+    if (buf == NULL) {
+        close(fd);
+        talloc_free(owner);
+        *error = ENOMEM;
+        return NULL;
+    }
+    size_t used = 0;
+    while (used < cap) {
+        ssize_t got = read(fd, buf + used, cap - used);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            *error = errno != 0 ? errno : EIO;
+            break;
+        }
+        if (got == 0)
+            break;
+        used += (size_t)got;
+    }
+    close(fd);
+    if (*error == 0 && (uint64_t)used > max_size) {
+        *error = CG_FILE_TOO_LARGE;
+        *file_size = (uint64_t)used;
+    }
+    if (*error != 0) {
+        free(buf);
+        talloc_free(owner);
+        return NULL;
+    }
+    buf[used] = 0;
+    *size = used;
+    *file_size = (uint64_t)used;
+    owner->data = buf;
     return owner->data;
 }

@@ -21,6 +21,7 @@ typedef struct cg_load {
     const char *path;        /* model file, for messages */
     cg_module *module;       /* under construction on scratch */
     const uint8_t *weights;  /* contents of the weights file; NULL without <weights> */
+    uint64_t max_model_size; /* bytes; a larger model file is refused unread */
 } cg_load;
 
 /* Reports an error in the model file. */
@@ -31,11 +32,16 @@ bool cg_load_oom(cg_load *load);
 
 /* ---- load_file.c ---- */
 
-/* Whole file in a talloc buffer with one extra NUL byte (not counted in
- * *size). size_hint avoids reallocations when the size is known. On failure
- * returns NULL with an errno value in *error. */
-uint8_t *cg_load_file_read(void *mem_ctx, const char *path, size_t size_hint,
-                           size_t *size, int *error);
+/* A regular file (anything else is refused: FIFOs, devices, directories)
+ * in a buffer freed with mem_ctx, with one extra NUL byte (not counted in
+ * *size). At most max_size bytes are read. On failure returns NULL with an
+ * errno value or one of the codes below in *error; *file_size is the size
+ * found when the file is too large. */
+enum { CG_FILE_NOT_REGULAR = -1, CG_FILE_TOO_LARGE = -2 };
+uint8_t *cg_load_file_read(void *mem_ctx, const char *path, uint64_t max_size, size_t *size, int *error,
+                           uint64_t *file_size);
+/* The message for an *error of cg_load_file_read. */
+const char *cg_load_file_problem(int error);
 
 /* ---- load_xml.c: parsing and schema validation ---- */
 

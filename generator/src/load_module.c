@@ -1,12 +1,43 @@
 /*
  * load_module.c - the <coreai-model> root: weights, graphs, entrypoints.
  */
+/* realpath() */
+#define _XOPEN_SOURCE 700
+#include <stdlib.h>
 #include <string.h>
 
 #include <talloc.h>
 
 #include "load_internal.h"
 #include "weights.h"
+
+/* The weights file must be inside the model's folder once symlinks are
+ * resolved: a symlink to /dev/zero or to a file elsewhere is refused (the
+ * href itself is already relative, without '..'). A missing file is left
+ * to cg_weights_read's message. */
+static bool cg_weights_confined(cg_load *load, int line, const char *href, const char *weights_path)
+{
+    const char *slash = strrchr(load->path, '/');
+    char *dir = slash ? talloc_strndup(load->scratch, load->path, (size_t)(slash - load->path + 1))
+                      : talloc_strdup(load->scratch, ".");
+    if (dir == NULL)
+        return cg_load_oom(load);
+    char *real_dir = realpath(dir, NULL);
+    char *real_weights = realpath(weights_path, NULL);
+    bool ok = true;
+    if (real_dir != NULL && real_weights != NULL) {
+        size_t n = strlen(real_dir);
+        bool root = n == 1 && real_dir[0] == '/';
+        if (strncmp(real_weights, real_dir, n) != 0 || (!root && real_weights[n] != '/')) {
+            cg_load_error(load, line, "weights href '%s' resolves to '%s', outside the model's folder '%s'", href,
+                          real_weights, real_dir);
+            ok = false;
+        }
+    }
+    free(real_dir);
+    free(real_weights);
+    return ok;
+}
 
 static bool cg_load_weights(cg_load *load, xmlNodePtr node)
 {
@@ -29,6 +60,9 @@ static bool cg_load_weights(cg_load *load, xmlNodePtr node)
         return false;
     }
     module->weights_path = cg_weights_resolve(module, load->path, module->weights_href);
+    if (module->weights_path != NULL &&
+        !cg_weights_confined(load, line, module->weights_href, module->weights_path))
+        return false;
     if (module->weights_path == NULL)
         return cg_load_oom(load);
 

@@ -137,9 +137,17 @@ xmlDocPtr cg_load_xml_parse(cg_load *load)
 {
     size_t size = 0;
     int error = 0;
-    char *text = (char *)cg_load_file_read(load->scratch, load->path, 0, &size, &error);
+    uint64_t file_size = 0;
+    /* libxml2 takes an int length */
+    uint64_t max = load->max_model_size < (uint64_t)INT_MAX ? load->max_model_size : (uint64_t)INT_MAX;
+    char *text = (char *)cg_load_file_read(load->scratch, load->path, max, &size, &error, &file_size);
+    if (text == NULL && error == CG_FILE_TOO_LARGE) {
+        cg_load_error(load, 0, "model file is too large (%llu bytes; the limit is %llu, see --max-model-size)",
+                      (unsigned long long)file_size, (unsigned long long)max);
+        return NULL;
+    }
     if (text == NULL) {
-        cg_load_error(load, 0, "cannot read model file: %s", strerror(error));
+        cg_load_error(load, 0, "cannot read model file: %s", cg_load_file_problem(error));
         return NULL;
     }
     if (size > INT_MAX) {

@@ -3,6 +3,7 @@
  *
  * Exit status: 0 success, 1 invalid model or unwritable output, 2 usage.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,8 +26,8 @@ enum { EXIT_OK = 0, EXIT_INVALID = 1, EXIT_USAGE = 2 };
 static const char usage_text[] =
     "usage: coreai-gen generate MODEL -o DIR [--prefix NAME] [--no-composite-kernels]\n"
     "                           [--no-fuse] [--depfile FILE] [--stamp FILE] [--stats]\n"
-    "       coreai-gen check MODEL\n"
-    "       coreai-gen print MODEL\n"
+    "       coreai-gen check MODEL [--max-model-size BYTES]\n"
+    "       coreai-gen print MODEL [--max-model-size BYTES]\n"
     "       coreai-gen --help | --version\n"
     "\n"
     "commands:\n"
@@ -44,6 +45,8 @@ static const char usage_text[] =
     "                            if given, else DIR/NAME.c)\n"
     "  --stamp FILE              rewrite FILE on every successful run (a build-system timestamp)\n"
     "  --stats                   print workspace, liveness lower bound and weight bytes\n"
+    "  --max-model-size BYTES    refuse a model file larger than BYTES before reading it\n"
+    "                            (default 268435456, 256 MiB; at most 2147483647)\n"
     "  -h, --help                show this help\n"
     "  --version                 show the version\n"
     "\n"
@@ -59,6 +62,7 @@ typedef struct cli {
     bool composite_kernels;
     bool fuse;
     bool stats;
+    uint64_t max_model_size;
 } cli;
 
 static int usage_error(const char *fmt, const char *arg)
@@ -72,7 +76,7 @@ static int usage_error(const char *fmt, const char *arg)
 /* Returns -1 to continue, or an exit status. */
 static int parse_args(int argc, char **argv, cli *c)
 {
-    *c = (cli){.composite_kernels = true, .fuse = true};
+    *c = (cli){.composite_kernels = true, .fuse = true, .max_model_size = CG_DEFAULT_MAX_MODEL_SIZE};
     if (argc < 2)
         return usage_error("%s", "no command given");
     for (int i = 1; i < argc; i++) {
@@ -100,6 +104,16 @@ static int parse_args(int argc, char **argv, cli *c)
             if (!has_value)
                 return usage_error("%s needs a file", a);
             c->stamp = argv[++i];
+        } else if (!strcmp(a, "--max-model-size")) {
+            if (!has_value)
+                return usage_error("%s needs a size in bytes", a);
+            const char *v = argv[++i];
+            char *end = NULL;
+            errno = 0;
+            unsigned long long bytes = strtoull(v, &end, 10);
+            if (v[0] < '0' || v[0] > '9' || *end != '\0' || errno != 0 || bytes == 0)
+                return usage_error("--max-model-size '%s' is not a positive number of bytes", v);
+            c->max_model_size = bytes;
         } else if (!strcmp(a, "--no-composite-kernels")) {
             c->composite_kernels = false;
         } else if (!strcmp(a, "--no-fuse")) {
@@ -223,7 +237,7 @@ int main(int argc, char **argv)
     void *ctx = talloc_new(NULL);
     cg_diag diag;
     cg_diag_init(&diag, c.model);
-    cg_module *m = cg_module_load(ctx, c.model, &diag);
+    cg_module *m = cg_module_load_with(ctx, c.model, c.max_model_size, &diag);
     if (!m || !cg_module_verify(m, &diag)) {
         fprintf(stderr, "%s\n", diag.message);
         talloc_free(ctx);

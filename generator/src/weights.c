@@ -77,11 +77,16 @@ const uint8_t *cg_weights_read(void *mem_ctx, const char *path, uint64_t size,
     }
     size_t got = 0;
     int error = 0;
-    size_t hint = size < SIZE_MAX ? (size_t)size : 0;
-    uint8_t *data = cg_load_file_read(holder, path, hint, &got, &error);
+    uint64_t file_size = 0;
+    /* never more than the declared size: a device or a huge file is
+     * refused before it is read */
+    uint8_t *data = cg_load_file_read(holder, path, size, &got, &error, &file_size);
     char actual[SHA256_DIGEST_SIZE * 2 + 1];
-    if (data == NULL) {
-        cg_diag_error_in(diag, path, 0, "cannot read weights file: %s", strerror(error));
+    if (data == NULL && error == CG_FILE_TOO_LARGE) {
+        cg_diag_error_in(diag, path, 0, "weights file is %llu bytes, but the model says %llu",
+                         (unsigned long long)file_size, (unsigned long long)size);
+    } else if (data == NULL) {
+        cg_diag_error_in(diag, path, 0, "cannot read weights file: %s", cg_load_file_problem(error));
     } else if ((uint64_t)got != size) {
         cg_diag_error_in(diag, path, 0, "weights file is %zu bytes, but the model says %llu",
                          got, (unsigned long long)size);

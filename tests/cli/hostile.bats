@@ -79,3 +79,82 @@ no_leftovers() {
         no_leftovers "$TMP"
     done
 }
+
+# ---- special files (issue 16: a FIFO hung, /dev/zero read until out of memory) ----
+
+valid_model() {  # DIR: valid.xml of tests/data/load and its weights
+    mkdir -p "$1"
+    cp "$COREAI_SOURCE_DIR/tests/data/load/valid.xml" "$1/valid.xml"
+}
+
+@test "a FIFO as the model file is refused, not waited on" {
+    mkfifo "$TMP/fifo.xml"
+    run timeout 20 "$COREAI_GEN" check "$TMP/fifo.xml"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"fifo.xml: error: cannot read model file: not a regular file"* ]]
+}
+
+@test "a directory as the model file is refused" {
+    mkdir "$TMP/dir.xml"
+    run "$COREAI_GEN" check "$TMP/dir.xml"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"dir.xml: error: cannot read model file:"* ]]
+}
+
+@test "a FIFO as the weights file is refused, not waited on" {
+    valid_model "$TMP/m"
+    mkfifo "$TMP/m/valid.weights"
+    run timeout 20 "$COREAI_GEN" check "$TMP/m/valid.xml"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"valid.weights: error: cannot read weights file: not a regular file"* ]]
+}
+
+@test "a weights symlink to /dev/zero is refused" {
+    valid_model "$TMP/m"
+    ln -s /dev/zero "$TMP/m/valid.weights"
+    run timeout 20 "$COREAI_GEN" check "$TMP/m/valid.xml"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"valid.xml:5: error: weights href 'valid.weights' resolves to '/dev/zero', outside the model's folder"* ]]
+}
+
+@test "a weights symlink out of the model folder is refused, one inside it is followed" {
+    valid_model "$TMP/m"
+    mkdir -p "$TMP/elsewhere" "$TMP/m/blobs"
+    cp "$COREAI_SOURCE_DIR/tests/data/load/valid.weights" "$TMP/elsewhere/valid.weights"
+    ln -s "$TMP/elsewhere/valid.weights" "$TMP/m/valid.weights"
+    run "$COREAI_GEN" check "$TMP/m/valid.xml"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"outside the model's folder"* ]]
+    rm "$TMP/m/valid.weights"
+    cp "$COREAI_SOURCE_DIR/tests/data/load/valid.weights" "$TMP/m/blobs/w.bin"
+    ln -s blobs/w.bin "$TMP/m/valid.weights"
+    run "$COREAI_GEN" check "$TMP/m/valid.xml"
+    [ "$status" -eq 0 ]
+}
+
+@test "a weights file larger than declared is refused without reading it all" {
+    valid_model "$TMP/m"
+    cp "$COREAI_SOURCE_DIR/tests/data/load/valid.weights" "$TMP/m/valid.weights"
+    truncate -s 3G "$TMP/m/valid.weights"   # sparse
+    run timeout 20 "$COREAI_GEN" check "$TMP/m/valid.xml"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"valid.weights: error: weights file is 3221225472 bytes, but the model says"* ]]
+}
+
+@test "the model file size is capped (default 256 MiB), --max-model-size changes the cap" {
+    cp "$COREAI_SOURCE_DIR/tests/golden/ok-slice-maxsize/model.xml" "$TMP/big.xml"
+    truncate -s 300M "$TMP/big.xml"   # sparse: refused from its size, unread
+    run timeout 20 "$COREAI_GEN" check "$TMP/big.xml"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"big.xml: error: model file is too large (314572800 bytes; the limit is 268435456, see --max-model-size)"* ]]
+    cp "$COREAI_SOURCE_DIR/tests/golden/ok-slice-maxsize/model.xml" "$TMP/small.xml"
+    run "$COREAI_GEN" check "$TMP/small.xml" --max-model-size 100
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"the limit is 100, see --max-model-size"* ]]
+    run "$COREAI_GEN" check "$TMP/small.xml" --max-model-size 100000
+    [ "$status" -eq 0 ]
+    run "$COREAI_GEN" check "$TMP/small.xml" --max-model-size 12x
+    [ "$status" -eq 2 ]
+    run "$COREAI_GEN" --help
+    [[ "$output" == *"--max-model-size BYTES"* ]]
+}
