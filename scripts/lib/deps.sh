@@ -10,6 +10,7 @@ COREAI_DEBIAN_PACKAGES=(
     libxml2-dev libxml2-utils libtalloc-dev nettle-dev libcmocka-dev
     bats python3 python3-venv
     libopenblas-dev valgrind git
+    libclang-rt-14-dev llvm-14
 )
 
 # Prints the packages of "$@" that are not installed, one per line. A name
