@@ -12,6 +12,7 @@
 #include <talloc.h>
 
 #include "composite.h"
+#include "coreai/kernels/rope.h"
 #include "shape.h"
 
 /* ---- the call being built ------------------------------------------------ */
@@ -624,11 +625,8 @@ static void rope_table(kcall *k, int64_t seq_len, int64_t rot, float base, float
     float *freq = talloc_array(k->mem, float, (size_t)half);
     float *c = talloc_array(k->mem, float, (size_t)(seq_len * half));
     float *s = talloc_array(k->mem, float, (size_t)(seq_len * half));
-    for (int64_t i = 0; i < half; i++) {
-        const float e = (float)i / (float)half;
-        const float period = (float)pow((double)base, (double)e);
-        freq[i] = (1.0f / period) * scale;
-    }
+    for (int64_t i = 0; i < half; i++)
+        freq[i] = coreai_rope_inv_freq(base, i, half) * scale; /* as coreai_rope_f32 */
     for (int64_t t = 0; t < seq_len; t++) {
         const float pos = (float)(offset + t);
         for (int64_t i = 0; i < half; i++) {

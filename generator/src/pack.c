@@ -8,6 +8,9 @@ static bool kind_is(const cg_op *op, const char *k) { return strcmp(op->kind, k)
 
 static int64_t round16(int64_t n) { return (n + CG_PACK_NR - 1) / CG_PACK_NR * CG_PACK_NR; }
 
+/* cg_op_epilogue's "none" is what plan.c's zero-filled epilogue array means. */
+_Static_assert(COREAI_EPILOGUE_NONE == 0, "cg_op_epilogue returns 0 for no epilogue (plan.c zero-fills)");
+
 cg_pack_kind cg_pack_operand_kind(const cg_op *op)
 {
     bool linear = kind_is(op, "coreai.linear"), matmul = kind_is(op, "coreai.matmul");
@@ -81,12 +84,14 @@ void cg_pack_const_uses(const cg_graph *g, const cg_value *c, cg_pack_root_fn ro
     }
 }
 
-/* 4 * k * ceil(n / 16) * 16 when nothing is empty, as the runtime defines it. */
+/* coreai_matmul_f32_scratch_size / coreai_linear_ex_f32_scratch_size: the
+ * packed form of B when nothing is empty (the runtime's inline count). */
 static uint64_t scratch_formula(int64_t m, int64_t n, int64_t k, int64_t batch)
 {
     if (m <= 0 || n <= 0 || k <= 0 || batch <= 0)
         return 0;
-    return (uint64_t)k * (uint64_t)round16(n) * sizeof(float);
+    const int64_t floats = coreai_packed_b_floats(k, n);
+    return floats > 0 ? (uint64_t)floats * sizeof(float) : 0;
 }
 
 uint64_t cg_op_gemm_scratch_bytes(const cg_op *op)
@@ -153,23 +158,23 @@ int cg_op_epilogue(const cg_op *op)
     if (op->n_operands != 1 || op->n_results != 1 || op->operands[0]->type.dtype != CG_DTYPE_F32)
         return 0;
     if (kind_is(op, "coreai.relu"))
-        return 1;
+        return COREAI_EPILOGUE_RELU;
     if (kind_is(op, "coreai.gelu")) {
         const cg_attr *a = cg_attr_find(&op->attrs, "approximate");
-        return a && strcmp(a->str, "tanh") == 0 ? 3 : 2;
+        return a && strcmp(a->str, "tanh") == 0 ? COREAI_EPILOGUE_GELU_TANH : COREAI_EPILOGUE_GELU;
     }
     if (kind_is(op, "coreai.silu"))
-        return 4;
-    return 0;
+        return COREAI_EPILOGUE_SILU;
+    return COREAI_EPILOGUE_NONE;
 }
 
 const char *cg_epilogue_enum(int epilogue)
 {
     switch (epilogue) {
-    case 1: return "COREAI_EPILOGUE_RELU";
-    case 2: return "COREAI_EPILOGUE_GELU";
-    case 3: return "COREAI_EPILOGUE_GELU_TANH";
-    case 4: return "COREAI_EPILOGUE_SILU";
+    case COREAI_EPILOGUE_RELU: return "COREAI_EPILOGUE_RELU";
+    case COREAI_EPILOGUE_GELU: return "COREAI_EPILOGUE_GELU";
+    case COREAI_EPILOGUE_GELU_TANH: return "COREAI_EPILOGUE_GELU_TANH";
+    case COREAI_EPILOGUE_SILU: return "COREAI_EPILOGUE_SILU";
     default: return "COREAI_EPILOGUE_NONE";
     }
 }

@@ -20,10 +20,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "coreai/kernels/matmul.h"
 #include "ir.h"
 
-/* The runtime's panel width (COREAI_PACK_NR). */
-#define CG_PACK_NR 16
+/* The runtime's panel width. */
+#define CG_PACK_NR COREAI_PACK_NR
 
 typedef enum cg_pack_kind {
     CG_PACK_NONE = 0,

@@ -3,11 +3,15 @@
 #include <talloc.h>
 
 #include "checked.h"
+#include "coreai/runtime.h"
 #include "composite.h"
 #include "pack.h"
 #include "plan.h"
 
-#define ALIGN 64u
+/* Every buffer of a frame is aligned as the runtime requires of the workspace. */
+#define ALIGN ((uint64_t)COREAI_ALIGNMENT)
+_Static_assert(COREAI_ALIGNMENT > 0 && (COREAI_ALIGNMENT & (COREAI_ALIGNMENT - 1)) == 0,
+               "COREAI_ALIGNMENT is a power of two");
 
 /* Saturates at UINT64_MAX, which no frame may reach (plan_body turns any
  * frame beyond INT64_MAX into cg_program_plan.overflow). */

@@ -6,12 +6,7 @@
 
 int64_t coreai_gemm_packed_count(int64_t k, int64_t n)
 {
-    if (k < 0 || n < 0 || n > INT64_MAX - 15)
-        return -1;
-    const int64_t n16 = (n + 15) / 16 * 16;
-    if (n16 > 0 && k > INT64_MAX / n16)
-        return -1;
-    return k * n16;
+    return coreai_packed_b_floats(k, n);
 }
 
 void coreai_gemm_pack_b(int64_t k, int64_t n, const float *b, int64_t b_rs, int64_t b_cs,

@@ -96,13 +96,10 @@ static void fill_table(const coreai_rope_params *p, const void *positions, const
     float *fs = scratch;
     for (int64_t i = 0; i < half; ++i) {
         float f;
-        if (freqs != NULL) {
+        if (freqs != NULL)
             f = freqs[i];
-        } else {
-            const float e = (float)i / (float)half;
-            const float period = (float)pow((double)p->base, (double)e);
-            f = 1.0f / period;
-        }
+        else
+            f = coreai_rope_inv_freq(p->base, i, half);
         fs[i] = f * p->scale;
     }
     /* Visit each key once: an odometer over the key axes only. */

@@ -83,6 +83,20 @@ typedef enum coreai_epilogue {
  * k or n is negative or the count overflows. */
 int64_t coreai_packed_b_count(int64_t k, int64_t n);
 
+/* The same count, inline: the one definition behind coreai_packed_b_count,
+ * the GEMM scratch sizes (coreai_matmul_f32_scratch_size,
+ * coreai_linear_ex_f32_scratch_size: this many floats when nothing is empty)
+ * and coreai-gen, which plans that scratch without linking the runtime. */
+static inline int64_t coreai_packed_b_floats(int64_t k, int64_t n)
+{
+    if (k < 0 || n < 0 || n > INT64_MAX - (COREAI_PACK_NR - 1))
+        return -1;
+    const int64_t n_panels = (n + COREAI_PACK_NR - 1) / COREAI_PACK_NR * COREAI_PACK_NR;
+    if (n_panels > 0 && k > INT64_MAX / n_panels)
+        return -1;
+    return k * n_panels;
+}
+
 /*
  * Packs the k x n matrix B into the layout above. b is dense row-major k x n,
  * or n x k when transposed (then B is its transpose: a PyTorch [out][in]

@@ -1,6 +1,7 @@
 #ifndef COREAI_KERNELS_ROPE_H
 #define COREAI_KERNELS_ROPE_H
 
+#include <math.h>
 #include <stddef.h>
 
 #include "coreai/runtime.h"
@@ -64,6 +65,18 @@ typedef struct coreai_rope_params {
     float base;
     int32_t has_freqs;
 } coreai_rope_params;
+
+/* The inverse frequency of rotary pair i of half = rotary_dims / 2 when no
+ * freqs are given: 1 / base^(i / half), with the exponent and the result in
+ * f32 and the power in double. coreai_rope_f32 and coreai-gen's build-time
+ * cos / sin tables both use this one definition, so they agree bit for bit
+ * (each then multiplies by scale in f32). */
+static inline float coreai_rope_inv_freq(float base, int64_t i, int64_t half)
+{
+    const float e = (float)i / (float)half;
+    const float period = (float)pow((double)base, (double)e);
+    return 1.0f / period;
+}
 
 /* Bytes of scratch coreai_rope_f32 needs (0 in COS_SIN mode); (size_t)-1
  * for invalid params. */
