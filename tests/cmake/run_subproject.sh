@@ -1,0 +1,97 @@
+#!/bin/bash
+# usage: run_subproject.sh SOURCE_DIR
+#
+# Builds tests/cmake/subproject, a consumer that add_subdirectory()s the
+# coreai-codegen SOURCE_DIR (its CMakeLists.txt asserts the subproject
+# defaults), with an empty build type, and checks that:
+#   * the only test is the consumer's own (ctest -N), which passes: the model
+#     of coreai_add_model(MODEL examples/feedforward/feedforward.xml) matches
+#     PyTorch's reference output;
+#   * nothing is compiled with -Werror (COREAI_WERROR is OFF);
+#   * the consumer's empty build type stays empty, and the runtime and the
+#     model are compiled with -O3 all the same (COREAI_MODEL_OPTIMIZE), the
+#     consumer's own code without it;
+#   * -DCOREAI_MODEL_OPTIMIZE=OFF drops that -O3, and the OPTIMIZE keyword of
+#     coreai_add_model overrides it per model (checked in a Debug configure).
+# Exits non-zero on the first failure.
+set -euo pipefail
+
+if [ $# -ne 1 ]; then
+    echo "usage: $0 SOURCE_DIR" >&2
+    exit 2
+fi
+src=$(cd "$1" && pwd)
+
+fail() {
+    echo "run_subproject: FAIL: $*" >&2
+    exit 1
+}
+step() {
+    echo "run_subproject: $*"
+}
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/coreai-subproject.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+build="$work/build"
+log="$work/log"
+
+# compile_flags FILE-REGEX: the compile command of the one source matching
+# FILE-REGEX in compile_commands.json
+compile_flags() {
+    python3 - "$build/compile_commands.json" "$1" <<'PY'
+import json, re, sys
+hits = [e for e in json.load(open(sys.argv[1])) if re.search(sys.argv[2], e["file"])]
+if len(hits) != 1:
+    sys.exit(f"{len(hits)} compile commands match {sys.argv[2]}")
+print(hits[0].get("command") or " ".join(hits[0]["arguments"]))
+PY
+}
+has_flag() { # FLAG COMMAND
+    [[ " $2 " == *" $1 "* ]]
+}
+
+step "configure (add_subdirectory, no CMAKE_BUILD_TYPE)"
+cmake -S "$src/tests/cmake/subproject" -B "$build" -G Ninja -DCOREAI_SOURCE_DIR="$src" \
+    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >"$log" 2>&1 || { cat "$log"; fail "configure failed"; }
+grep -q '^CMAKE_BUILD_TYPE:STRING=$' "$build/CMakeCache.txt" \
+    || fail "the consumer's empty CMAKE_BUILD_TYPE was changed: $(grep '^CMAKE_BUILD_TYPE' "$build/CMakeCache.txt")"
+
+step "ctest -N lists only the consumer's test"
+ctest --test-dir "$build" -N >"$log" 2>&1 || { cat "$log"; fail "ctest -N failed"; }
+grep -q "Total Tests: 1$" "$log" || { cat "$log"; fail "expected only the consumer's test"; }
+grep -q "consumer.app" "$log" || { cat "$log"; fail "the consumer's test is missing"; }
+
+step "compile flags"
+if grep -q -- "-Werror" "$build/compile_commands.json"; then
+    fail "something is compiled with -Werror: $(grep -m1 -o '"file": "[^"]*"' "$build/compile_commands.json")"
+fi
+model_cmd=$(compile_flags '/coreai/ff_model/feedforward\.c$')
+runtime_cmd=$(compile_flags '/runtime-stubs/src/gemm_kernel\.c$')
+app_cmd=$(compile_flags '/tests/cmake/downstream/main\.c$')
+has_flag -O3 "$model_cmd" || fail "the model is not optimized: $model_cmd"
+has_flag -O3 "$runtime_cmd" || fail "the runtime is not optimized: $runtime_cmd"
+has_flag -O3 "$app_cmd" && fail "the consumer's own code got -O3: $app_cmd"
+
+step "build"
+cmake --build "$build" >"$log" 2>&1 || { cat "$log"; fail "build failed"; }
+grep -q "Generating C for Core AI model" "$log" || { cat "$log"; fail "the model was not generated"; }
+
+step "run"
+ctest --test-dir "$build" --output-on-failure >"$log" 2>&1 || { cat "$log"; fail "the consumer's test failed"; }
+grep -q "100% tests passed" "$log" || { cat "$log"; fail "the consumer's test did not pass"; }
+
+step "Debug, -DCOREAI_MODEL_OPTIMIZE=OFF: no -O3"
+cmake "$build" -DCMAKE_BUILD_TYPE=Debug -DCOREAI_MODEL_OPTIMIZE=OFF >"$log" 2>&1 \
+    || { cat "$log"; fail "reconfigure failed"; }
+model_cmd=$(compile_flags '/coreai/ff_model/feedforward\.c$')
+runtime_cmd=$(compile_flags '/runtime-stubs/src/gemm_kernel\.c$')
+has_flag -O3 "$model_cmd" && fail "COREAI_MODEL_OPTIMIZE=OFF, yet the model has -O3: $model_cmd"
+has_flag -O3 "$runtime_cmd" && fail "COREAI_MODEL_OPTIMIZE=OFF, yet the runtime has -O3: $runtime_cmd"
+
+step "Debug, COREAI_MODEL_OPTIMIZE=OFF but OPTIMIZE ON for the model"
+cmake "$build" -DCOREAI_SUBPROJECT_MODEL_OPTIMIZE=ON >"$log" 2>&1 || { cat "$log"; fail "reconfigure failed"; }
+model_cmd=$(compile_flags '/coreai/ff_model/feedforward\.c$')
+has_flag -O3 "$model_cmd" || fail "OPTIMIZE ON did not optimize the model: $model_cmd"
+has_flag -g "$model_cmd" || fail "the Debug flags are gone: $model_cmd"
+
+echo "run_subproject: all checks passed"
