@@ -1666,10 +1666,8 @@ def _layer_norm_body(x, w, b, axes, eps, loc):
 #     x * rsqrt(mean(x ** 2, -1, keepdim=True) + eps)   [then  weight * that]
 # (no ATen op of its own), becomes one ``rms_norm`` composite: the matcher
 # runs on the ``mul`` nodes, the ops it replaces are left dead for optimize().
-# Opt-in (the built-in ``aten::mul.Tensor`` lowering stays plain, so a model
-# that is not externalized converts to plain ops, as the externalization
-# guide shows):
-#     converter.register_torch_lowering("aten::mul.Tensor", allow_override=True)(lower_mul_with_rms_norm)
+# It is the built-in ``aten::mul.Tensor`` lowering; inside an externalized
+# graph's body nothing is matched (the user chose that boundary).
 
 _PASS_F32 = ("aten::_to_copy.default", "aten::clone.default", "aten::alias.default")
 _MUL_TENSOR = _binary_arith(coreai.mul)
@@ -1752,6 +1750,7 @@ def _rms_norm_call(vm, x_node, scale, eps, loc):
     return vm.ctx.composite("rms_norm", {"axes": -1, "eps": eps}, inputs, ["output"], body, loc)[0]
 
 
+@register("aten::mul.Tensor")
 def lower_mul_with_rms_norm(vm, node, loc):
     """``aten::mul.Tensor``, recognising RMSNorm (see above): the normalised
     value itself, or ``weight * normalised`` (the scale folded into the call

@@ -125,6 +125,8 @@ CASES = {
     "maxpool_ceil_pad": (nn.MaxPool2d(3, 2, 1, ceil_mode=True), X),
     "avgpool": (nn.AvgPool2d(3, 2, 1), X),
     "avgpool_exclude_pad": (nn.AvgPool2d(3, 2, 1, count_include_pad=False), X),
+    # divisor_override with ceil_mode: the extra ceil-mode window is kept (was dropped)
+    "avgpool_divisor_ceil": (nn.AvgPool2d(3, 2, 1, ceil_mode=True, divisor_override=3), torch.randn(1, 2, 7, 8)),
     "adaptive_avg": (nn.AdaptiveAvgPool2d((2, 4)), X),
     "adaptive_avg_1": (nn.AdaptiveAvgPool2d(1), X),
     "adaptive_avg_nondivisible": (nn.AdaptiveAvgPool2d(3), X),

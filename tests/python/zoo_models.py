@@ -232,7 +232,7 @@ class ZooResult:
     error: str = ""
 
 
-def export_and_convert(model_id: str, res: ZooResult = None, make=None, rms_norm_pattern: bool = True):
+def export_and_convert(model_id: str, res: ZooResult = None, make=None):
     """(program, exported program, inputs, eager reference).  ``make``: a
     ``() -> (module, inputs)`` builder instead of ``ZOO[model_id]``."""
     import time
@@ -248,11 +248,7 @@ def export_and_convert(model_id: str, res: ZooResult = None, make=None, rms_norm
         ep = torch.export.export(model, args=(), kwargs=inputs)
         ep = ep.run_decompositions(coreai_torch.get_decomp_table())
         t1 = time.perf_counter()
-        conv = TorchConverter()
-        if rms_norm_pattern:
-            # HF's written-out RMSNorm -> the rms_norm composite (opt-in lowering)
-            from coreai_torch._aten_to_core import lower_mul_with_rms_norm
-            conv.register_torch_lowering("aten::mul.Tensor", allow_override=True)(lower_mul_with_rms_norm)
+        conv = TorchConverter()  # HF's written-out RMSNorm reaches rms_norm by default
         conv.add_exported_program(ep)
         program = conv.to_coreai().optimize()
         t2 = time.perf_counter()
