@@ -11,7 +11,7 @@ driver reads):
   input.f32        the model input x (models.build(NAME)[1])
   reference.f32    PyTorch eager's output for it (one thread, no_grad)
 
-Run with Debian's /usr/bin/python3 (python3-torch); PYTHONPATH must reach
+Run with the project's .venv/bin/python (PyTorch >= 2.8); PYTHONPATH must reach
 this repository's python/ directory (the build sets it).
 """
 

@@ -15,8 +15,8 @@ ExternalizeSpec, to_coreai(), optimize().
                                     fresh export (the reference output may differ
                                     by 1e-6: PyTorch's CPU GEMM depends on the CPU)
 
-Deterministic: torch.manual_seed(0), one thread. Run with Debian's
-/usr/bin/python3 (python3-torch); PYTHONPATH must reach this repository's
+Deterministic: torch.manual_seed(0), one thread. Run with
+the project's .venv/bin/python (PyTorch >= 2.8); PYTHONPATH must reach this repository's
 python/ directory (the build sets it).
 """
 

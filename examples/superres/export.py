@@ -36,7 +36,7 @@ is a visible, plausible x2 upscale whose every value goes through the CNN.
   --scale R                         2 (default) or 3
   --channels C                      width of the residual branch (default 32)
 
-Run with Debian's /usr/bin/python3 (python3-torch); PYTHONPATH must reach
+Run with the project's .venv/bin/python (PyTorch >= 2.8); PYTHONPATH must reach
 this repository's python/ directory (the build sets it).
 """
 

@@ -47,7 +47,7 @@ generation equals a plain recomputation over the whole sequence (no cache)
 and that no greedy choice is a near tie (top-2 margin >= 1e-3), so the C
 tokens can be required to match exactly.
 
-Run with Debian's /usr/bin/python3 (python3-torch); PYTHONPATH must reach
+Run with the project's .venv/bin/python (PyTorch >= 2.8); PYTHONPATH must reach
 this repository's python/ directory (the build sets it).
 """
 

@@ -1935,8 +1935,8 @@ _RESHAPES = ("aten::view.default", "aten::_unsafe_view.default", "aten::reshape.
 
 
 def _instance_norm_pattern(vm, node, loc, x_arg, w, b, rm, eps):
-    """PyTorch 1.13 has no ``instance_norm`` node: ``F.instance_norm`` is
-    traced as ``native_batch_norm(view(x, [1, N*C, *S]), repeat(w, [N]),
+    """When ``instance_norm`` is decomposed (a table that does not keep it),
+    ``F.instance_norm`` appears as ``native_batch_norm(view(x, [1, N*C, *S]), repeat(w, [N]),
     repeat(b, [N]), ..., training=True)``.  Recognise that form (batch
     statistics of a single-sample view, per-channel affine repeated N times,
     only the normalised result used) and emit the ``instance_norm``

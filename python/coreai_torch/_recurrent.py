@@ -1,7 +1,7 @@
 """nn.RNN / nn.GRU / nn.LSTM as ``rnn`` / ``gru`` / ``lstm`` composite ops.
 
-On PyTorch 1.13 the recurrent modules are CompositeImplicit: they would reach
-the converter unrolled.  ``add_pytorch_module`` therefore patches, while
+The recurrent modules decompose into unrolled per-step ATen ops (they do in
+a program given to ``add_exported_program``).  ``add_pytorch_module`` therefore patches, while
 ``export_fn`` runs, the ``forward`` of every ``nn.RNN``/``nn.GRU``/``nn.LSTM``
 instance (root included) with a functional equivalent that calls one
 per-layer module (``RNNLayer``/``GRULayer``/``LSTMLayer``, added as children

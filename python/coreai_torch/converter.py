@@ -77,7 +77,7 @@ class UnsupportedOpError(NotImplementedError):
 
 
 # ---------------------------------------------------------------------------
-# program views (coreai_torch.export programs and torch.export programs)
+# program view (torch.export programs)
 # ---------------------------------------------------------------------------
 
 

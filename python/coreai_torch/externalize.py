@@ -19,7 +19,7 @@ machinery ``TorchConverter.add_pytorch_module`` uses:
    kernel needs; the converter casts around the call.
 2. **Sub-export.**  For every such op found in the exported program (and,
    recursively, in the sub-exports), the instance is exported on its own
-   (``coreai_torch.export`` with the recorded inputs, then
+   (``torch.export.export`` with inputs of the traced types, then
    ``run_decompositions`` with the table the caller's program used),
    while its nested marked children stay marked, so they appear as op nodes
    in its body.
