@@ -53,6 +53,9 @@ static unsigned char *read_bytes(const char *path, size_t *n) {
         }
     }
     fclose(fp);
+    /* NUL-terminated for the strstr on the header below (ASan: it read past
+     * the buffer); the loop always leaves len < cap */
+    buf[len] = 0;
     *n = len;
     return buf;
 }
