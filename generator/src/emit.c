@@ -46,6 +46,16 @@ bool cg_emit_program(void *mem_ctx, const cg_module *module, const cg_program_pl
     cg_emit_ctx ec = {.mem_ctx = tmp, .prefix = opt->prefix, .module = module, .plan = plan, .diag = diag};
     uint64_t weight_bytes = 0;
     char *weight_defs = cg_emit_weight_defs(&ec, &weight_bytes);
+    if (weight_defs == NULL && !cg_diag_failed(diag)) {
+        /* talloc caps one allocation at 256 MiB: the C initializer text of
+         * about 17 M floats or more cannot be held (and would not compile). */
+        cg_diag_error(diag, 0,
+                      "the weights (%" PRIu64 " bytes) are too large to write as C initializers: their text "
+                      "exceeds the 256 MiB this generator can hold in one piece",
+                      weight_bytes);
+        talloc_free(tmp);
+        return false;
+    }
     char *params = NULL;
     char *graphs = cg_emit_graph_functions(&ec, &params);
     char *decls = NULL, *defs = NULL, *descriptor = NULL;
