@@ -26,6 +26,8 @@ enum { EXIT_OK = 0, EXIT_INVALID = 1, EXIT_USAGE = 2 };
 static const char usage_text[] =
     "usage: coreai-gen generate MODEL -o DIR [--prefix NAME] [--no-composite-kernels]\n"
     "                           [--no-fuse] [--depfile FILE] [--stamp FILE] [--stats]\n"
+    "                           [--weights-format c|incbin] [--weights-section NAME]\n"
+    "                           [--weights-align N]\n"
     "       coreai-gen check MODEL [--max-model-size BYTES]\n"
     "       coreai-gen print MODEL [--max-model-size BYTES]\n"
     "       coreai-gen --help | --version\n"
@@ -45,6 +47,13 @@ static const char usage_text[] =
     "                            if given, else DIR/NAME.c)\n"
     "  --stamp FILE              rewrite FILE on every successful run (a build-system timestamp)\n"
     "  --stats                   print workspace, liveness lower bound and weight bytes\n"
+    "  --weights-format FORMAT   c (default): the constants as C initializers in NAME_weights.c;\n"
+    "                            incbin: their bytes in DIR/NAME_weights.bin, linked by an\n"
+    "                            assembler .incbin in NAME_weights.c (GCC/Clang, ELF targets;\n"
+    "                            compile it with -Wa,-I,DIR)\n"
+    "  --weights-section NAME    incbin: the section of the weights (default .rodata.coreai_weights)\n"
+    "  --weights-align N         incbin: alignment of each constant, a power of two, at least\n"
+    "                            and by default 64 (COREAI_ALIGNMENT)\n"
     "  --max-model-size BYTES    refuse a model file larger than BYTES before reading it\n"
     "                            (default 268435456, 256 MiB; at most 2147483647)\n"
     "  -h, --help                show this help\n"
@@ -63,6 +72,9 @@ typedef struct cli {
     bool fuse;
     bool stats;
     uint64_t max_model_size;
+    bool weights_incbin;
+    const char *weights_section;
+    uint64_t weights_align;
 } cli;
 
 static int usage_error(const char *fmt, const char *arg)
@@ -114,6 +126,37 @@ static int parse_args(int argc, char **argv, cli *c)
             if (v[0] < '0' || v[0] > '9' || *end != '\0' || errno != 0 || bytes == 0)
                 return usage_error("--max-model-size '%s' is not a positive number of bytes", v);
             c->max_model_size = bytes;
+        } else if (!strcmp(a, "--weights-format")) {
+            if (!has_value)
+                return usage_error("%s needs c or incbin", a);
+            const char *v = argv[++i];
+            if (strcmp(v, "c") && strcmp(v, "incbin"))
+                return usage_error("--weights-format '%s' is not c or incbin", v);
+            c->weights_incbin = !strcmp(v, "incbin");
+        } else if (!strcmp(a, "--weights-section")) {
+            if (!has_value)
+                return usage_error("%s needs a section name", a);
+            const char *v = argv[++i];
+            bool ok = v[0] != '\0' && strlen(v) <= 200 && !(v[0] >= '0' && v[0] <= '9');
+            for (const char *p = v; ok && *p; p++)
+                ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                     *p == '_' || *p == '.' || *p == '$';
+            if (!ok)
+                return usage_error("--weights-section '%s' is not a section name (letters, digits, '_', '.', "
+                                   "'$'; not starting with a digit)", v);
+            c->weights_section = v;
+        } else if (!strcmp(a, "--weights-align")) {
+            if (!has_value)
+                return usage_error("%s needs a power of two", a);
+            const char *v = argv[++i];
+            char *end = NULL;
+            errno = 0;
+            unsigned long long n = strtoull(v, &end, 10);
+            if (v[0] < '0' || v[0] > '9' || *end != '\0' || errno != 0 || n < COREAI_ALIGNMENT ||
+                n > (1ull << 24) || (n & (n - 1)) != 0)
+                return usage_error("--weights-align '%s' is not a power of two from 64 (COREAI_ALIGNMENT) "
+                                   "to 16777216", v);
+            c->weights_align = n;
         } else if (!strcmp(a, "--no-composite-kernels")) {
             c->composite_kernels = false;
         } else if (!strcmp(a, "--no-fuse")) {
@@ -139,8 +182,11 @@ static int parse_args(int argc, char **argv, cli *c)
         return usage_error("%s needs a MODEL file", c->command);
     if (gen && (!c->out_dir || !c->out_dir[0]))
         return usage_error("%s", "generate needs -o DIR");
-    if (!gen && (c->out_dir || c->prefix || c->depfile || c->stamp || c->stats || !c->composite_kernels || !c->fuse))
+    if (!gen && (c->out_dir || c->prefix || c->depfile || c->stamp || c->stats || !c->composite_kernels || !c->fuse ||
+                 c->weights_incbin || c->weights_section || c->weights_align))
         return usage_error("%s takes no generation options", c->command);
+    if (!c->weights_incbin && (c->weights_section || c->weights_align))
+        return usage_error("%s", "--weights-section and --weights-align need --weights-format incbin");
     if (c->prefix && !cg_cname_is_valid(c->prefix))
         return usage_error("--prefix '%s' is not a valid C identifier", c->prefix);
     return -1;
@@ -189,33 +235,44 @@ static int run_generate(void *ctx, const cli *c, cg_module *m, cg_diag *diag)
         return EXIT_INVALID;
     }
     const char *base = strrchr(c->model, '/');
-    cg_emit_options opt = {.prefix = prefix, .model_name = base ? base + 1 : c->model};
+    cg_emit_options opt = {.prefix = prefix, .model_name = base ? base + 1 : c->model,
+                           .weights_incbin = c->weights_incbin, .weights_section = c->weights_section,
+                           .weights_align = c->weights_align};
+    /* a long step says what it does (small models print nothing) */
+    if (plan->weight_bytes > (64u << 20))
+        fprintf(stderr, "coreai-gen: writing %" PRIu64 " MB of weights...\n", plan->weight_bytes >> 20);
     cg_emitted_files files;
     if (!cg_emit_program(ctx, m, plan, &opt, &files, diag)) {
         fprintf(stderr, "%s\n", diag->message);
         return EXIT_INVALID;
     }
-    cg_output_file out[5] = {
-        {talloc_asprintf(ctx, "%s/%s.h", c->out_dir, prefix), files.header, false},
-        {talloc_asprintf(ctx, "%s/%s.c", c->out_dir, prefix), files.source, false},
-        {talloc_asprintf(ctx, "%s/%s_weights.c", c->out_dir, prefix), files.weights, false},
+    cg_output_file out[6] = {
+        {talloc_asprintf(ctx, "%s/%s.h", c->out_dir, prefix), files.header, false, 0},
+        {talloc_asprintf(ctx, "%s/%s.c", c->out_dir, prefix), files.source, false, 0},
+        {talloc_asprintf(ctx, "%s/%s_weights.c", c->out_dir, prefix), files.weights, false, 0},
     };
     size_t n = 3;
+    if (files.weights_bin)
+        out[n++] = (cg_output_file){talloc_asprintf(ctx, "%s/%s_weights.bin", c->out_dir, prefix),
+                                    files.weights_bin_size ? (const char *)files.weights_bin : "", false,
+                                    files.weights_bin_size};
     if (c->depfile) {
         /* the target must be the build rule's first output: the stamp when there is one */
         const char *target = c->stamp ? c->stamp : out[1].path;
         char *dep = talloc_asprintf(ctx, "%s: %s", dep_escape(ctx, target), dep_escape(ctx, c->model));
         if (m->weights_path)
             dep = talloc_asprintf_append_buffer(dep, " %s", dep_escape(ctx, m->weights_path));
-        out[n++] = (cg_output_file){c->depfile, talloc_strdup_append_buffer(dep, "\n"), false};
+        out[n++] = (cg_output_file){c->depfile, talloc_strdup_append_buffer(dep, "\n"), false, 0};
     }
     /* The generated files keep their mtime when unchanged (so nothing
      * recompiles); the stamp, rewritten every time, tells make that the
      * rule itself has run. All of them or none: a stamp that cannot be
      * written leaves the old outputs (output.h). */
     if (c->stamp)
-        out[n++] = (cg_output_file){c->stamp, "generated by coreai-gen\n", true};
-    if (!cg_output_mkdirs(c->out_dir, diag) || !cg_output_commit(out, n, NULL, diag)) {
+        out[n++] = (cg_output_file){c->stamp, "generated by coreai-gen\n", true, 0};
+    bool written = cg_output_mkdirs(c->out_dir, diag) && cg_output_commit(out, n, NULL, diag);
+    free(files.weights_bin);
+    if (!written) {
         fprintf(stderr, "%s\n", diag->message);
         return EXIT_INVALID;
     }

@@ -103,9 +103,13 @@ static void unregister_all(void)
 
 /* ---- files ---- */
 
-static bool same_content(const char *path, const char *content)
+static size_t content_size(const cg_output_file *f)
 {
-    size_t n = strlen(content);
+    return f->size ? f->size : strlen(f->content);
+}
+
+static bool same_content(const char *path, const char *content, size_t n)
+{
     FILE *f = fopen(path, "rb");
     if (!f)
         return false;
@@ -181,7 +185,7 @@ bool cg_output_commit(const cg_output_file *files, size_t n, size_t *written, cg
 
     /* 1. temporaries */
     for (size_t i = 0; ok && i < n; i++) {
-        if (!files[i].always && same_content(files[i].path, files[i].content))
+        if (!files[i].always && same_content(files[i].path, files[i].content, content_size(&files[i])))
             continue;
         int fd = -1;
         p[i].tmp = new_temp(ctx, files[i].path, "tmp", &fd);
@@ -191,7 +195,7 @@ bool cg_output_commit(const cg_output_file *files, size_t n, size_t *written, cg
             break;
         }
         /* mkstemp makes 0600; generated sources are ordinary files */
-        bool wrote = fchmod(fd, 0666 & ~mask) == 0 && write_all(fd, files[i].content, strlen(files[i].content));
+        bool wrote = fchmod(fd, 0666 & ~mask) == 0 && write_all(fd, files[i].content, content_size(&files[i]));
         int saved_errno = errno;
         if (close(fd) != 0 && wrote) {
             wrote = false;

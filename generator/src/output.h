@@ -21,6 +21,7 @@ typedef struct cg_output_file {
     const char *path;
     const char *content;
     bool always; /* rewrite even when unchanged (a build stamp) */
+    size_t size; /* bytes of content (binary data); 0: strlen(content) */
 } cg_output_file;
 
 /* Number of files actually replaced goes to *written (may be NULL). */

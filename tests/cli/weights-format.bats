@@ -1,0 +1,84 @@
+#!/usr/bin/env bats
+# coreai-gen generate --weights-format incbin (weights as a linked binary
+# blob). Needs COREAI_GEN and COREAI_SOURCE_DIR; ctest sets both. Builds and
+# bit-identical outputs: tests/cmake/run_incbin.sh, e2e.*.incbin_same_bits.
+
+setup() {
+    : "${COREAI_GEN:?}" "${COREAI_SOURCE_DIR:?}"
+    MODEL="$COREAI_SOURCE_DIR/examples/feedforward/feedforward.xml"
+    TMP="$(mktemp -d)"
+}
+
+teardown() {
+    rm -rf "$TMP"
+}
+
+@test "--help documents --weights-format, --weights-section and --weights-align" {
+    run "$COREAI_GEN" --help
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"--weights-format FORMAT"* ]]
+    [[ "$output" == *"--weights-section NAME"* ]]
+    [[ "$output" == *"--weights-align N"* ]]
+}
+
+@test "--weights-format c is the default, byte for byte, and writes no blob" {
+    "$COREAI_GEN" generate "$MODEL" -o "$TMP/default"
+    "$COREAI_GEN" generate "$MODEL" -o "$TMP/c" --weights-format c
+    diff -r "$TMP/default" "$TMP/c"
+    [ ! -e "$TMP/c/feedforward_weights.bin" ]
+}
+
+@test "incbin: same NAME.h and NAME.c, a blob and an asm source naming it bare" {
+    "$COREAI_GEN" generate "$MODEL" -o "$TMP/c"
+    "$COREAI_GEN" generate "$MODEL" -o "$TMP/b" --weights-format incbin
+    cmp "$TMP/c/feedforward.h" "$TMP/b/feedforward.h"
+    cmp "$TMP/c/feedforward.c" "$TMP/b/feedforward.c"
+    # 64 floats, then two packed 256 x 64 matrices, each at a multiple of 64
+    [ "$(stat -c %s "$TMP/b/feedforward_weights.bin")" -eq $((256 + 65536 + 65536)) ]
+    w="$TMP/b/feedforward_weights.c"
+    grep -q '".pushsection .rodata.coreai_weights,\\"a\\",%progbits\\n"' "$w"
+    grep -q '".incbin \\"feedforward_weights.bin\\", 256, 65536\\n"' "$w"
+    grep -q '".type feedforward_g1_c0, %object\\n"' "$w"
+    grep -q '#error' "$w"
+    ! grep -q "$TMP" "$w"
+    # every symbol NAME.c declares is defined
+    for s in $(sed -n 's/^extern const [a-z0-9_]* \([A-Za-z0-9_]*\)\[.*/\1/p' "$TMP/b/feedforward.c"); do
+        grep -q "\"$s:\\\\n\"" "$w"
+    done
+}
+
+@test "incbin: --weights-section and --weights-align" {
+    "$COREAI_GEN" generate "$MODEL" -o "$TMP/b" --weights-format incbin --weights-section .ext_flash.weights \
+        --weights-align 4096
+    grep -q 'pushsection .ext_flash.weights,' "$TMP/b/feedforward_weights.c"
+    grep -q '".balign 4096\\n"' "$TMP/b/feedforward_weights.c"
+    grep -q '".incbin \\"feedforward_weights.bin\\", 4096, 65536\\n"' "$TMP/b/feedforward_weights.c"
+    [ "$(stat -c %s "$TMP/b/feedforward_weights.bin")" -eq $((69632 + 65536)) ]
+}
+
+@test "incbin: an unchanged blob keeps its mtime" {
+    "$COREAI_GEN" generate "$MODEL" -o "$TMP/b" --weights-format incbin
+    touch -d '2001-01-01' "$TMP/b/feedforward_weights.bin"
+    "$COREAI_GEN" generate "$MODEL" -o "$TMP/b" --weights-format incbin
+    [ "$(stat -c %Y "$TMP/b/feedforward_weights.bin")" -eq "$(date -d 2001-01-01 +%s)" ]
+}
+
+@test "bad --weights-* values are usage errors" {
+    run "$COREAI_GEN" generate "$MODEL" -o "$TMP/x" --weights-format hex
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"--weights-format 'hex' is not c or incbin"* ]]
+    run "$COREAI_GEN" generate "$MODEL" -o "$TMP/x" --weights-format incbin --weights-section 'a",b'
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"is not a section name"* ]]
+    run "$COREAI_GEN" generate "$MODEL" -o "$TMP/x" --weights-format incbin --weights-align 96
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"is not a power of two"* ]]
+    run "$COREAI_GEN" generate "$MODEL" -o "$TMP/x" --weights-format incbin --weights-align 32
+    [ "$status" -eq 2 ]
+    run "$COREAI_GEN" generate "$MODEL" -o "$TMP/x" --weights-section .w
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"need --weights-format incbin"* ]]
+    run "$COREAI_GEN" check "$MODEL" --weights-format incbin
+    [ "$status" -eq 2 ]
+    [ ! -e "$TMP/x" ]
+}
