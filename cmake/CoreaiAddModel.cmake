@@ -10,6 +10,7 @@
 #                    [RUNNER]                     # also build <target>-run (.npy in, .npy out)
 #                    [OPTIMIZE <ON|OFF>]          # -O3 in Debug / empty configurations;
 #                                                 #   default: COREAI_MODEL_OPTIMIZE (ON)
+#                    [WEIGHTS_FORMAT <c|incbin>]  # how the constants are linked; default c
 #                    [GENERATOR_OPTIONS <opt>...])# extra `coreai-gen generate` options
 #
 # Runs `coreai-gen generate` to write <dir>/<prefix>.h, <prefix>.c and
@@ -28,6 +29,16 @@
 # RelWithDebInfo and MinSizeRel keep their own flags. OPTIMIZE OFF, or
 # -DCOREAI_MODEL_OPTIMIZE=OFF for every model (and for the runtime when it is
 # built from source in the same build), leaves the configuration's flags alone.
+#
+# WEIGHTS_FORMAT incbin (GCC or Clang, ELF targets: Linux, arm-none-eabi)
+# has coreai-gen write the constants as one binary blob, <prefix>_weights.bin,
+# which <prefix>_weights.c links with the assembler's .incbin instead of
+# C initializers: it compiles in a fraction of a second and a few MB of
+# memory whatever the weights' size. <prefix>_weights.c is compiled with
+# -Wa,-I,<dir> so that the assembler finds the blob, and depends on it (a
+# changed blob rebuilds it). Choose the section and alignment with
+# GENERATOR_OPTIONS --weights-section NAME --weights-align N (default
+# .rodata.coreai_weights, 64). The default, c, works with any C compiler.
 #
 # The code is regenerated when the model file, its weights file or the
 # generator changes. The generator reports its inputs in a depfile; because
@@ -183,14 +194,14 @@ endmacro()
 
 function(coreai_add_model target)
   set(options RUNNER)
-  set(one_value MODEL PYTHON_SCRIPT PREFIX OUTPUT_DIR OPTIMIZE)
+  set(one_value MODEL PYTHON_SCRIPT PREFIX OUTPUT_DIR OPTIMIZE WEIGHTS_FORMAT)
   set(multi_value GENERATOR_OPTIONS PYTHON_ARGS PYTHON_DEPENDS)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "${options}" "${one_value}" "${multi_value}")
 
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "coreai_add_model(${target}): unknown arguments: ${ARG_UNPARSED_ARGUMENTS}\n"
       "Usage: coreai_add_model(<target> MODEL <file> [PREFIX <c_name>] [OUTPUT_DIR <dir>] "
-      "[RUNNER] [OPTIMIZE <ON|OFF>] [GENERATOR_OPTIONS <option>...])")
+      "[RUNNER] [OPTIMIZE <ON|OFF>] [WEIGHTS_FORMAT <c|incbin>] [GENERATOR_OPTIONS <option>...])")
   endif()
   foreach(kw IN LISTS ARG_KEYWORDS_MISSING_VALUES)
     if(NOT kw MATCHES "^(GENERATOR_OPTIONS|PYTHON_ARGS|PYTHON_DEPENDS)$")
@@ -205,6 +216,17 @@ function(coreai_add_model target)
   endif()
   if((ARG_PYTHON_ARGS OR ARG_PYTHON_DEPENDS) AND NOT DEFINED ARG_PYTHON_SCRIPT)
     message(FATAL_ERROR "coreai_add_model(${target}): PYTHON_ARGS and PYTHON_DEPENDS need PYTHON_SCRIPT")
+  endif()
+  if(NOT DEFINED ARG_WEIGHTS_FORMAT)
+    set(ARG_WEIGHTS_FORMAT c)
+  endif()
+  if(NOT ARG_WEIGHTS_FORMAT MATCHES "^(c|incbin)$")
+    message(FATAL_ERROR "coreai_add_model(${target}): WEIGHTS_FORMAT '${ARG_WEIGHTS_FORMAT}' is not c or incbin")
+  endif()
+  if(ARG_WEIGHTS_FORMAT STREQUAL "incbin"
+     AND (APPLE OR WIN32 OR NOT CMAKE_C_COMPILER_ID MATCHES "^(GNU|Clang)$"))
+    message(FATAL_ERROR "coreai_add_model(${target}): WEIGHTS_FORMAT incbin needs GCC or Clang and an ELF "
+      "target (this is ${CMAKE_C_COMPILER_ID} for ${CMAKE_SYSTEM_NAME}); use WEIGHTS_FORMAT c")
   endif()
   if(DEFINED ARG_PYTHON_SCRIPT)
     _coreai_python_export(${target})
@@ -246,6 +268,13 @@ function(coreai_add_model target)
   set(out_h "${out_dir}/${prefix}.h")
   set(out_c "${out_dir}/${prefix}.c")
   set(out_w "${out_dir}/${prefix}_weights.c")
+  set(out_extra)
+  set(format_options)
+  if(ARG_WEIGHTS_FORMAT STREQUAL "incbin")
+    set(out_bin "${out_dir}/${prefix}_weights.bin")
+    set(out_extra "${out_bin}")
+    set(format_options --weights-format incbin)
+  endif()
   set(depfile "${out_dir}/${prefix}.d")
 
   # ---- the generator ----
@@ -287,15 +316,23 @@ function(coreai_add_model target)
   # rerunning the rule on every build.
   set(stamp "${out_dir}/${prefix}.stamp")
   add_custom_command(
-    OUTPUT "${stamp}" "${out_c}" "${out_h}" "${out_w}"
+    OUTPUT "${stamp}" "${out_c}" "${out_h}" "${out_w}" ${out_extra}
     COMMAND ${gen} generate "${model}" -o "${out_dir}" --prefix "${prefix}"
-            --depfile "${depfile}" --stamp "${stamp}" ${ARG_GENERATOR_OPTIONS}
+            --depfile "${depfile}" --stamp "${stamp}" ${format_options} ${ARG_GENERATOR_OPTIONS}
     DEPENDS ${model_depends} ${gen_depends}
     DEPFILE "${depfile}"
     COMMENT "Generating C for Core AI model ${model_rel} (${target})"
     VERBATIM)
 
   add_library(${target} STATIC "${out_c}" "${out_w}" "${out_h}")
+  if(ARG_WEIGHTS_FORMAT STREQUAL "incbin")
+    # the assembler finds the blob by its bare name (the source stays
+    # reproducible), and a changed blob rebuilds the object even when the
+    # unchanged source keeps its mtime
+    set_source_files_properties("${out_w}" PROPERTIES
+      COMPILE_OPTIONS "-Wa,-I,${out_dir}"
+      OBJECT_DEPENDS "${out_bin}")
+  endif()
   target_include_directories(${target} PUBLIC "$<BUILD_INTERFACE:${out_dir}>")
   target_link_libraries(${target} PUBLIC coreai::runtime)
   if(TARGET coreai_warnings)
@@ -314,7 +351,8 @@ function(coreai_add_model target)
   set_target_properties(${target} PROPERTIES
     COREAI_MODEL "${model}"
     COREAI_PREFIX "${prefix}"
-    COREAI_OUTPUT_DIR "${out_dir}")
+    COREAI_OUTPUT_DIR "${out_dir}"
+    COREAI_WEIGHTS_FORMAT "${ARG_WEIGHTS_FORMAT}")
 
   if(ARG_RUNNER)
     if(NOT TARGET coreai::runner)

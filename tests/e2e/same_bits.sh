@@ -1,0 +1,33 @@
+#!/bin/bash
+# same_bits.sh RUNNER_A RUNNER_B CASE_DIR OUT_DIR [ENTRYPOINT]: runs two
+# runners of one model (its weights linked as C initializers and as an
+# .incbin blob) on the case's in_*.npy and state_*.npy, and requires every
+# output file to be byte-for-byte identical: the same code reads the same
+# constant bytes, so nothing may differ.
+set -euo pipefail
+a=$1 b=$2 case_dir=$3 out=$4 entry=${5:-}
+args=()
+[ -n "$entry" ] && args+=(--entrypoint "$entry")
+for f in "$case_dir"/in_*.npy; do
+    [ -e "$f" ] || continue
+    n=$(basename "$f" .npy); args+=(--in "${n#in_}=$f")
+done
+for f in "$case_dir"/state_*.npy; do
+    [ -e "$f" ] || continue
+    n=$(basename "$f" .npy); args+=(--state "${n#state_}=$f")
+done
+rm -rf "$out"; mkdir -p "$out"
+"$a" "${args[@]}" --out "$out/a" >/dev/null
+"$b" "${args[@]}" --out "$out/b" >/dev/null
+n=0
+for f in "$out"/a/*.npy; do
+    [ -e "$f" ] || { echo "same_bits: $a wrote no outputs" >&2; exit 1; }
+    g=$out/b/$(basename "$f")
+    if ! cmp -s "$f" "$g"; then
+        echo "same_bits: $(basename "$f") differs between $a and $b" >&2
+        exit 1
+    fi
+    n=$((n + 1))
+done
+[ "$(find "$out/b" -name '*.npy' | wc -l)" -eq "$n" ] || { echo "same_bits: different output files" >&2; exit 1; }
+echo "same_bits: $n outputs bit-identical"
