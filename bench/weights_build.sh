@@ -1,0 +1,64 @@
+#!/bin/bash
+# bench/weights_build.sh [COREAI_GEN] - how long a ~100 M-parameter model
+# takes to generate and compile with its weights as C initializers
+# (--weights-format c, the default) and as a linked binary blob
+# (--weights-format incbin). A benchmark to read, not a timed test.
+#
+# Writes a chain of 6 f32 linears 4096 x 4096 (bench/make_linear_chain.py,
+# 100.7 M parameters, 403 MB) to $WORK (default: a temporary directory,
+# removed afterwards), generates its C both ways, compiles NAME_weights.c
+# with $CC (default cc) -O2 -c, and prints, per format: the bytes of
+# NAME_weights.c and of the blob, the generate seconds and the compile
+# seconds and peak RSS (/usr/bin/time -v). The C-initializer form may stop
+# at the generator's 256 MiB text limit; that is printed as such.
+#
+# COREAI_GEN: default build/generator/coreai-gen. LAYERS, DIM: the chain's
+# size. PYTHON: an interpreter with numpy (default: .venv/bin/python).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+gen=${1:-$root/build/generator/coreai-gen}
+cc=${CC:-cc}
+py=${PYTHON:-$root/.venv/bin/python}
+[ -x "$py" ] || py=python3
+[ -x "$gen" ] || { echo "weights_build: no coreai-gen at $gen (give its path)" >&2; exit 2; }
+[ -x /usr/bin/time ] || { echo "weights_build: needs GNU time (/usr/bin/time; Debian package time)" >&2; exit 2; }
+if [ -n "${WORK:-}" ]; then
+    work=$WORK
+    mkdir -p "$work"
+else
+    work=$(mktemp -d "${TMPDIR:-/tmp}/coreai-weights-bench.XXXXXX")
+    trap 'rm -rf "$work"' EXIT
+fi
+
+"$py" "$root/bench/make_linear_chain.py" "$work/model" --layers "${LAYERS:-6}" --dim "${DIM:-4096}"
+
+# timed LOG CMD...: runs CMD under /usr/bin/time -v into LOG; returns its status
+timed() {
+    local log=$1
+    shift
+    /usr/bin/time -v -o "$log.time" "$@" >"$log" 2>&1
+}
+seconds() { awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, t, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + t[i]; printf "%.2f", s }' "$1.time"; }
+rss_mb() { awk -F': ' '/Maximum resident set size/ { printf "%.0f", $2 / 1024 }' "$1.time"; }
+size_of() { if [ -e "$1" ]; then stat -c %s "$1"; else echo -; fi; }
+
+printf '%-7s %14s %14s %10s %10s %10s %12s %s\n' format weights.c blob gen_s gen_MB compile_s compile_MB note
+for fmt in incbin c; do
+    out=$work/out-$fmt
+    rm -rf "$out"
+    note=
+    if ! timed "$work/gen-$fmt.log" "$gen" generate "$work/model/chain.xml" -o "$out" --weights-format "$fmt"; then
+        note="generate failed: $(grep -m1 error "$work/gen-$fmt.log" || tail -1 "$work/gen-$fmt.log")"
+        printf '%-7s %14s %14s %10s %10s %10s %12s %s\n' "$fmt" - - "$(seconds "$work/gen-$fmt.log")" \
+            "$(rss_mb "$work/gen-$fmt.log")" - - "$note"
+        continue
+    fi
+    flags=(-O2 -c -I"$root/runtime-stubs/include")
+    [ "$fmt" = incbin ] && flags+=("-Wa,-I,$out")
+    if ! timed "$work/cc-$fmt.log" "$cc" "${flags[@]}" "$out/chain_weights.c" -o "$out/chain_weights.o"; then
+        note="compile failed: $(grep -m1 -i error "$work/cc-$fmt.log" || tail -1 "$work/cc-$fmt.log")"
+    fi
+    printf '%-7s %14s %14s %10s %10s %10s %12s %s\n' "$fmt" "$(size_of "$out/chain_weights.c")" \
+        "$(size_of "$out/chain_weights.bin")" "$(seconds "$work/gen-$fmt.log")" "$(rss_mb "$work/gen-$fmt.log")" \
+        "$(seconds "$work/cc-$fmt.log")" "$(rss_mb "$work/cc-$fmt.log")" "$note"
+done
