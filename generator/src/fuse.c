@@ -76,6 +76,12 @@ typedef struct fuse_search {
     bool *pending;       /* by op index: defines an operand of the current group */
     size_t *touched;     /* slots whose member_uses were raised, to reset them */
     size_t n_touched;
+    size_t *heap;        /* pending ops not yet decided: a max-heap of op indices */
+    size_t n_heap;
+    size_t *flagged;     /* ops whose pending flag was set, to reset them */
+    size_t n_flagged;
+    size_t *members;     /* the group's members, from the root down */
+    size_t n_members;
 } fuse_search;
 
 static size_t max_slot(const cg_graph *g)
@@ -104,7 +110,12 @@ static bool search_init(fuse_search *s, void *tmp, const cg_graph *g)
     s->touched = talloc_array(tmp, size_t, n);
     s->pending = talloc_zero_array(tmp, bool, ops);
     s->n_touched = 0;
-    if (!s->uses || !s->is_output || !s->def_op || !s->member_uses || !s->touched || !s->pending)
+    s->heap = talloc_array(tmp, size_t, ops);
+    s->flagged = talloc_array(tmp, size_t, ops);
+    s->members = talloc_array(tmp, size_t, ops);
+    s->n_heap = s->n_flagged = s->n_members = 0;
+    if (!s->uses || !s->is_output || !s->def_op || !s->member_uses || !s->touched || !s->pending || !s->heap ||
+        !s->flagged || !s->members)
         return false;
     for (size_t k = 0; k < n; k++)
         s->def_op[k] = SIZE_MAX;
@@ -122,32 +133,64 @@ static bool search_init(fuse_search *s, void *tmp, const cg_graph *g)
     return true;
 }
 
+static void heap_push(fuse_search *s, size_t op)
+{
+    size_t k = s->n_heap++;
+    while (k > 0 && s->heap[(k - 1) / 2] < op) {
+        s->heap[k] = s->heap[(k - 1) / 2];
+        k = (k - 1) / 2;
+    }
+    s->heap[k] = op;
+}
+
+static size_t heap_pop(fuse_search *s)
+{
+    size_t top = s->heap[0], last = s->heap[--s->n_heap], k = 0;
+    for (;;) {
+        size_t c = 2 * k + 1;
+        if (c >= s->n_heap)
+            break;
+        if (c + 1 < s->n_heap && s->heap[c + 1] > s->heap[c])
+            c++;
+        if (s->heap[c] <= last)
+            break;
+        s->heap[k] = s->heap[c];
+        k = c;
+    }
+    if (s->n_heap > 0)
+        s->heap[k] = last;
+    return top;
+}
+
 /* Adds op i to the group being grown: its operands' uses inside the group
- * go up, and their producers become candidates (`lowest`: the lowest
- * candidate op index so far). */
-static void search_add(fuse_search *s, size_t i, size_t *lowest)
+ * go up, and their producers become candidates (pending, and on the heap
+ * the search takes them from, highest op index first). */
+static void search_add(fuse_search *s, size_t i)
 {
     const cg_op *op = s->g->ops[i];
+    s->members[s->n_members++] = i;
     for (size_t o = 0; o < op->n_operands; o++) {
         size_t slot = op->operands[o]->slot;
         if (s->member_uses[slot]++ == 0)
             s->touched[s->n_touched++] = slot;
         size_t d = s->def_op[slot];
-        if (d != SIZE_MAX) {
+        if (d != SIZE_MAX && !s->pending[d]) {
             s->pending[d] = true;
-            if (d < *lowest)
-                *lowest = d;
+            s->flagged[s->n_flagged++] = d;
+            heap_push(s, d);
         }
     }
 }
 
-static void search_reset(fuse_search *s, size_t from, size_t to)
+static void search_reset(fuse_search *s)
 {
     for (size_t k = 0; k < s->n_touched; k++)
         s->member_uses[s->touched[k]] = 0;
     s->n_touched = 0;
-    for (size_t i = from; i <= to; i++)
-        s->pending[i] = false;
+    for (size_t k = 0; k < s->n_flagged; k++)
+        s->pending[s->flagged[k]] = false;
+    s->n_flagged = 0;
+    s->n_heap = 0;
 }
 
 /* Whether candidate op k joins: its result is used only by the group (so
@@ -164,8 +207,16 @@ static bool search_accepts(const fuse_search *s, size_t k, const cg_type *out, c
     return op_joins(op, out);
 }
 
+static size_t input_hash(const cg_value *v, size_t cap)
+{
+    uint64_t h = (uint64_t)(uintptr_t)v * 0x9E3779B97F4A7C15ull;
+    return (size_t)(h >> 32) & (cap - 1);
+}
+
 /* The group's external inputs: operands that are no member's result, each
- * once, in the order the members first read them. */
+ * once, in the order the members first read them. A hash table by value
+ * finds an input already listed (a scan of the list made a group with
+ * many inputs quadratic). */
 static void group_collect_inputs(void *mem_ctx, cg_fuse_group *gr, const fuse_search *s, const size_t *group_of,
                                  size_t group)
 {
@@ -175,6 +226,12 @@ static void group_collect_inputs(void *mem_ctx, cg_fuse_group *gr, const fuse_se
         cap += g->ops[gr->members[m]]->n_operands;
     gr->inputs = talloc_zero_array(mem_ctx, cg_fuse_input, cap + 1);
     gr->n_inputs = 0;
+    gr->index_cap = 16;
+    while (gr->index_cap < 2 * cap + 2)
+        gr->index_cap *= 2;
+    gr->index = talloc_zero_array(mem_ctx, size_t, gr->index_cap);
+    if (!gr->index)
+        gr->index_cap = 0;
     const cg_type *out = &g->ops[gr->root]->results[0]->type;
     for (size_t m = 0; m < gr->n_members; m++) {
         const cg_op *op = g->ops[gr->members[m]];
@@ -185,6 +242,12 @@ static void group_collect_inputs(void *mem_ctx, cg_fuse_group *gr, const fuse_se
                 continue;
             int64_t period = 0;
             input_period(&v->type, out, &period);
+            if (gr->index_cap) {
+                size_t at = input_hash(v, gr->index_cap);
+                while (gr->index[at] != 0)
+                    at = (at + 1) & (gr->index_cap - 1);
+                gr->index[at] = gr->n_inputs + 1;
+            }
             gr->inputs[gr->n_inputs++] = (cg_fuse_input){.value = v, .period = period};
         }
     }
@@ -192,6 +255,13 @@ static void group_collect_inputs(void *mem_ctx, cg_fuse_group *gr, const fuse_se
 
 size_t cg_fuse_input_find(const cg_fuse_group *gr, const cg_value *v)
 {
+    if (gr->index_cap) {
+        for (size_t at = input_hash(v, gr->index_cap); gr->index[at] != 0; at = (at + 1) & (gr->index_cap - 1)) {
+            if (gr->inputs[gr->index[at] - 1].value == v)
+                return gr->index[at] - 1;
+        }
+        return SIZE_MAX;
+    }
     for (size_t k = 0; k < gr->n_inputs; k++) {
         if (gr->inputs[k].value == v)
             return k;
@@ -200,41 +270,37 @@ size_t cg_fuse_input_find(const cg_fuse_group *gr, const cg_value *v)
 }
 
 /* Grows the group rooted at op r backwards; returns its member count and
- * leaves the members flagged in member (op indices). */
-static size_t group_grow(fuse_search *s, size_t r, const size_t *group_of, const bool *excluded, bool *member,
-                         size_t *lowest_out)
+ * leaves the members in s->members, from r down. Candidates are decided
+ * from the highest op index down (what a sweep from r to the lowest
+ * candidate did, visiting only the candidates: a root reading op 0's
+ * result made that sweep, and so the fuser, quadratic). */
+static size_t group_grow(fuse_search *s, size_t r, const size_t *group_of, const bool *excluded)
 {
     const cg_type *out = &s->g->ops[r]->results[0]->type;
-    size_t lowest = r, n = 1;
-    member[r] = true;
-    search_add(s, r, &lowest);
-    /* every use of a candidate comes after it, so by the time the sweep
+    s->n_members = 0;
+    search_add(s, r);
+    /* every use of a candidate comes after it, so by the time the search
      * reaches k, all of k's consumers have been decided */
-    for (size_t k = r; k-- > lowest;) {
-        if (!s->pending[k] || !search_accepts(s, k, out, group_of, excluded))
+    while (s->n_heap > 0) {
+        size_t k = heap_pop(s);
+        if (!search_accepts(s, k, out, group_of, excluded))
             continue;
-        member[k] = true;
-        n++;
-        search_add(s, k, &lowest);
+        search_add(s, k);
     }
-    search_reset(s, lowest, r);
-    *lowest_out = lowest;
-    return n;
+    search_reset(s);
+    return s->n_members;
 }
 
-static void group_record(void *mem_ctx, cg_fuse_plan *fp, const fuse_search *s, size_t lowest, size_t r, size_t n,
-                         bool *member)
+static void group_record(void *mem_ctx, cg_fuse_plan *fp, const fuse_search *s, size_t r)
 {
     cg_fuse_group *gr = &fp->groups[fp->n_groups];
     gr->root = r;
     gr->n_members = 0;
-    gr->members = talloc_array(mem_ctx, size_t, n);
-    for (size_t k = lowest; k <= r; k++) {
-        if (!member[k])
-            continue;
+    gr->members = talloc_array(mem_ctx, size_t, s->n_members);
+    for (size_t m = s->n_members; m-- > 0;) {
+        size_t k = s->members[m];
         gr->members[gr->n_members++] = k;
         fp->group_of[k] = fp->n_groups;
-        member[k] = false;
     }
     group_collect_inputs(mem_ctx, gr, s, fp->group_of, fp->n_groups);
     fp->n_groups++;
@@ -242,22 +308,16 @@ static void group_record(void *mem_ctx, cg_fuse_plan *fp, const fuse_search *s, 
 
 /* Roots are taken from the end of the graph: an op a later group could
  * absorb has been absorbed before it is considered as a root itself. */
-static void plan_groups(cg_fuse_plan *fp, fuse_search *s, const bool *excluded, void *tmp)
+static void plan_groups(cg_fuse_plan *fp, fuse_search *s, const bool *excluded)
 {
     const cg_graph *g = s->g;
-    bool *member = talloc_zero_array(tmp, bool, g->n_ops + 1);
     for (size_t r = g->n_ops; r-- > 0;) {
         const cg_op *op = g->ops[r];
         if (fp->group_of[r] != SIZE_MAX || (excluded && excluded[r]) || !cg_fuse_op_supported(op) ||
             cg_type_numel(&op->results[0]->type) == 0 || !op_joins(op, &op->results[0]->type))
             continue;
-        size_t lowest;
-        size_t n = group_grow(s, r, fp->group_of, excluded, member, &lowest);
-        if (n >= 2) {
-            group_record(fp, fp, s, lowest, r, n, member);
-        } else {
-            member[r] = false;
-        }
+        if (group_grow(s, r, fp->group_of, excluded) >= 2)
+            group_record(fp, fp, s, r);
     }
 }
 
@@ -288,7 +348,7 @@ cg_fuse_plan *cg_fuse_plan_build(void *mem_ctx, const cg_graph *g, const bool *e
     fp->group_of = talloc_array(fp, size_t, g->n_ops + 1);
     for (size_t i = 0; i <= g->n_ops; i++)
         fp->group_of[i] = SIZE_MAX;
-    plan_groups(fp, &s, excluded, tmp);
+    plan_groups(fp, &s, excluded);
     plan_sort(fp, g);
     talloc_steal(mem_ctx, fp);
     talloc_free(tmp);

@@ -34,6 +34,10 @@ typedef struct cg_fuse_group {
     size_t *members;   /* op indices, ascending; the last is the root */
     size_t n_inputs;
     cg_fuse_input *inputs; /* values read from memory, by first use */
+    /* open-addressing table of input indices + 1 (0: empty), by value
+     * address; index_cap is a power of two, or 0 when there is none */
+    size_t index_cap;
+    size_t *index;
 } cg_fuse_group;
 
 typedef struct cg_fuse_plan {
