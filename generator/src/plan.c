@@ -203,31 +203,139 @@ static int cmp_group_duration(const void *a, const void *b)
 static int (*const group_orders[])(const void *, const void *) = {
     cmp_group_size, cmp_group_area, cmp_group_start, cmp_group_end, cmp_group_duration};
 
+/* The groups placed so far, by lifetime: each in the O(log T) nodes of a
+ * segment tree over the steps that cover its [start, end] (the ones live
+ * at step s are those on the path from leaf s to the root), and in a list
+ * by start step. Finding the placed groups a new one overlaps is then
+ * O(log T + its length + their count), where a scan of every placed group
+ * made placement quadratic in the number of values. */
+typedef struct placed_index {
+    size_t leaves;      /* a power of two above the last step */
+    size_t *node_head;  /* by tree node: first entry + 1, 0 for none */
+    size_t *start_head; /* by step: first group starting there + 1 */
+    size_t *start_next; /* by group: the next one with its start + 1 */
+    size_t *entry_group, *entry_next;
+    size_t n_entries, cap_entries;
+} placed_index;
+
+static bool placed_index_init(placed_index *ix, void *tmp, size_t last_step, size_t n_groups)
+{
+    ix->leaves = 1;
+    while (ix->leaves <= last_step)
+        ix->leaves *= 2;
+    ix->node_head = talloc_zero_array(tmp, size_t, 2 * ix->leaves);
+    ix->start_head = talloc_zero_array(tmp, size_t, ix->leaves);
+    ix->start_next = talloc_zero_array(tmp, size_t, n_groups + 1);
+    ix->cap_entries = 2 * n_groups + 16;
+    ix->entry_group = talloc_array(tmp, size_t, ix->cap_entries);
+    ix->entry_next = talloc_array(tmp, size_t, ix->cap_entries);
+    ix->n_entries = 0;
+    return ix->node_head && ix->start_head && ix->start_next && ix->entry_group && ix->entry_next;
+}
+
+static void placed_index_clear(placed_index *ix)
+{
+    memset(ix->node_head, 0, 2 * ix->leaves * sizeof ix->node_head[0]);
+    memset(ix->start_head, 0, ix->leaves * sizeof ix->start_head[0]);
+    ix->n_entries = 0;
+}
+
+static bool placed_index_node_add(placed_index *ix, size_t node, size_t g)
+{
+    if (ix->n_entries == ix->cap_entries) {
+        size_t cap = ix->cap_entries * 2;
+        size_t *eg = talloc_realloc(talloc_parent(ix->entry_group), ix->entry_group, size_t, cap);
+        if (!eg)
+            return false;
+        ix->entry_group = eg;
+        size_t *en = talloc_realloc(talloc_parent(ix->entry_next), ix->entry_next, size_t, cap);
+        if (!en)
+            return false;
+        ix->entry_next = en;
+        ix->cap_entries = cap;
+    }
+    ix->entry_group[ix->n_entries] = g;
+    ix->entry_next[ix->n_entries] = ix->node_head[node];
+    ix->node_head[node] = ++ix->n_entries;
+    return true;
+}
+
+static bool placed_index_add(placed_index *ix, const group *groups, size_t g)
+{
+    ix->start_next[g] = ix->start_head[groups[g].start];
+    ix->start_head[groups[g].start] = g + 1;
+    size_t l = groups[g].start + ix->leaves, r = groups[g].end + ix->leaves + 1;
+    for (; l < r; l /= 2, r /= 2) {
+        if ((l & 1) && !placed_index_node_add(ix, l++, g))
+            return false;
+        if ((r & 1) && !placed_index_node_add(ix, --r, g))
+            return false;
+    }
+    return true;
+}
+
+/* The placed groups whose lifetime overlaps gr's: those live at its start
+ * step and those starting after it, up to its end. Returns the count. */
+static size_t placed_index_overlapping(const placed_index *ix, const group *groups, const group *gr, block *busy)
+{
+    size_t n = 0;
+    for (size_t node = gr->start + ix->leaves; node >= 1; node /= 2) {
+        for (size_t e = ix->node_head[node]; e != 0; e = ix->entry_next[e - 1]) {
+            const group *other = &groups[ix->entry_group[e - 1]];
+            busy[n++] = (block){other->offset, other->size};
+        }
+    }
+    for (size_t t = gr->start + 1; t <= gr->end && t < ix->leaves; t++) {
+        for (size_t g = ix->start_head[t]; g != 0; g = ix->start_next[g - 1])
+            busy[n++] = (block){groups[g - 1].offset, groups[g - 1].size};
+    }
+    return n;
+}
+
+/* The lowest offset where gr fits among the n_busy blocks (sorted here).
+ * Saturating: offsets past UINT64_MAX only ever mean "too big". The
+ * result depends only on the set of blocks, not on their order. */
+static uint64_t first_fit(const group *gr, block *busy, size_t n_busy)
+{
+    qsort(busy, n_busy, sizeof busy[0], cmp_block_offset);
+    uint64_t offset = 0;
+    for (size_t j = 0; j < n_busy; j++) {
+        if (busy[j].offset >= sat_add(offset, gr->size))
+            break;
+        if (sat_add(busy[j].offset, busy[j].size) > offset)
+            offset = sat_add(busy[j].offset, busy[j].size);
+    }
+    return offset;
+}
+
 /* Places groups in `order`, each at the lowest offset free of every placed
- * group whose lifetime overlaps its own; returns the frame's extent. */
-static uint64_t place_groups(group *groups, const size_t *order, size_t n_groups, block *busy)
+ * group whose lifetime overlaps its own; returns the frame's extent. With
+ * an index (ix not NULL) the overlapping groups are looked up in it; without
+ * one (out of memory) every placed group is checked. */
+static uint64_t place_groups(group *groups, const size_t *order, size_t n_groups, block *busy, placed_index *ix)
 {
     uint64_t peak = 0;
+    if (ix)
+        placed_index_clear(ix);
     for (size_t k = 0; k < n_groups; k++) {
         group *gr = &groups[order[k]];
         size_t n_busy = 0;
-        for (size_t j = 0; j < k; j++) {
-            const group *other = &groups[order[j]];
-            if (other->start <= gr->end && gr->start <= other->end)
-                busy[n_busy++] = (block){other->offset, other->size};
+        if (ix) {
+            n_busy = placed_index_overlapping(ix, groups, gr, busy);
+        } else {
+            for (size_t j = 0; j < k; j++) {
+                const group *other = &groups[order[j]];
+                if (other->start <= gr->end && gr->start <= other->end)
+                    busy[n_busy++] = (block){other->offset, other->size};
+            }
         }
-        qsort(busy, n_busy, sizeof busy[0], cmp_block_offset);
-        uint64_t offset = 0;
-        /* saturating: offsets past UINT64_MAX only ever mean "too big" */
-        for (size_t j = 0; j < n_busy; j++) {
-            if (busy[j].offset >= sat_add(offset, gr->size))
-                break;
-            if (sat_add(busy[j].offset, busy[j].size) > offset)
-                offset = sat_add(busy[j].offset, busy[j].size);
+        gr->offset = first_fit(gr, busy, n_busy);
+        if (sat_add(gr->offset, gr->size) > peak)
+            peak = sat_add(gr->offset, gr->size);
+        if (ix && !placed_index_add(ix, groups, order[k])) {
+            /* out of memory: place the rest (and again) by the scan */
+            return place_groups(groups, order, n_groups, busy, NULL);
         }
-        gr->offset = offset;
-        if (sat_add(offset, gr->size) > peak)
-            peak = sat_add(offset, gr->size);
     }
     return peak;
 }
@@ -414,13 +522,21 @@ static void plan_body(cg_graph_plan *gp, const cg_program_plan *pp, bool fuse, v
     size_t *order = talloc_array(tmp, size_t, n_groups + 1);
     uint64_t *best = talloc_array(tmp, uint64_t, n_groups + 1);
     block *busy = talloc_array(tmp, block, n_groups + 1);
+    placed_index index;
+    size_t last_step = n_ops;
+    bool ordered = true; /* the index assumes start <= end */
+    for (size_t k = 0; k < n_groups; k++) {
+        last_step = groups[k].end > last_step ? groups[k].end : last_step;
+        ordered = ordered && groups[k].start <= groups[k].end;
+    }
+    placed_index *ix = ordered && placed_index_init(&index, tmp, last_step, n_groups) ? &index : NULL;
     uint64_t peak = UINT64_MAX;
     sort_groups = groups;
     for (size_t h = 0; h < sizeof group_orders / sizeof group_orders[0]; h++) {
         for (size_t k = 0; k < n_groups; k++)
             order[k] = k;
         qsort(order, n_groups, sizeof order[0], group_orders[h]);
-        uint64_t p = place_groups(groups, order, n_groups, busy);
+        uint64_t p = place_groups(groups, order, n_groups, busy, ix);
         if (p < peak) {
             peak = p;
             for (size_t k = 0; k < n_groups; k++)
@@ -635,43 +751,134 @@ static bool same_constant(const cg_value *a, const cg_value *b)
            (a->data_size == 0 || memcmp(a->data, b->data, a->data_size) == 0);
 }
 
+/* Which of g's constants v is (assign_slots numbers them after the
+ * arguments), or SIZE_MAX. */
+static size_t const_index_of(const cg_graph *g, const cg_value *v)
+{
+    if (v->kind != CG_VALUE_CONST || v->slot < g->n_args || v->slot - g->n_args >= g->n_consts ||
+        g->consts[v->slot - g->n_args] != v)
+        return SIZE_MAX;
+    return v->slot - g->n_args;
+}
+
+/* The forms each constant of the graph needs for its own uses (what
+ * const_forms_needed gives), in one pass over the ops rather than one
+ * per constant: an operand reads the constant that is its root. */
+static void const_forms_all(const cg_graph_plan *gp, unsigned char *out)
+{
+    const cg_graph *g = gp->graph;
+    size_t n = g->n_consts;
+    bool *plain = talloc_zero_array(NULL, bool, 3 * n + 1);
+    bool *kn = plain + n, *nk = plain + 2 * n;
+    if (!plain) {
+        for (size_t c = 0; c < n; c++)
+            out[c] = const_forms_needed(gp, c);
+        return;
+    }
+    for (size_t i = 0; i < g->n_ops; i++) {
+        const cg_op *op = g->ops[i];
+        for (size_t o = 0; o < op->n_operands; o++) {
+            const cg_value *v = op->operands[o];
+            const cg_value *r = root_of(gp, v);
+            size_t c = const_index_of(g, r);
+            if (c == SIZE_MAX)
+                continue;
+            cg_pack_kind kind = o == 1 && v == r ? cg_pack_operand_kind(op) : CG_PACK_NONE;
+            if (kind == CG_PACK_KN)
+                kn[c] = true;
+            else if (kind == CG_PACK_NK)
+                nk[c] = true;
+            else
+                plain[c] = true;
+        }
+    }
+    for (size_t i = 0; i < g->n_outputs; i++) {
+        size_t c = const_index_of(g, root_of(gp, g->outputs[i]));
+        if (c != SIZE_MAX)
+            plain[c] = true;
+    }
+    for (size_t c = 0; c < n; c++) {
+        bool p = plain[c] || (!kn[c] && !nk[c]); /* an unused constant is still emitted as stored */
+        out[c] = (unsigned char)((p ? CG_CONST_FORM_PLAIN : 0) | (kn[c] ? CG_CONST_FORM_KN : 0) |
+                                 (nk[c] ? CG_CONST_FORM_NK : 0));
+    }
+    talloc_free(plain);
+}
+
+/* FNV-1a over what same_constant compares (the dims beyond the rank are
+ * left out: cg_type_equal does not look at them either). */
+static uint64_t constant_hash(const cg_value *v)
+{
+    uint64_t h = 1469598103934665603ull;
+    const uint64_t head[3] = {(uint64_t)v->type.dtype, (uint64_t)v->type.rank, (uint64_t)v->data_size};
+    const unsigned char *p = (const unsigned char *)head;
+    for (size_t i = 0; i < sizeof head; i++)
+        h = (h ^ p[i]) * 1099511628211ull;
+    for (int d = 0; d < v->type.rank && d < CG_MAX_RANK; d++) {
+        p = (const unsigned char *)&v->type.dims[d];
+        for (size_t i = 0; i < sizeof v->type.dims[d]; i++)
+            h = (h ^ p[i]) * 1099511628211ull;
+    }
+    for (size_t i = 0; i < v->data_size; i++)
+        h = (h ^ v->data[i]) * 1099511628211ull;
+    return h;
+}
+
+typedef struct const_slot {
+    const cg_value *value; /* NULL: empty */
+    size_t graph, index;
+} const_slot;
+
 /* Two entrypoints (prefill and decode) usually read the same weights
- * through different graphs: emit each distinct constant once. */
+ * through different graphs: emit each distinct constant once. The first
+ * of equal constants (graph by graph, in order) is the canonical one;
+ * canonical constants are pairwise distinct, so a hash table of them by
+ * content finds the one a later constant equals, where comparing with
+ * every earlier constant was quadratic (50 000 constants: minutes). */
 static void dedupe_constants(cg_program_plan *pp)
 {
+    size_t total = 0;
+    for (size_t g = 0; g < pp->n_graphs; g++)
+        total += pp->graphs[g]->graph->n_consts;
+    size_t cap = 16;
+    while (cap < 2 * total + 2)
+        cap *= 2;
+    const_slot *table = talloc_zero_array(pp, const_slot, cap);
     for (size_t g = 0; g < pp->n_graphs; g++) {
         cg_graph_plan *gp = pp->graphs[g];
         size_t n = gp->graph->n_consts;
         gp->const_canon_graph = talloc_array(gp, size_t, n + 1);
         gp->const_canon_index = talloc_array(gp, size_t, n + 1);
         gp->const_forms = talloc_zero_array(gp, unsigned char, n + 1);
+        unsigned char *need = talloc_zero_array(gp, unsigned char, n + 1);
+        if (!gp->use_kernel && need)
+            const_forms_all(gp, need);
         for (size_t c = 0; c < n; c++) {
             gp->const_canon_graph[c] = g;
             gp->const_canon_index[c] = c;
             if (gp->use_kernel)
                 continue;
             const cg_value *v = gp->graph->consts[c];
-            unsigned char need = const_forms_needed(gp, c);
-            bool found = false;
-            for (size_t h = 0; h <= g && !found; h++) {
-                cg_graph_plan *hp = pp->graphs[h];
-                if (hp->use_kernel)
-                    continue;
-                for (size_t d = 0; d < (h == g ? c : hp->graph->n_consts) && !found; d++) {
-                    if (hp->const_canon_graph[d] != h || hp->const_canon_index[d] != d)
-                        continue;
-                    if (same_constant(hp->graph->consts[d], v)) {
-                        gp->const_canon_graph[c] = h;
-                        gp->const_canon_index[c] = d;
-                        hp->const_forms[d] |= need;
-                        found = true;
-                    }
-                }
+            if (!table) {
+                gp->const_forms[c] = need ? need[c] : const_forms_needed(gp, c);
+                continue; /* out of memory: no de-duplication */
             }
-            if (!found)
-                gp->const_forms[c] = need;
+            size_t at = (size_t)constant_hash(v) & (cap - 1);
+            while (table[at].value && !same_constant(table[at].value, v))
+                at = (at + 1) & (cap - 1);
+            if (table[at].value) {
+                cg_graph_plan *hp = pp->graphs[table[at].graph];
+                gp->const_canon_graph[c] = table[at].graph;
+                gp->const_canon_index[c] = table[at].index;
+                hp->const_forms[table[at].index] |= need ? need[c] : const_forms_needed(gp, c);
+            } else {
+                table[at] = (const_slot){.value = v, .graph = g, .index = c};
+                gp->const_forms[c] = need ? need[c] : const_forms_needed(gp, c);
+            }
         }
+        talloc_free(need);
     }
+    talloc_free(table);
 }
 
 uint64_t cg_plan_const_bytes(const cg_graph_plan *gp, size_t const_index)
