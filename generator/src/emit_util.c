@@ -78,9 +78,14 @@ char *cg_emit_ref(cg_emitter *em, const cg_value *v)
         return talloc_asprintf(em->mem_ctx, "((%s *)(ws + %" PRIu64 "))", ct, s->offset);
     case CG_STORAGE_CONST: {
         const cg_value *root = gp->storage[v->slot].kind == CG_STORAGE_VIEW ? gp->storage[v->slot].root : v;
-        size_t ci = 0;
-        while (gp->graph->consts[ci] != root)
-            ci++;
+        /* assign_slots numbers the constants after the arguments (a
+         * scan of the constants per reference was quadratic) */
+        size_t ci = root->slot - gp->graph->n_args;
+        if (ci >= gp->graph->n_consts || gp->graph->consts[ci] != root) {
+            ci = 0;
+            while (gp->graph->consts[ci] != root)
+                ci++;
+        }
         return cg_emit_const_symbol(em->mem_ctx, em->prefix, gp, ci);
     }
     case CG_STORAGE_VIEW:
