@@ -377,7 +377,16 @@ char *cg_emit_weight_incbin(cg_emit_ctx *ec, const cg_emit_options *opt, const c
         wb_puts(&b, "/* the model has no constants */\n");
         wb_printf(&b, "typedef int %s_no_weights;\n", ec->prefix);
     } else {
-        wb_printf(&b, "__asm__(\n    \".pushsection %s,\\\"a\\\",%%progbits\\n\"\n", section);
+        /* One .incbin of the whole blob, the symbols equated to offsets in
+         * it: an assembler reads the file once per .incbin (Clang 14 keeps
+         * every copy), so one directive per constant would cost the blob's
+         * size times the number of constants. */
+        wb_printf(&b,
+                  "__asm__(\n"
+                  "    \".pushsection %s,\\\"a\\\",%%progbits\\n\"\n"
+                  "    \".balign %" PRIu64 "\\n\"\n"
+                  "    \".Lcoreai_%s_weights:\\n\"\n",
+                  section, align, ec->prefix);
         for (size_t i = 0; i < n_syms; i++) {
             const blob_sym *s = &syms[i];
             char *type = cg_type_to_string(ec->mem_ctx, &s->v->type);
@@ -387,15 +396,16 @@ char *cg_emit_weight_incbin(cg_emit_ctx *ec, const cg_emit_options *opt, const c
                 wb_printf(&b, "    /* %%%s of @%s: %s, packed for the GEMM (%s) */\n", s->v->id,
                           s->gp->graph->name, type, s->kind == CG_PACK_NK ? "stored transposed" : "k x n");
             wb_printf(&b,
-                      "    \".balign %" PRIu64 "\\n\"\n"
                       "    \".globl %s\\n\"\n"
                       "    \".type %s, %%object\\n\"\n"
-                      "    \"%s:\\n\"\n"
-                      "    \".incbin \\\"%s\\\", %" PRIu64 ", %" PRIu64 "\\n\"\n"
+                      "    \".set %s, .Lcoreai_%s_weights + %" PRIu64 "\\n\"\n"
                       "    \".size %s, %" PRIu64 "\\n\"\n",
-                      align, s->sym, s->sym, s->sym, bin_name, s->offset, s->size, s->sym, s->size);
+                      s->sym, s->sym, s->sym, ec->prefix, s->offset, s->sym, s->size);
         }
-        wb_puts(&b, "    \".popsection\\n\");\n");
+        wb_printf(&b,
+                  "    \".incbin \\\"%s\\\", 0, %" PRIu64 "\\n\"\n"
+                  "    \".popsection\\n\");\n",
+                  bin_name, offset);
     }
     if (b.s == NULL) {
         free(bytes);

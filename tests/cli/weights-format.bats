@@ -37,13 +37,17 @@ teardown() {
     [ "$(stat -c %s "$TMP/b/feedforward_weights.bin")" -eq $((256 + 65536 + 65536)) ]
     w="$TMP/b/feedforward_weights.c"
     grep -q '".pushsection .rodata.coreai_weights,\\"a\\",%progbits\\n"' "$w"
-    grep -q '".incbin \\"feedforward_weights.bin\\", 256, 65536\\n"' "$w"
+    # one .incbin of the whole blob, the symbols at offsets in it
+    [ "$(grep -c '^    "\.incbin ' "$w")" -eq 1 ]
+    grep -q '".incbin \\"feedforward_weights.bin\\", 0, 131328\\n"' "$w"
+    grep -q '".set feedforward_g1_c1_packed_nk, .Lcoreai_feedforward_weights + 256\\n"' "$w"
+    grep -q '".size feedforward_g1_c1_packed_nk, 65536\\n"' "$w"
     grep -q '".type feedforward_g1_c0, %object\\n"' "$w"
     grep -q '#error' "$w"
     ! grep -q "$TMP" "$w"
     # every symbol NAME.c declares is defined
     for s in $(sed -n 's/^extern const [a-z0-9_]* \([A-Za-z0-9_]*\)\[.*/\1/p' "$TMP/b/feedforward.c"); do
-        grep -q "\"$s:\\\\n\"" "$w"
+        grep -q "\".set $s, " "$w"
     done
 }
 
@@ -52,7 +56,7 @@ teardown() {
         --weights-align 4096
     grep -q 'pushsection .ext_flash.weights,' "$TMP/b/feedforward_weights.c"
     grep -q '".balign 4096\\n"' "$TMP/b/feedforward_weights.c"
-    grep -q '".incbin \\"feedforward_weights.bin\\", 4096, 65536\\n"' "$TMP/b/feedforward_weights.c"
+    grep -q '".set feedforward_g1_c1_packed_nk, .Lcoreai_feedforward_weights + 4096\\n"' "$TMP/b/feedforward_weights.c"
     [ "$(stat -c %s "$TMP/b/feedforward_weights.bin")" -eq $((69632 + 65536)) ]
 }
 
