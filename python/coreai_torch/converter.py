@@ -611,10 +611,8 @@ class TorchConverter:
                 hint = "; register the TorchMetalKernel with converter.register_custom_kernels([...])"
             else:
                 hint = "; register one with TorchConverter.register_torch_lowering()"
-            line = source_line_of(node)
-            at = f"{line}: " if line else ""
             raise UnsupportedOpError(
-                f"{at}no lowering for op '{name}' (node '{node.name}'){where}{cls_text}{hint}")
+                f"{_where(node)}no lowering for op '{name}' (node '{node.name}'){where}{cls_text}{hint}")
         try:
             if fn is LOWERINGS.get(name) and name not in _DTYPE_AGNOSTIC and _touches_half(node):
                 return _lower_in_f32(fn, vm, node, loc)
@@ -623,10 +621,8 @@ class TorchConverter:
             raise
         except NotImplementedError as e:
             path = module_path_of(node)
-            line = source_line_of(node)
-            at = f"{line}: " if line else ""
             raise UnsupportedOpError(
-                f"{at}op '{name}' (node '{node.name}') in module '{path or '<root>'}': {e}") from e
+                f"{_where(node)}op '{name}' (node '{node.name}') in module '{path or '<root>'}': {e}") from e
 
     # constant folding of tensor-free subgraphs --------------------------------------------
     _NO_FOLD = ("rand", "randn", "randint", "normal", "uniform", "bernoulli", "dropout", "empty")
