@@ -1196,7 +1196,8 @@ void cg_composite_emit(cg_emitter *em)
 {
     kcall k;
     if (!match(em->plan->graph, em->fn_name, em->mem_ctx, &k)) {
-        cg_emit_body(em, "    return COREAI_STATUS_UNSUPPORTED;\n"); /* not reached: the plan chose the kernel */
+        /* not reached: the plan chose the kernel */
+        cg_emit_code(em, "    return COREAI_STATUS_UNSUPPORTED;\n");
         return;
     }
     if (k.table_key[0]) {
@@ -1214,9 +1215,24 @@ void cg_composite_emit(cg_emitter *em)
             ts->keys[ts->count] = talloc_steal(ts, k.table_key);
             ts->owners[ts->count] = talloc_strdup(ts, em->fn_name);
             ts->count++;
-            cg_emit_params(em, "%s", k.tables);
+            cg_emit_decl(em, "%s", k.tables);
         }
     }
-    cg_emit_params(em, "static const %s %s_p = {%s};\n", k.ptype, em->fn_name, k.init);
-    cg_emit_body(em, "    return %s(&%s_p%s);\n", k.fn, em->fn_name, k.args);
+    /* k.args is ", a0, NULL, ..." (no argument holds a comma) */
+    size_t n = 0;
+    for (const char *p = k.args; (p = strstr(p, ", ")) != NULL; p += 2)
+        n++;
+    const char **args = talloc_array(em->mem_ctx, const char *, n + 1);
+    char *rest = k.args;
+    for (size_t i = 0; args && i < n; i++) {
+        rest += 2;
+        char *next = strstr(rest, ", ");
+        args[i] = next ? talloc_strndup(em->mem_ctx, rest, (size_t)(next - rest)) : talloc_strdup(em->mem_ctx, rest);
+        if (next)
+            rest = next;
+    }
+    cg_call c = {.fn = k.fn, .params = talloc_asprintf(em->mem_ctx, "%s_p", em->fn_name), .params_type = k.ptype,
+                 .params_init = talloc_asprintf(em->mem_ctx, "{%s}", k.init), .n_args = args ? n : 0, .args = args,
+                 .tail = true};
+    cg_emit_stmt(em, &c);
 }

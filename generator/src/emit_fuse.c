@@ -101,7 +101,7 @@ static void emit_banner(cg_emitter *em, const cg_fuse_group *gr, int64_t numel)
     for (size_t m = 0; m < gr->n_members; m++)
         names = talloc_asprintf_append_buffer(names, "%s%s", m ? ", " : "",
                                               g->ops[gr->members[m]]->kind + strlen("coreai."));
-    cg_emit_body(em, "    { /* fused elementwise loop, %zu ops in one pass over %" PRId64 " element%s: %s */\n",
+    cg_emit_code(em, "    { /* fused elementwise loop, %zu ops in one pass over %" PRId64 " element%s: %s */\n",
                  gr->n_members, numel, numel == 1 ? "" : "s", names);
 }
 
@@ -114,15 +114,15 @@ static void emit_pointers(cg_emitter *em, const cg_fuse_group *gr, int64_t numel
         const cg_fuse_input *in = &gr->inputs[k];
         const char *label = value_label(em, in->value);
         if (in->period == 1)
-            cg_emit_body(em, "        const float x%zu = %s[0]; /* %s */\n", k, cg_emit_ref(em, in->value), label);
+            cg_emit_code(em, "        const float x%zu = %s[0]; /* %s */\n", k, cg_emit_ref(em, in->value), label);
         else if (in->period == numel)
-            cg_emit_body(em, "        const float *const in%zu = %s; /* %s */\n", k, cg_emit_ref(em, in->value),
+            cg_emit_code(em, "        const float *const in%zu = %s; /* %s */\n", k, cg_emit_ref(em, in->value),
                          label);
         else
-            cg_emit_body(em, "        const float *const in%zu = %s; /* %s, repeats every %" PRId64
+            cg_emit_code(em, "        const float *const in%zu = %s; /* %s, repeats every %" PRId64
                          " elements */\n", k, cg_emit_ref(em, in->value), label, in->period);
     }
-    cg_emit_body(em, "        float *const out = %s; /* %s */\n", cg_emit_ref(em, out), value_label(em, out));
+    cg_emit_code(em, "        float *const out = %s; /* %s */\n", cg_emit_ref(em, out), value_label(em, out));
 }
 
 /* Loads of the inputs and the members' statements, for element `at + j`
@@ -136,22 +136,22 @@ static void emit_element(cg_emitter *em, const cg_fuse_group *gr, int64_t numel,
         if (p == 1)
             continue;
         if (flat)
-            cg_emit_body(em, "%sconst float x%zu = in%zu[i];\n", indent, k, k);
+            cg_emit_code(em, "%sconst float x%zu = in%zu[i];\n", indent, k, k);
         else if (p == numel)
-            cg_emit_body(em, "%sconst float x%zu = in%zu[at + j];\n", indent, k, k);
+            cg_emit_code(em, "%sconst float x%zu = in%zu[at + j];\n", indent, k, k);
         else if (p == row)
-            cg_emit_body(em, "%sconst float x%zu = in%zu[j];\n", indent, k, k);
+            cg_emit_code(em, "%sconst float x%zu = in%zu[j];\n", indent, k, k);
         else
-            cg_emit_body(em, "%sconst float x%zu = in%zu[at %% %" PRId64 " + j];\n", indent, k, k, p);
+            cg_emit_code(em, "%sconst float x%zu = in%zu[at %% %" PRId64 " + j];\n", indent, k, k, p);
     }
     for (size_t m = 0; m < gr->n_members; m++) {
         const cg_op *op = g->ops[gr->members[m]];
         const char *expr = member_expr(em, gr, op);
         const char *label = value_label(em, op->results[0]);
         if (m + 1 < gr->n_members)
-            cg_emit_body(em, "%sconst float t%zu = %s; /* %s */\n", indent, m, expr, label);
+            cg_emit_code(em, "%sconst float t%zu = %s; /* %s */\n", indent, m, expr, label);
         else
-            cg_emit_body(em, "%sout[%s] = %s; /* %s */\n", indent, flat ? "i" : "at + j", expr, label);
+            cg_emit_code(em, "%sout[%s] = %s; /* %s */\n", indent, flat ? "i" : "at + j", expr, label);
     }
 }
 
@@ -162,14 +162,14 @@ void cg_emit_fused_group(cg_emitter *em, const cg_fuse_group *gr)
     emit_banner(em, gr, numel);
     emit_pointers(em, gr, numel);
     if (row == numel) {
-        cg_emit_body(em, "        for (int64_t i = 0; i < %" PRId64 "; i++) {\n", numel);
+        cg_emit_code(em, "        for (int64_t i = 0; i < %" PRId64 "; i++) {\n", numel);
         emit_element(em, gr, numel, row, "            ");
-        cg_emit_body(em, "        }\n");
+        cg_emit_code(em, "        }\n");
     } else {
-        cg_emit_body(em, "        for (int64_t at = 0; at < %" PRId64 "; at += %" PRId64 ") {\n", numel, row);
-        cg_emit_body(em, "            for (int64_t j = 0; j < %" PRId64 "; j++) {\n", row);
+        cg_emit_code(em, "        for (int64_t at = 0; at < %" PRId64 "; at += %" PRId64 ") {\n", numel, row);
+        cg_emit_code(em, "            for (int64_t j = 0; j < %" PRId64 "; j++) {\n", row);
         emit_element(em, gr, numel, row, "                ");
-        cg_emit_body(em, "            }\n        }\n");
+        cg_emit_code(em, "            }\n        }\n");
     }
-    cg_emit_body(em, "    }\n");
+    cg_emit_code(em, "    }\n");
 }

@@ -4,10 +4,7 @@
 
 #include <talloc.h>
 
-#include "composite.h"
-#include "emit_fuse.h"
 #include "emit_internal.h"
-#include "emit_ops.h"
 
 static char *signature(cg_emit_ctx *ec, const cg_graph_plan *gp, const char *fn)
 {
@@ -40,27 +37,6 @@ static char *describe(cg_emit_ctx *ec, const cg_graph_plan *gp)
     return talloc_strdup_append_buffer(s, " */\n");
 }
 
-/* Results that could not be written in place are copied at the end: plain
- * outputs before state updates, so an output that forwards a state's old
- * value reads it before the update lands on the same buffer. */
-static void emit_copy_outs(cg_emitter *em)
-{
-    const cg_graph_plan *gp = em->plan;
-    const cg_graph *g = gp->graph;
-    size_t first_plain = gp->n_state_results;
-    if (first_plain > g->n_outputs)
-        first_plain = g->n_outputs;
-    for (int pass = 0; pass < 2; pass++) {
-        size_t from = pass == 0 ? first_plain : 0, to = pass == 0 ? g->n_outputs : first_plain;
-        for (size_t i = from; i < to; i++) {
-            if (!gp->copy_out[i])
-                continue;
-            cg_emit_body(em, "    COREAI_TRY(coreai_copy(%zu, %s, r%zu));\n", cg_type_bytes(&g->outputs[i]->type),
-                         cg_emit_ref(em, g->outputs[i]), i);
-        }
-    }
-}
-
 /* Whether identifier `name` occurs as a whole token in text. */
 static bool mentions(const char *text, const char *name)
 {
@@ -91,56 +67,48 @@ static char *unused_params(cg_emit_ctx *ec, const cg_graph *g, const char *body)
     return s;
 }
 
-/* Op k of a graph body: its kernel call, or for the last op of a fusion
- * group the group's loop (the other members emit nothing). */
-static void emit_statement(cg_emitter *em, size_t k)
+/* One statement of the list as C. */
+static char *statement(cg_emit_ctx *ec, const cg_call *c)
 {
-    const cg_fuse_plan *fp = em->plan->fuse;
-    if (fp && fp->group_of[k] != SIZE_MAX) {
-        const cg_fuse_group *gr = &fp->groups[fp->group_of[k]];
-        if (gr->root == k)
-            cg_emit_fused_group(em, gr);
-        return;
+    if (c->code)
+        return talloc_strdup(ec->mem_ctx, c->code);
+    char *s = talloc_asprintf(ec->mem_ctx, c->tail ? "    return %s(" : "    COREAI_TRY(%s(", c->fn);
+    bool first = true;
+    if (c->params) {
+        s = talloc_asprintf_append_buffer(s, "&%s", c->params);
+        first = false;
     }
-    cg_emit_op(em, k);
+    for (size_t i = 0; i < c->n_args; i++) {
+        s = talloc_asprintf_append_buffer(s, "%s%s", first ? "" : ", ", c->args[i]);
+        first = false;
+    }
+    s = talloc_strdup_append_buffer(s, c->tail ? ");" : "));");
+    if (c->comment)
+        s = talloc_asprintf_append_buffer(s, " /* %s */", c->comment);
+    return talloc_strdup_append_buffer(s, "\n");
 }
 
 char *cg_emit_graph_functions(cg_emit_ctx *ec, char **params)
 {
     char *out = talloc_strdup(ec->mem_ctx, "");
     *params = talloc_strdup(ec->mem_ctx, "");
-    cg_table_set *tables = talloc_zero(ec->mem_ctx, cg_table_set);
-    for (size_t i = 0; i < ec->plan->n_graphs; i++) {
-        const cg_graph_plan *gp = ec->plan->graphs[i];
-        cg_emitter em = {
-            .mem_ctx = ec->mem_ctx,
-            .prefix = ec->prefix,
-            .program = ec->plan,
-            .plan = gp,
-            .fn_name = talloc_asprintf(ec->mem_ctx, "%s_graph%zu", ec->prefix, gp->index),
-            .params = talloc_strdup(ec->mem_ctx, ""),
-            .body = talloc_strdup(ec->mem_ctx, ""),
-            .tables = tables,
-            .diag = ec->diag,
-        };
-        if (gp->use_kernel) {
-            cg_emit_body(&em, "    (void)ws;\n");
-            cg_composite_emit(&em);
-        } else {
-            bool uses_ws = gp->frame_size > 0;
-            for (size_t k = 0; k < gp->graph->n_ops && !uses_ws; k++)
-                uses_ws = gp->graph->ops[k]->callee != NULL;
-            if (!uses_ws)
-                cg_emit_body(&em, "    (void)ws;\n");
-            for (size_t k = 0; k < gp->graph->n_ops; k++)
-                emit_statement(&em, k);
-            emit_copy_outs(&em);
-            cg_emit_body(&em, "    return COREAI_STATUS_OK;\n");
+    for (size_t i = 0; i < ec->low->n_graphs; i++) {
+        const cg_call_list *list = ec->low->graphs[i];
+        const cg_graph_plan *gp = list->gp;
+        char *body = talloc_strdup(ec->mem_ctx, list->uses_ws ? "" : "    (void)ws;\n");
+        for (size_t k = 0; k < list->n; k++) {
+            const cg_call *c = &list->calls[k];
+            if (c->decls)
+                *params = talloc_strdup_append_buffer(*params, c->decls);
+            if (c->params && c->params_type)
+                *params = talloc_asprintf_append_buffer(*params, "static const %s %s = %s;\n", c->params_type,
+                                                        c->params, c->params_init);
+            body = talloc_strdup_append_buffer(body, statement(ec, c));
         }
+        if (!gp->use_kernel)
+            body = talloc_strdup_append_buffer(body, "    return COREAI_STATUS_OK;\n");
         out = talloc_asprintf_append_buffer(out, "%s%s\n{\n%s%s}\n\n", describe(ec, gp),
-                                            signature(ec, gp, em.fn_name), unused_params(ec, gp->graph, em.body),
-                                            em.body);
-        *params = talloc_strdup_append_buffer(*params, em.params);
+                                            signature(ec, gp, list->fn_name), unused_params(ec, gp->graph, body), body);
     }
     return out;
 }

@@ -1,6 +1,7 @@
 #include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,6 +20,17 @@
 static char *pname(cg_emitter *em, size_t index)
 {
     return talloc_asprintf(em->mem_ctx, "%s_p%zu", em->fn_name, index);
+}
+
+/* A parameter object's initializer, printf-style. */
+static char *init(cg_emitter *em, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static char *init(cg_emitter *em, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = talloc_vasprintf(em->mem_ctx, fmt, ap);
+    va_end(ap);
+    return s;
 }
 
 static bool kind_is(const cg_op *op, const char *k) { return strcmp(op->kind, k) == 0; }
@@ -128,11 +140,10 @@ static void emit_binary(cg_emitter *em, size_t index, const cg_op *op, const cha
         ptype = "coreai_logical_params";
         call = "coreai_logical";
     }
-    char *p = pname(em, index);
-    cg_emit_params(em, "static const %s %s = {%s, %d, %s, %s, %s};\n", ptype, p, enum_op, out->rank, dims(em, out),
-                   list8(em, as, out->rank), list8(em, bs, out->rank));
-    cg_emit_body(em, "    COREAI_TRY(%s(&%s, %s, %s, %s));\n", call, p, cg_emit_ref(em, op->operands[0]),
-                 cg_emit_ref(em, op->operands[1]), cg_emit_ref(em, op->results[0]));
+    cg_emit_call(em, call, pname(em, index), ptype,
+                 init(em, "{%s, %d, %s, %s, %s}", enum_op, out->rank, dims(em, out), list8(em, as, out->rank),
+                      list8(em, bs, out->rank)),
+                 3, cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->operands[1]), cg_emit_ref(em, op->results[0]));
 }
 
 static const char *unary_enum(const cg_op *op)
@@ -159,30 +170,25 @@ static const char *unary_enum(const cg_op *op)
 
 static void emit_unary(cg_emitter *em, size_t index, const cg_op *op, const char *enum_op)
 {
-    char *p = pname(em, index);
-    cg_emit_params(em, "static const coreai_unary_params %s = {%s, %" PRId64 "};\n", p, enum_op,
-                   cg_type_numel(&op->results[0]->type));
-    cg_emit_body(em, "    COREAI_TRY(coreai_unary_%s(&%s, %s, %s));\n", suffix(op->operands[0]->type.dtype), p,
+    cg_emit_call(em, talloc_asprintf(em->mem_ctx, "coreai_unary_%s", suffix(op->operands[0]->type.dtype)),
+                 pname(em, index), "coreai_unary_params",
+                 init(em, "{%s, %" PRId64 "}", enum_op, cg_type_numel(&op->results[0]->type)), 2,
                  cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->results[0]));
 }
 
 static void emit_clamp(cg_emitter *em, size_t index, const cg_op *op)
 {
     const cg_attr *lo = attr(op, "min"), *hi = attr(op, "max");
-    char *p = pname(em, index);
-    cg_emit_params(em, "static const coreai_clamp_params %s = {%" PRId64 ", %s, %s};\n", p,
-                   cg_type_numel(&op->results[0]->type), lo ? f32_lit(em, lo->floats[0]) : "-INFINITY",
-                   hi ? f32_lit(em, hi->floats[0]) : "INFINITY");
-    cg_emit_body(em, "    COREAI_TRY(coreai_clamp_f32(&%s, %s, %s));\n", p, cg_emit_ref(em, op->operands[0]),
-                 cg_emit_ref(em, op->results[0]));
+    cg_emit_call(em, "coreai_clamp_f32", pname(em, index), "coreai_clamp_params",
+                 init(em, "{%" PRId64 ", %s, %s}", cg_type_numel(&op->results[0]->type),
+                      lo ? f32_lit(em, lo->floats[0]) : "-INFINITY", hi ? f32_lit(em, hi->floats[0]) : "INFINITY"),
+                 2, cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->results[0]));
 }
 
 static void emit_logical_not(cg_emitter *em, size_t index, const cg_op *op)
 {
-    char *p = pname(em, index);
-    cg_emit_params(em, "static const coreai_logical_not_params %s = {%" PRId64 "};\n", p,
-                   cg_type_numel(&op->results[0]->type));
-    cg_emit_body(em, "    COREAI_TRY(coreai_logical_not(&%s, %s, %s));\n", p, cg_emit_ref(em, op->operands[0]),
+    cg_emit_call(em, "coreai_logical_not", pname(em, index), "coreai_logical_not_params",
+                 init(em, "{%" PRId64 "}", cg_type_numel(&op->results[0]->type)), 2, cg_emit_ref(em, op->operands[0]),
                  cg_emit_ref(em, op->results[0]));
 }
 
@@ -193,12 +199,11 @@ static void emit_where(cg_emitter *em, size_t index, const cg_op *op)
     cg_shape_broadcast_strides(&op->operands[0]->type, out, cs);
     cg_shape_broadcast_strides(&op->operands[1]->type, out, as);
     cg_shape_broadcast_strides(&op->operands[2]->type, out, bs);
-    char *p = pname(em, index);
-    cg_emit_params(em, "static const coreai_where_params %s = {%d, %s, %s, %s, %s, %zu};\n", p, out->rank,
-                   dims(em, out), list8(em, cs, out->rank), list8(em, as, out->rank), list8(em, bs, out->rank),
-                   cg_dtype_size(out->dtype));
-    cg_emit_body(em, "    COREAI_TRY(coreai_where(&%s, %s, %s, %s, %s));\n", p, cg_emit_ref(em, op->operands[0]),
-                 cg_emit_ref(em, op->operands[1]), cg_emit_ref(em, op->operands[2]), cg_emit_ref(em, op->results[0]));
+    cg_emit_call(em, "coreai_where", pname(em, index), "coreai_where_params",
+                 init(em, "{%d, %s, %s, %s, %s, %zu}", out->rank, dims(em, out), list8(em, cs, out->rank),
+                      list8(em, as, out->rank), list8(em, bs, out->rank), cg_dtype_size(out->dtype)),
+                 4, cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->operands[1]), cg_emit_ref(em, op->operands[2]),
+                 cg_emit_ref(em, op->results[0]));
 }
 
 static void emit_cast(cg_emitter *em, size_t index, const cg_op *op)
@@ -206,11 +211,10 @@ static void emit_cast(cg_emitter *em, size_t index, const cg_op *op)
     const cg_type *x = &op->operands[0]->type, *r = &op->results[0]->type;
     if (x->dtype == r->dtype)
         return; /* planned as a view */
-    char *p = pname(em, index);
-    cg_emit_params(em, "static const coreai_cast_params %s = {%s, %s, %" PRId64 "};\n", p,
-                   cg_c_dtype_enum(x->dtype), cg_c_dtype_enum(r->dtype), cg_type_numel(x));
-    cg_emit_body(em, "    COREAI_TRY(coreai_cast(&%s, %s, %s));\n", p, cg_emit_ref(em, op->operands[0]),
-                 cg_emit_ref(em, op->results[0]));
+    cg_emit_call(em, "coreai_cast", pname(em, index), "coreai_cast_params",
+                 init(em, "{%s, %s, %" PRId64 "}", cg_c_dtype_enum(x->dtype), cg_c_dtype_enum(r->dtype),
+                      cg_type_numel(x)),
+                 2, cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->results[0]));
 }
 
 /* A comment-safe rendering of user text (no comment terminator, ASCII). */
@@ -234,19 +238,19 @@ static void emit_elementwise_kernel(cg_emitter *em, const cg_op *op)
 {
     const cg_attr *in = attr(op, "input_names"), *out = attr(op, "output_names");
     const char *src = attr(op, "source")->str;
-    cg_emit_body(em, "    { /* elementwise_kernel %s */\n", comment_text(em, attr(op, "name")->str));
+    cg_emit_code(em, "    { /* elementwise_kernel %s */\n", comment_text(em, attr(op, "name")->str));
     for (size_t i = 0; i < op->n_operands; i++)
-        cg_emit_body(em, "        const %s *%s = %s;\n", cg_c_type(op->operands[i]->type.dtype), in->strs[i],
+        cg_emit_code(em, "        const %s *%s = %s;\n", cg_c_type(op->operands[i]->type.dtype), in->strs[i],
                      cg_emit_ref(em, op->operands[i]));
     for (size_t i = 0; i < op->n_results; i++)
-        cg_emit_body(em, "        %s *%s = %s;\n", cg_c_type(op->results[i]->type.dtype), out->strs[i],
+        cg_emit_code(em, "        %s *%s = %s;\n", cg_c_type(op->results[i]->type.dtype), out->strs[i],
                      cg_emit_ref(em, op->results[i]));
     for (size_t i = 0; i < op->n_operands; i++)
-        cg_emit_body(em, "        (void)%s;\n", in->strs[i]);
+        cg_emit_code(em, "        (void)%s;\n", in->strs[i]);
     for (size_t i = 0; i < op->n_results; i++)
-        cg_emit_body(em, "        (void)%s;\n", out->strs[i]);
+        cg_emit_code(em, "        (void)%s;\n", out->strs[i]);
     size_t len = strlen(src);
-    cg_emit_body(em, "        for (int64_t id = 0; id < %" PRId64 "; id++) {\n%s%s        }\n    }\n",
+    cg_emit_code(em, "        for (int64_t id = 0; id < %" PRId64 "; id++) {\n%s%s        }\n    }\n",
                  cg_type_numel(&op->results[0]->type), src, len && src[len - 1] == '\n' ? "" : "\n");
 }
 
@@ -270,7 +274,7 @@ static char *gemm_scratch(cg_emitter *em, size_t index, const cg_op *op)
 
 static char *packed_ref(cg_emitter *em, const cg_op *op, cg_pack_kind kind)
 {
-    return cg_emit_packed_symbol(em->mem_ctx, cg_emit_ref(em, op->operands[1]), kind);
+    return cg_emit_packed_ref(em, op->operands[1], kind);
 }
 
 static void emit_matmul(cg_emitter *em, size_t index, const cg_op *op)
@@ -294,14 +298,13 @@ static void emit_matmul(cg_emitter *em, size_t index, const cg_op *op)
         bs[i] *= b_mat;
     }
     char *p = pname(em, index);
-    cg_emit_params(em, "static const coreai_matmul_params %s = {%d, %s, %s, %s, %" PRId64 ", %" PRId64 ", %" PRId64
-                   ", %d, %d};\n", p, ob.rank, dims(em, &ob), list8(em, as, ob.rank), list8(em, bs, ob.rank), m, n,
-                   k, ta, kind != CG_PACK_NONE ? 0 : tb);
+    char *pinit = init(em, "{%d, %s, %s, %s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %d, %d}", ob.rank, dims(em, &ob),
+                       list8(em, as, ob.rank), list8(em, bs, ob.rank), m, n, k, ta, kind != CG_PACK_NONE ? 0 : tb);
     if (kind != CG_PACK_NONE)
-        cg_emit_body(em, "    COREAI_TRY(coreai_matmul_packed_f32(&%s, %s, %s, %s));\n", p,
+        cg_emit_call(em, "coreai_matmul_packed_f32", p, "coreai_matmul_params", pinit, 3,
                      cg_emit_ref(em, op->operands[0]), packed_ref(em, op, kind), cg_emit_ref(em, op->results[0]));
     else
-        cg_emit_body(em, "    COREAI_TRY(coreai_matmul_ws_f32(&%s, %s, %s, %s, %s));\n", p,
+        cg_emit_call(em, "coreai_matmul_ws_f32", p, "coreai_matmul_params", pinit, 4,
                      cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->operands[1]),
                      cg_emit_ref(em, op->results[0]), gemm_scratch(em, index, op));
 }
@@ -316,24 +319,23 @@ static void emit_linear(cg_emitter *em, size_t index, const cg_op *op)
     cg_pack_kind kind = cg_pack_operand_kind(op);
     char *p = pname(em, index);
     if (kind != CG_PACK_NONE) {
-        cg_emit_params(em, "static const coreai_linear_packed_params %s = {%" PRId64 ", %" PRId64 ", %" PRId64
-                       ", %s, %" PRId64 ", %" PRId64 "};\n", p, rows, in, outf, epilogue, em->plan->x_head_dim[index],
-                       em->plan->out_head_dim[index]);
+        char *pinit = init(em, "{%" PRId64 ", %" PRId64 ", %" PRId64 ", %s, %" PRId64 ", %" PRId64 "}", rows, in, outf,
+                           epilogue, em->plan->x_head_dim[index], em->plan->out_head_dim[index]);
         const cg_value *res = em->plan->residual[index];
         if (res != NULL)
-            cg_emit_body(em, "    COREAI_TRY(coreai_linear_packed_add_f32(&%s, %s, %s, %s, %s, %s));\n", p,
+            cg_emit_call(em, "coreai_linear_packed_add_f32", p, "coreai_linear_packed_params", pinit, 5,
                          cg_emit_ref(em, op->operands[0]), packed_ref(em, op, kind), bias, cg_emit_ref(em, res),
                          cg_emit_ref(em, op->results[0]));
         else
-            cg_emit_body(em, "    COREAI_TRY(coreai_linear_packed_f32(&%s, %s, %s, %s, %s));\n", p,
+            cg_emit_call(em, "coreai_linear_packed_f32", p, "coreai_linear_packed_params", pinit, 4,
                          cg_emit_ref(em, op->operands[0]), packed_ref(em, op, kind), bias,
                          cg_emit_ref(em, op->results[0]));
         return;
     }
-    cg_emit_params(em, "static const coreai_linear_ex_params %s = {%" PRId64 ", %" PRId64 ", %" PRId64 ", %d, %s};\n",
-                   p, rows, in, outf, cg_attr_get_bool(op, "weight_transposed", false), epilogue);
-    cg_emit_body(em, "    COREAI_TRY(coreai_linear_ex_f32(&%s, %s, %s, %s, %s, %s));\n", p,
-                 cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->operands[1]), bias,
+    cg_emit_call(em, "coreai_linear_ex_f32", p, "coreai_linear_ex_params",
+                 init(em, "{%" PRId64 ", %" PRId64 ", %" PRId64 ", %d, %s}", rows, in, outf,
+                      cg_attr_get_bool(op, "weight_transposed", false), epilogue),
+                 5, cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->operands[1]), bias,
                  cg_emit_ref(em, op->results[0]), gemm_scratch(em, index, op));
 }
 
@@ -343,11 +345,9 @@ static void emit_reduce(cg_emitter *em, size_t index, const cg_op *op, const cha
     const cg_attr *axes = attr(op, "axes");
     uint32_t mask = 0;
     cg_shape_axes_mask(axes->ints, axes->count, x->rank, true, &mask);
-    char *p = pname(em, index);
-    cg_emit_params(em, "static const coreai_reduce_params %s = {%s, %d, %s, 0x%" PRIx32 "u};\n", p, enum_op, x->rank,
-                   dims(em, x), mask);
-    cg_emit_body(em, "    COREAI_TRY(coreai_reduce_f32(&%s, %s, %s));\n", p, cg_emit_ref(em, op->operands[0]),
-                 cg_emit_ref(em, op->results[0]));
+    cg_emit_call(em, "coreai_reduce_f32", pname(em, index), "coreai_reduce_params",
+                 init(em, "{%s, %d, %s, 0x%" PRIx32 "u}", enum_op, x->rank, dims(em, x), mask), 2,
+                 cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->results[0]));
 }
 
 /* outer x axis x inner view of x around `axis` (may be negative). */
@@ -368,10 +368,8 @@ static void emit_softmax_like(cg_emitter *em, size_t index, const cg_op *op, con
 {
     int64_t outer, len, inner;
     split_axis(&op->operands[0]->type, attr(op, "axis")->ints[0], &outer, &len, &inner);
-    char *p = pname(em, index);
-    cg_emit_params(em, "static const %s %s = {%" PRId64 ", %" PRId64 ", %" PRId64 "};\n", ptype, p, outer, len, inner);
-    cg_emit_body(em, "    COREAI_TRY(%s(&%s, %s, %s));\n", fn, p, cg_emit_ref(em, op->operands[0]),
-                 cg_emit_ref(em, op->results[0]));
+    cg_emit_call(em, fn, pname(em, index), ptype, init(em, "{%" PRId64 ", %" PRId64 ", %" PRId64 "}", outer, len, inner),
+                 2, cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->results[0]));
 }
 
 /* ---- layout and data movement --------------------------------------------- */
@@ -383,11 +381,10 @@ static void emit_transpose(cg_emitter *em, size_t index, const cg_op *op)
     int32_t p32[CG_MAX_RANK];
     for (size_t i = 0; i < perm->count; i++)
         p32[i] = (int32_t)perm->ints[i];
-    char *p = pname(em, index);
-    cg_emit_params(em, "static const coreai_transpose_params %s = {%d, %s, %s, %zu};\n", p, x->rank, dims(em, x),
-                   cg_emit_i32_list(em->mem_ctx, p32, x->rank, CG_MAX_RANK), cg_dtype_size(x->dtype));
-    cg_emit_body(em, "    COREAI_TRY(coreai_transpose(&%s, %s, %s));\n", p, cg_emit_ref(em, op->operands[0]),
-                 cg_emit_ref(em, op->results[0]));
+    cg_emit_call(em, "coreai_transpose", pname(em, index), "coreai_transpose_params",
+                 init(em, "{%d, %s, %s, %zu}", x->rank, dims(em, x), cg_emit_i32_list(em->mem_ctx, p32, x->rank, CG_MAX_RANK),
+                      cg_dtype_size(x->dtype)),
+                 2, cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->results[0]));
 }
 
 static void emit_broadcast_to(cg_emitter *em, size_t index, const cg_op *op)
@@ -397,11 +394,9 @@ static void emit_broadcast_to(cg_emitter *em, size_t index, const cg_op *op)
         return; /* planned as a view */
     int64_t s[CG_MAX_RANK];
     cg_shape_broadcast_strides(x, out, s);
-    char *p = pname(em, index);
-    cg_emit_params(em, "static const coreai_broadcast_to_params %s = {%d, %s, %s, %zu};\n", p, out->rank,
-                   dims(em, out), list8(em, s, out->rank), cg_dtype_size(x->dtype));
-    cg_emit_body(em, "    COREAI_TRY(coreai_broadcast_to(&%s, %s, %s));\n", p, cg_emit_ref(em, op->operands[0]),
-                 cg_emit_ref(em, op->results[0]));
+    cg_emit_call(em, "coreai_broadcast_to", pname(em, index), "coreai_broadcast_to_params",
+                 init(em, "{%d, %s, %s, %zu}", out->rank, dims(em, out), list8(em, s, out->rank), cg_dtype_size(x->dtype)),
+                 2, cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->results[0]));
 }
 
 static void emit_concat(cg_emitter *em, size_t index, const cg_op *op)
@@ -419,22 +414,24 @@ static void emit_concat(cg_emitter *em, size_t index, const cg_op *op)
         ext = talloc_asprintf_append_buffer(ext, "%s%" PRId64, i ? ", " : "", op->operands[i]->type.dims[axis]);
         ptrs = talloc_asprintf_append_buffer(ptrs, "%s%s", i ? ", " : "", cg_emit_ref(em, op->operands[i]));
     }
-    cg_emit_params(em, "static const int64_t %s_extents[%zu] = {%s};\n", p, op->n_operands, ext);
-    cg_emit_params(em, "static const coreai_concat_params %s = {%zu, %" PRId64 ", %" PRId64 ", %s_extents, %zu};\n",
-                   p, op->n_operands, outer, inner, p, cg_dtype_size(out->dtype));
-    cg_emit_body(em, "    {\n        const void *const in[%zu] = {%s};\n        COREAI_TRY(coreai_concat(&%s, in, %s));\n"
-                 "    }\n", op->n_operands, ptrs, p, cg_emit_ref(em, op->results[0]));
+    /* the operands' pointers are a table on the stack: a code statement */
+    cg_emit_decl(em, "static const int64_t %s_extents[%zu] = {%s};\n", p, op->n_operands, ext);
+    cg_call c = {.params = p, .params_type = "coreai_concat_params",
+                 .params_init = init(em, "{%zu, %" PRId64 ", %" PRId64 ", %s_extents, %zu}", op->n_operands, outer, inner,
+                                     p, cg_dtype_size(out->dtype))};
+    c.code = talloc_asprintf(em->mem_ctx, "    {\n        const void *const in[%zu] = {%s};\n"
+                             "        COREAI_TRY(coreai_concat(&%s, in, %s));\n    }\n",
+                             op->n_operands, ptrs, p, cg_emit_ref(em, op->results[0]));
+    cg_emit_stmt(em, &c);
 }
 
 static void emit_slice(cg_emitter *em, size_t index, const cg_op *op)
 {
     const cg_type *x = &op->operands[0]->type, *out = &op->results[0]->type;
-    char *p = pname(em, index);
-    cg_emit_params(em, "static const coreai_slice_params %s = {%d, %s, %s, %s, %s, %zu};\n", p, x->rank, dims(em, x),
-                   list8(em, attr(op, "begins")->ints, x->rank), list8(em, attr(op, "steps")->ints, x->rank),
-                   dims(em, out), cg_dtype_size(x->dtype));
-    cg_emit_body(em, "    COREAI_TRY(coreai_slice(&%s, %s, %s));\n", p, cg_emit_ref(em, op->operands[0]),
-                 cg_emit_ref(em, op->results[0]));
+    cg_emit_call(em, "coreai_slice", pname(em, index), "coreai_slice_params",
+                 init(em, "{%d, %s, %s, %s, %s, %zu}", x->rank, dims(em, x), list8(em, attr(op, "begins")->ints, x->rank),
+                      list8(em, attr(op, "steps")->ints, x->rank), dims(em, out), cg_dtype_size(x->dtype)),
+                 2, cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->results[0]));
 }
 
 static void emit_gather(cg_emitter *em, size_t index, const cg_op *op)
@@ -442,24 +439,21 @@ static void emit_gather(cg_emitter *em, size_t index, const cg_op *op)
     const cg_type *x = &op->operands[0]->type, *idx = &op->operands[1]->type;
     int64_t outer, len, inner;
     split_axis(x, attr(op, "axis")->ints[0], &outer, &len, &inner);
-    char *p = pname(em, index);
-    cg_emit_params(em, "static const coreai_gather_params %s = {%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
-                   ", %s, %zu};\n", p, outer, len, inner, cg_type_numel(idx), cg_c_dtype_enum(idx->dtype),
-                   cg_dtype_size(x->dtype));
-    cg_emit_body(em, "    COREAI_TRY(coreai_gather(&%s, %s, %s, %s));\n", p, cg_emit_ref(em, op->operands[0]),
-                 cg_emit_ref(em, op->operands[1]), cg_emit_ref(em, op->results[0]));
+    cg_emit_call(em, "coreai_gather", pname(em, index), "coreai_gather_params",
+                 init(em, "{%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %s, %zu}", outer, len, inner,
+                      cg_type_numel(idx), cg_c_dtype_enum(idx->dtype), cg_dtype_size(x->dtype)),
+                 3, cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->operands[1]), cg_emit_ref(em, op->results[0]));
 }
 
 static void emit_pad(cg_emitter *em, size_t index, const cg_op *op)
 {
     const cg_type *x = &op->operands[0]->type;
     const cg_attr *pads = attr(op, "pads"), *value = attr(op, "value");
-    char *p = pname(em, index);
-    cg_emit_params(em, "static const coreai_pad_params %s = {%d, %s, %s, %s, %s, %s};\n", p, x->rank, dims(em, x),
-                   list8(em, pads->ints, x->rank), list8(em, pads->ints + x->rank, x->rank),
-                   cg_c_dtype_enum(x->dtype), scalar_init(em, x->dtype, value ? value->floats[0] : 0.0));
-    cg_emit_body(em, "    COREAI_TRY(coreai_pad(&%s, %s, %s));\n", p, cg_emit_ref(em, op->operands[0]),
-                 cg_emit_ref(em, op->results[0]));
+    cg_emit_call(em, "coreai_pad", pname(em, index), "coreai_pad_params",
+                 init(em, "{%d, %s, %s, %s, %s, %s}", x->rank, dims(em, x), list8(em, pads->ints, x->rank),
+                      list8(em, pads->ints + x->rank, x->rank), cg_c_dtype_enum(x->dtype),
+                      scalar_init(em, x->dtype, value ? value->floats[0] : 0.0)),
+                 2, cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->results[0]));
 }
 
 static void emit_iota(cg_emitter *em, size_t index, const cg_op *op)
@@ -467,20 +461,19 @@ static void emit_iota(cg_emitter *em, size_t index, const cg_op *op)
     const cg_type *r = &op->results[0]->type;
     double start = attr(op, "start")->floats[0], step = attr(op, "step")->floats[0];
     bool is_int = r->dtype != CG_DTYPE_F32;
-    char *p = pname(em, index);
-    cg_emit_params(em, "static const coreai_iota_params %s = {%s, %" PRId64 ", %s, %s, %s, %s};\n", p,
-                   cg_c_dtype_enum(r->dtype), r->dims[0], f64_lit(em, start), f64_lit(em, step),
-                   i64_lit(em, is_int ? (int64_t)start : 0), i64_lit(em, is_int ? (int64_t)step : 0));
-    cg_emit_body(em, "    COREAI_TRY(coreai_iota(&%s, %s));\n", p, cg_emit_ref(em, op->results[0]));
+    cg_emit_call(em, "coreai_iota", pname(em, index), "coreai_iota_params",
+                 init(em, "{%s, %" PRId64 ", %s, %s, %s, %s}", cg_c_dtype_enum(r->dtype), r->dims[0], f64_lit(em, start),
+                      f64_lit(em, step), i64_lit(em, is_int ? (int64_t)start : 0), i64_lit(em, is_int ? (int64_t)step : 0)),
+                 1, cg_emit_ref(em, op->results[0]));
 }
 
 static void emit_fill(cg_emitter *em, size_t index, const cg_op *op)
 {
     const cg_type *r = &op->results[0]->type;
-    char *p = pname(em, index);
-    cg_emit_params(em, "static const coreai_fill_params %s = {%s, %" PRId64 ", %s};\n", p, cg_c_dtype_enum(r->dtype),
-                   cg_type_numel(r), scalar_init(em, r->dtype, attr(op, "value")->floats[0]));
-    cg_emit_body(em, "    COREAI_TRY(coreai_fill(&%s, %s));\n", p, cg_emit_ref(em, op->results[0]));
+    cg_emit_call(em, "coreai_fill", pname(em, index), "coreai_fill_params",
+                 init(em, "{%s, %" PRId64 ", %s}", cg_c_dtype_enum(r->dtype), cg_type_numel(r),
+                      scalar_init(em, r->dtype, attr(op, "value")->floats[0])),
+                 1, cg_emit_ref(em, op->results[0]));
 }
 
 /* ---- convolution and pooling ---------------------------------------------- */
@@ -495,14 +488,13 @@ static void emit_conv2d(cg_emitter *em, size_t index, const cg_op *op)
 {
     coreai_conv2d_params q;
     cg_conv2d_params(op, &q);
-    char *p = pname(em, index);
-    cg_emit_params(em, "static const coreai_conv2d_params %s = {%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
-                   ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
-                   ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 "};\n", p, q.batch, q.in_channels,
-                   q.in_h, q.in_w, q.out_channels, q.kernel_h, q.kernel_w, q.out_h, q.out_w, q.stride_h, q.stride_w,
-                   q.pad_top, q.pad_left, q.dilation_h, q.dilation_w, q.groups);
-    cg_emit_body(em, "    COREAI_TRY(coreai_conv2d_ws_f32(&%s, %s, %s, %s, %s, %s));\n", p,
-                 cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->operands[1]),
+    cg_emit_call(em, "coreai_conv2d_ws_f32", pname(em, index), "coreai_conv2d_params",
+                 init(em, "{%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
+                      ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
+                      ", %" PRId64 ", %" PRId64 "}", q.batch, q.in_channels, q.in_h, q.in_w, q.out_channels, q.kernel_h,
+                      q.kernel_w, q.out_h, q.out_w, q.stride_h, q.stride_w, q.pad_top, q.pad_left, q.dilation_h,
+                      q.dilation_w, q.groups),
+                 5, cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->operands[1]),
                  op->n_operands == 3 ? cg_emit_ref(em, op->operands[2]) : "NULL", cg_emit_ref(em, op->results[0]),
                  gemm_scratch(em, index, op));
 }
@@ -511,16 +503,15 @@ static void emit_pool(cg_emitter *em, size_t index, const cg_op *op, const char 
 {
     const cg_type *x = &op->operands[0]->type, *out = &op->results[0]->type;
     int64_t kh = int_at(op, "kernel_size", 0, 1), kw = int_at(op, "kernel_size", 1, 1);
-    char *p = pname(em, index);
-    cg_emit_params(em, "static const coreai_pool2d_params %s = {%s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
-                   ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
-                   ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %d};\n", p, enum_op, x->dims[0] * x->dims[1],
-                   x->dims[2], x->dims[3], out->dims[2], out->dims[3], kh, kw, int_at(op, "strides", 0, kh),
-                   int_at(op, "strides", 1, kw), int_at(op, "pads", 0, 0), int_at(op, "pads", 1, 0),
-                   int_at(op, "pads", 2, 0), int_at(op, "pads", 3, 0), int_at(op, "dilations", 0, 1),
-                   int_at(op, "dilations", 1, 1), cg_attr_get_bool(op, "count_include_pad", true));
-    cg_emit_body(em, "    COREAI_TRY(coreai_pool2d_f32(&%s, %s, %s));\n", p, cg_emit_ref(em, op->operands[0]),
-                 cg_emit_ref(em, op->results[0]));
+    cg_emit_call(em, "coreai_pool2d_f32", pname(em, index), "coreai_pool2d_params",
+                 init(em, "{%s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
+                      ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
+                      ", %" PRId64 ", %d}", enum_op, x->dims[0] * x->dims[1], x->dims[2], x->dims[3], out->dims[2],
+                      out->dims[3], kh, kw, int_at(op, "strides", 0, kh), int_at(op, "strides", 1, kw),
+                      int_at(op, "pads", 0, 0), int_at(op, "pads", 1, 0), int_at(op, "pads", 2, 0),
+                      int_at(op, "pads", 3, 0), int_at(op, "dilations", 0, 1), int_at(op, "dilations", 1, 1),
+                      cg_attr_get_bool(op, "count_include_pad", true)),
+                 2, cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->results[0]));
 }
 
 /* ---- calls ----------------------------------------------------------------- */
@@ -528,16 +519,20 @@ static void emit_pool(cg_emitter *em, size_t index, const cg_op *op, const char 
 static void emit_invoke(cg_emitter *em, size_t index, const cg_op *op)
 {
     const cg_graph_plan *callee = cg_program_plan_find(em->program, op->callee);
-    char *call = talloc_asprintf(em->mem_ctx, "    COREAI_TRY(%s_graph%zu(", em->prefix, callee->index);
-    if (callee->frame_size > 0)
-        call = talloc_asprintf_append_buffer(call, "ws + %" PRIu64, em->plan->scratch_offset[index]);
-    else
-        call = talloc_strdup_append_buffer(call, "ws");
+    const size_t n = 1 + op->n_operands + op->n_results;
+    const char **args = talloc_array(em->mem_ctx, const char *, n);
+    if (!args)
+        return;
+    /* its frame is a part of this one's */
+    args[0] = callee->frame_size > 0 ? talloc_asprintf(em->mem_ctx, "ws + %" PRIu64, em->plan->scratch_offset[index])
+                                     : "ws";
     for (size_t i = 0; i < op->n_operands; i++)
-        call = talloc_asprintf_append_buffer(call, ", %s", cg_emit_ref(em, op->operands[i]));
+        args[1 + i] = cg_emit_ref(em, op->operands[i]);
     for (size_t i = 0; i < op->n_results; i++)
-        call = talloc_asprintf_append_buffer(call, ", %s", cg_emit_ref(em, op->results[i]));
-    cg_emit_body(em, "%s)); /* @%s */\n", call, op->callee->name);
+        args[1 + op->n_operands + i] = cg_emit_ref(em, op->results[i]);
+    cg_call c = {.fn = talloc_asprintf(em->mem_ctx, "%s_graph%zu", em->prefix, callee->index), .n_args = n,
+                 .args = args, .graph_call = true, .comment = talloc_asprintf(em->mem_ctx, "@%s", op->callee->name)};
+    cg_emit_stmt(em, &c);
 }
 
 void cg_emit_op(cg_emitter *em, size_t index)

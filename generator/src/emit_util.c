@@ -6,28 +6,124 @@
 #include <talloc.h>
 
 #include "emit_util.h"
+#include "pack.h"
 
-static void append(void *ctx, char **buf, const char *fmt, va_list ap)
+/* The statement being appended takes the constants and declarations
+ * gathered for it. */
+static void take_pending(cg_emitter *em, cg_call *c)
 {
-    if (*buf == NULL)
-        *buf = talloc_strdup(ctx, "");
-    *buf = talloc_vasprintf_append_buffer(*buf, fmt, ap);
+    c->op = em->op;
+    if (em->pending_decls) {
+        c->decls = em->pending_decls;
+        em->pending_decls = NULL;
+    }
+    if (em->n_pending > 0) {
+        /* a code statement takes them piece by piece: grow geometrically */
+        if (c->n_consts + em->n_pending > c->cap_consts) {
+            size_t cap = c->cap_consts ? c->cap_consts : 4;
+            while (cap < c->n_consts + em->n_pending)
+                cap *= 2;
+            size_t *bigger = talloc_realloc(em->mem_ctx, c->consts, size_t, cap);
+            if (bigger == NULL) {
+                cg_diag_error(em->diag, 0, "out of memory");
+                em->n_pending = 0;
+                return;
+            }
+            c->consts = bigger;
+            c->cap_consts = cap;
+        }
+        for (size_t i = 0; i < em->n_pending; i++)
+            c->consts[c->n_consts++] = em->pending[i];
+        em->n_pending = 0;
+    }
 }
 
-void cg_emit_params(cg_emitter *em, const char *fmt, ...)
+static void append_stmt(cg_emitter *em, cg_call *c)
 {
+    take_pending(em, c);
+    if (!cg_call_list_add(em->list, c))
+        cg_diag_error(em->diag, 0, "out of memory");
+}
+
+void cg_emit_stmt(cg_emitter *em, cg_call *call)
+{
+    append_stmt(em, call);
+}
+
+void cg_emit_call(cg_emitter *em, const char *fn, const char *params, const char *params_type, const char *init,
+                  size_t n_args, ...)
+{
+    cg_call c = {.fn = fn, .params = params, .params_type = params_type, .params_init = init, .n_args = n_args};
+    const char **args = talloc_array(em->mem_ctx, const char *, n_args + 1);
+    va_list ap;
+    va_start(ap, n_args);
+    for (size_t i = 0; args && i < n_args; i++)
+        args[i] = va_arg(ap, const char *);
+    va_end(ap);
+    c.args = args;
+    append_stmt(em, &c);
+}
+
+void cg_emit_code(cg_emitter *em, const char *fmt, ...)
+{
+    cg_call_list *l = em->list;
+    cg_call *last = l->n > 0 ? &l->calls[l->n - 1] : NULL;
+    if (!last || last->code == NULL || last->op != em->op) {
+        cg_call c = {.code = talloc_strdup(em->mem_ctx, "")};
+        append_stmt(em, &c);
+        last = l->n > 0 ? &l->calls[l->n - 1] : NULL;
+        if (!last)
+            return;
+    } else {
+        take_pending(em, last);
+    }
     va_list ap;
     va_start(ap, fmt);
-    append(em->mem_ctx, &em->params, fmt, ap);
+    last->code = talloc_vasprintf_append_buffer((char *)last->code, fmt, ap);
     va_end(ap);
 }
 
-void cg_emit_body(cg_emitter *em, const char *fmt, ...)
+void cg_emit_decl(cg_emitter *em, const char *fmt, ...)
 {
+    if (em->pending_decls == NULL)
+        em->pending_decls = talloc_strdup(em->mem_ctx, "");
     va_list ap;
     va_start(ap, fmt);
-    append(em->mem_ctx, &em->body, fmt, ap);
+    em->pending_decls = talloc_vasprintf_append_buffer(em->pending_decls, fmt, ap);
     va_end(ap);
+}
+
+/* The symbol of table entry e, recorded as read by the next statement. */
+static char *const_entry_ref(cg_emitter *em, const cg_value *v, const cg_const_entry *e)
+{
+    if (e == NULL) {
+        cg_diag_error(em->diag, v->line, "internal error: constant '%s' has no entry in the constant table", v->id);
+        return talloc_strdup(em->mem_ctx, "NULL");
+    }
+    if (em->n_pending == em->cap_pending) {
+        size_t cap = em->cap_pending ? 2 * em->cap_pending : 8;
+        size_t *bigger = talloc_realloc(em->mem_ctx, em->pending, size_t, cap);
+        if (bigger) {
+            em->pending = bigger;
+            em->cap_pending = cap;
+        }
+    }
+    if (em->n_pending < em->cap_pending)
+        em->pending[em->n_pending++] = (size_t)(e - em->consts->entries);
+    return talloc_strdup(em->mem_ctx, e->symbol);
+}
+
+/* Which of the graph's constants root is (assign_slots numbers them after
+ * the arguments; a scan of the constants per reference was quadratic). */
+static size_t const_index(const cg_graph_plan *gp, const cg_value *root)
+{
+    size_t ci = root->slot - gp->graph->n_args;
+    if (ci >= gp->graph->n_consts || gp->graph->consts[ci] != root) {
+        ci = 0;
+        while (gp->graph->consts[ci] != root)
+            ci++;
+    }
+    return ci;
 }
 
 const char *cg_c_type(cg_dtype dtype)
@@ -56,14 +152,6 @@ const char *cg_c_dtype_enum(cg_dtype dtype)
     }
 }
 
-char *cg_emit_const_symbol(void *mem_ctx, const char *prefix, const cg_graph_plan *gp, size_t ci)
-{
-    /* a duplicate refers to the one copy that is emitted */
-    if (gp->const_canon_graph)
-        return talloc_asprintf(mem_ctx, "%s_g%zu_c%zu", prefix, gp->const_canon_graph[ci], gp->const_canon_index[ci]);
-    return talloc_asprintf(mem_ctx, "%s_g%zu_c%zu", prefix, gp->index, ci);
-}
-
 char *cg_emit_ref(cg_emitter *em, const cg_value *v)
 {
     const cg_graph_plan *gp = em->plan;
@@ -78,15 +166,7 @@ char *cg_emit_ref(cg_emitter *em, const cg_value *v)
         return talloc_asprintf(em->mem_ctx, "((%s *)(ws + %" PRIu64 "))", ct, s->offset);
     case CG_STORAGE_CONST: {
         const cg_value *root = gp->storage[v->slot].kind == CG_STORAGE_VIEW ? gp->storage[v->slot].root : v;
-        /* assign_slots numbers the constants after the arguments (a
-         * scan of the constants per reference was quadratic) */
-        size_t ci = root->slot - gp->graph->n_args;
-        if (ci >= gp->graph->n_consts || gp->graph->consts[ci] != root) {
-            ci = 0;
-            while (gp->graph->consts[ci] != root)
-                ci++;
-        }
-        return cg_emit_const_symbol(em->mem_ctx, em->prefix, gp, ci);
+        return const_entry_ref(em, v, cg_const_table_find(em->consts, gp, const_index(gp, root), CG_CONST_PLAIN));
     }
     case CG_STORAGE_VIEW:
     case CG_STORAGE_FUSED:
@@ -97,6 +177,14 @@ char *cg_emit_ref(cg_emitter *em, const cg_value *v)
     cg_diag_error(em->diag, v->line, "internal error: value '%s' has storage kind %d, which no C expression names",
                   v->id, (int)s->kind);
     return talloc_strdup(em->mem_ctx, "NULL");
+}
+
+char *cg_emit_packed_ref(cg_emitter *em, const cg_value *v, int pack_kind)
+{
+    const cg_graph_plan *gp = em->plan;
+    const cg_const_layout layout = pack_kind == CG_PACK_KN ? CG_CONST_PACKED_KN : CG_CONST_PACKED_NK;
+    /* a packed operand is the constant itself, never a view of it (pack.h) */
+    return const_entry_ref(em, v, cg_const_table_find(em->consts, gp, const_index(gp, v), layout));
 }
 
 char *cg_emit_comment_text(void *mem_ctx, const char *text)

@@ -113,239 +113,109 @@ static void element_literal(char buf[32], cg_dtype dtype, const uint8_t *p)
     }
 }
 
-/* Symbol of the packed form of a constant (pack.h): SYMBOL_packed_kn / _nk. */
-char *cg_emit_packed_symbol(void *mem_ctx, const char *const_symbol, int kind)
+/* The entries of one constant: [*i, end). */
+static size_t group_end(const cg_const_table *t, size_t i)
 {
-    return talloc_asprintf(mem_ctx, "%s_packed_%s", const_symbol, kind == CG_PACK_KN ? "kn" : "nk");
+    size_t j = i + 1;
+    while (j < t->n && t->entries[j].gp == t->entries[i].gp && t->entries[j].const_index == t->entries[i].const_index)
+        j++;
+    return j;
 }
 
 char *cg_emit_weight_decls(cg_emit_ctx *ec)
 {
+    const cg_const_table *t = ec->low->consts;
     char *s = talloc_strdup(ec->mem_ctx, "");
-    for (size_t g = 0; g < ec->plan->n_graphs; g++) {
-        const cg_graph_plan *gp = ec->plan->graphs[g];
-        if (gp->use_kernel)
-            continue;
-        for (size_t c = 0; c < gp->graph->n_consts; c++) {
-            const cg_value *v = gp->graph->consts[c];
-            char *sym = cg_emit_const_symbol(ec->mem_ctx, ec->prefix, gp, c);
-            bool plain, kn, nk;
-            cg_plan_const_forms(gp, c, &plain, &kn, &nk); /* all false for a duplicate */
-            if (plain)
-                s = talloc_asprintf_append_buffer(s, "extern const %s %s[%" PRId64 "];\n", cg_c_type(v->type.dtype),
-                                                  sym, cg_type_numel(&v->type) > 0 ? cg_type_numel(&v->type) : 1);
-            for (int kind = CG_PACK_KN; kind <= CG_PACK_NK; kind++) {
-                if (!(kind == CG_PACK_KN ? kn : nk))
+    for (size_t i = 0; i < t->n;) {
+        const size_t end = group_end(t, i);
+        /* a constant as stored first, then its packed forms */
+        for (int pass = 0; pass < 2; pass++) {
+            for (size_t k = i; k < end; k++) {
+                const cg_const_entry *e = &t->entries[k];
+                if ((e->layout == CG_CONST_PLAIN) != (pass == 0))
                     continue;
-                int64_t n = cg_pack_floats(v, (cg_pack_kind)kind);
-                s = talloc_asprintf_append_buffer(s, "extern const float %s[%" PRId64 "];\n",
-                                                  cg_emit_packed_symbol(ec->mem_ctx, sym, kind), n > 0 ? n : 1);
+                s = talloc_asprintf_append_buffer(s, "extern const %s %s[%" PRId64 "];\n", cg_c_type(e->dtype),
+                                                  e->symbol, e->count);
             }
         }
+        i = end;
     }
     return s;
 }
 
-/* The packed form of an f32 constant: its k x n matrices (B as the GEMM
- * reads it) in the runtime's 16-column panels, zero-padded. */
-static void packed_def(cg_emit_ctx *ec, wbuf *s, const cg_graph_plan *gp, const cg_value *v, const char *sym,
-                       cg_pack_kind kind)
+/* The comment above an entry's definition. */
+static void entry_comment(cg_emit_ctx *ec, wbuf *s, const cg_const_entry *e)
 {
-    int64_t k, n, count;
-    cg_pack_dims(v, kind, &k, &n, &count);
-    const int64_t total = cg_pack_floats(v, kind);
-    char *type = cg_type_to_string(ec->mem_ctx, &v->type);
-    wb_printf(s, "/* %%%s of @%s: %s, packed for the GEMM: %" PRId64 " matri%s B of %"
-                                      PRId64 " x %" PRId64 "%s in panels of %d columns */\n"
-                                      "COREAI_ALIGNED(COREAI_ALIGNMENT) const float %s[%" PRId64 "] = {",
-                                      v->id, gp->graph->name, type, count, count == 1 ? "x" : "ces", k, n,
-                                      kind == CG_PACK_NK ? " (stored transposed)" : "", CG_PACK_NR,
-                                      cg_emit_packed_symbol(ec->mem_ctx, sym, kind), total > 0 ? total : 1);
-    for (int64_t i = 0; i < total; i++) {
-        char lit[32];
-        const int64_t src = cg_pack_source_index(v, kind, i);
-        if (src < 0)
-            snprintf(lit, sizeof lit, "0.0f");
-        else
-            element_literal(lit, CG_DTYPE_F32, v->data + (size_t)src * 4);
-        wb_puts(s, i % 8 == 0 ? "\n    " : " ");
-        wb_puts(s, lit);
-        if (i + 1 < total)
-            wb_puts(s, ",");
+    char *type = cg_type_to_string(ec->mem_ctx, &e->value->type);
+    if (e->layout == CG_CONST_PLAIN) {
+        wb_printf(s, "/* %%%s of @%s: %s */\n", e->value->id, e->gp->graph->name, type);
+        return;
     }
-    if (total == 0)
-        wb_puts(s, "0");
-    wb_puts(s, "\n};\n\n");
+    wb_printf(s, "/* %%%s of @%s: %s, packed for the GEMM: %" PRId64 " matri%s B of %" PRId64 " x %" PRId64
+                 "%s in panels of %d columns */\n",
+              e->value->id, e->gp->graph->name, type, e->pack_matrices, e->pack_matrices == 1 ? "x" : "ces", e->pack_k,
+              e->pack_n, e->layout == CG_CONST_PACKED_NK ? " (stored transposed)" : "", CG_PACK_NR);
 }
 
-char *cg_emit_weight_defs(cg_emit_ctx *ec, uint64_t *total)
+char *cg_emit_weight_defs(cg_emit_ctx *ec)
 {
+    const cg_const_table *t = ec->low->consts;
     wbuf b = {.s = talloc_array(ec->mem_ctx, char, 4096), .cap = 4096};
     wbuf *s = &b;
     if (b.s != NULL)
         b.s[0] = '\0';
-    *total = 0;
-    for (size_t g = 0; g < ec->plan->n_graphs; g++) {
-        const cg_graph_plan *gp = ec->plan->graphs[g];
-        if (gp->use_kernel)
-            continue;
-        for (size_t c = 0; c < gp->graph->n_consts; c++) {
-            const cg_value *v = gp->graph->consts[c];
-            bool plain, kn, nk;
-            cg_plan_const_forms(gp, c, &plain, &kn, &nk);
-            char *sym = cg_emit_const_symbol(ec->mem_ctx, ec->prefix, gp, c);
-            if (kn)
-                packed_def(ec, s, gp, v, sym, CG_PACK_KN);
-            if (nk)
-                packed_def(ec, s, gp, v, sym, CG_PACK_NK);
-            *total += cg_plan_const_bytes(gp, c);
-            if (!plain)
-                continue;
-            int64_t n = cg_type_numel(&v->type);
-            size_t es = cg_dtype_size(v->type.dtype);
-            char *type = cg_type_to_string(ec->mem_ctx, &v->type);
-            wb_printf(s, "/* %%%s of @%s: %s */\nCOREAI_ALIGNED(COREAI_ALIGNMENT) const %s %s[%" PRId64 "] = {",
-                                              v->id, gp->graph->name, type, cg_c_type(v->type.dtype),
-                                              cg_emit_const_symbol(ec->mem_ctx, ec->prefix, gp, c), n > 0 ? n : 1);
-            for (int64_t i = 0; i < n; i++) {
-                char lit[32];
-                element_literal(lit, v->type.dtype, v->data + (size_t)i * es);
-                wb_puts(s, i % 8 == 0 ? "\n    " : " ");
-                wb_puts(s, lit);
-                if (i + 1 < n)
-                    wb_puts(s, ",");
-            }
-            if (n == 0)
-                wb_puts(s, "0");
-            wb_puts(s, "\n};\n\n");
+    for (size_t i = 0; i < t->n && b.s != NULL; i++) {
+        const cg_const_entry *e = &t->entries[i];
+        uint8_t *bytes = malloc((size_t)e->bytes);
+        if (bytes == NULL) {
+            talloc_free(b.s);
+            return NULL;
         }
+        cg_const_entry_fill(e, bytes);
+        entry_comment(ec, s, e);
+        wb_printf(s, "COREAI_ALIGNED(COREAI_ALIGNMENT) const %s %s[%" PRId64 "] = {", cg_c_type(e->dtype), e->symbol,
+                  e->count);
+        const size_t es = cg_dtype_size(e->dtype);
+        for (int64_t k = 0; k < e->count && !e->empty; k++) {
+            char lit[32];
+            element_literal(lit, e->dtype, bytes + (size_t)k * es);
+            wb_puts(s, k % 8 == 0 ? "\n    " : " ");
+            wb_puts(s, lit);
+            if (k + 1 < e->count)
+                wb_puts(s, ",");
+        }
+        free(bytes);
+        if (e->empty)
+            wb_puts(s, "0");
+        wb_puts(s, "\n};\n\n");
     }
     return b.s;
 }
 
 /* ---- --weights-format incbin: the constants as one binary blob ---- */
 
-/* The bytes the C initializer of one element describes: f32 as its bits
- * (every NaN is the NAN the initializer writes, 0x7fc00000), bool as 0/1,
- * the rest as stored (little-endian, like the model's weights file). */
-static void element_bytes(uint8_t *dst, cg_dtype dtype, const uint8_t *p, size_t es)
-{
-    if (dtype == CG_DTYPE_F32) {
-        uint32_t bits = (uint32_t)load_le(p, 4);
-        if ((bits & 0x7f800000u) == 0x7f800000u && (bits & 0x7fffffu) != 0)
-            bits = 0x7fc00000u;
-        for (int i = 0; i < 4; i++)
-            dst[i] = (uint8_t)(bits >> (8 * i));
-    } else if (dtype == CG_DTYPE_BOOL) {
-        dst[0] = p[0] ? 1 : 0;
-    } else {
-        memcpy(dst, p, es);
-    }
-}
-
-/* One symbol of the blob: its bytes (written by fill) at offset. */
-typedef struct blob_sym {
-    const cg_graph_plan *gp;
-    const cg_value *v;
-    int kind; /* -1: plain, else cg_pack_kind */
-    char *sym;
-    uint64_t offset, size;
-} blob_sym;
-
-static void fill(uint8_t *dst, const blob_sym *b)
-{
-    const cg_value *v = b->v;
-    if (b->kind < 0) {
-        const int64_t n = cg_type_numel(&v->type);
-        const size_t es = cg_dtype_size(v->type.dtype);
-        for (int64_t i = 0; i < n; i++)
-            element_bytes(dst + (size_t)i * es, v->type.dtype, v->data + (size_t)i * es, es);
-        return; /* an empty constant is one zero element, as {0} */
-    }
-    const int64_t total = cg_pack_floats(v, (cg_pack_kind)b->kind);
-    for (int64_t i = 0; i < total; i++) {
-        const int64_t src = cg_pack_source_index(v, (cg_pack_kind)b->kind, i);
-        if (src >= 0)
-            element_bytes(dst + (size_t)i * 4, CG_DTYPE_F32, v->data + (size_t)src * 4, 4);
-    }
-}
-
 char *cg_emit_weight_incbin(cg_emit_ctx *ec, const cg_emit_options *opt, const char *banner,
-                            unsigned char **blob, size_t *blob_size, uint64_t *total)
+                            unsigned char **blob, size_t *blob_size)
 {
+    const cg_const_table *t = ec->low->consts;
     *blob = NULL;
     *blob_size = 0;
-    *total = 0;
-    const uint16_t probe = 1;
-    uint8_t first;
-    memcpy(&first, &probe, 1);
-    if (first != 1) {
-        cg_diag_error(ec->diag, 0, "--weights-format incbin writes the weights in the host's byte order and "
-                                   "needs a little-endian host (use --weights-format c)");
-        return NULL;
-    }
     const char *section = opt->weights_section ? opt->weights_section : ".rodata.coreai_weights";
-    const uint64_t align = opt->weights_align ? opt->weights_align : COREAI_ALIGNMENT;
+    const uint64_t align = t->align, offset = t->blob_size;
     const char *bin_name = talloc_asprintf(ec->mem_ctx, "%s_weights.bin", ec->prefix);
-
-    /* 1. layout: every symbol NAME.c declares, in the same order */
-    size_t n_syms = 0, cap = 16;
-    blob_sym *syms = talloc_array(ec->mem_ctx, blob_sym, cap);
-    uint64_t offset = 0;
-    for (size_t g = 0; syms && g < ec->plan->n_graphs; g++) {
-        const cg_graph_plan *gp = ec->plan->graphs[g];
-        if (gp->use_kernel)
-            continue;
-        for (size_t c = 0; syms && c < gp->graph->n_consts; c++) {
-            const cg_value *v = gp->graph->consts[c];
-            bool forms[3];
-            cg_plan_const_forms(gp, c, &forms[0], &forms[1], &forms[2]);
-            char *sym = cg_emit_const_symbol(ec->mem_ctx, ec->prefix, gp, c);
-            *total += cg_plan_const_bytes(gp, c);
-            /* the C path's order: packed kn, packed nk, plain */
-            const int kinds[3] = {CG_PACK_KN, CG_PACK_NK, -1};
-            const bool want[3] = {forms[1], forms[2], forms[0]};
-            for (int k = 0; k < 3; k++) {
-                if (!want[k])
-                    continue;
-                if (n_syms == cap) {
-                    cap *= 2;
-                    syms = talloc_realloc(ec->mem_ctx, syms, blob_sym, cap);
-                    if (!syms)
-                        break;
-                }
-                blob_sym *b = &syms[n_syms++];
-                b->gp = gp;
-                b->v = v;
-                b->kind = kinds[k];
-                if (kinds[k] < 0) {
-                    const int64_t n = cg_type_numel(&v->type);
-                    b->sym = sym;
-                    b->size = (uint64_t)(n > 0 ? n : 1) * cg_dtype_size(v->type.dtype);
-                } else {
-                    const int64_t n = cg_pack_floats(v, (cg_pack_kind)kinds[k]);
-                    b->sym = cg_emit_packed_symbol(ec->mem_ctx, sym, kinds[k]);
-                    b->size = (uint64_t)(n > 0 ? n : 1) * sizeof(float);
-                }
-                offset = (offset + align - 1) / align * align;
-                b->offset = offset;
-                offset += b->size;
-            }
-        }
-    }
-    if (!syms || offset > SIZE_MAX) {
-        cg_diag_error(ec->diag, 0, "out of memory laying out the weights");
+    if (offset > SIZE_MAX) {
+        cg_diag_error(ec->diag, 0, "the weights blob (%" PRIu64 " bytes) does not fit in this host's memory", offset);
         return NULL;
     }
 
-    /* 2. the blob: zero padding between the symbols */
+    /* the blob: zero padding between the entries */
     uint8_t *bytes = calloc(offset > 0 ? (size_t)offset : 1, 1);
     if (bytes == NULL) {
         cg_diag_error(ec->diag, 0, "out of memory: the weights blob needs %" PRIu64 " bytes", offset);
         return NULL;
     }
-    for (size_t i = 0; i < n_syms; i++)
-        fill(bytes + syms[i].offset, &syms[i]);
+    for (size_t i = 0; i < t->n; i++)
+        cg_const_entry_fill(&t->entries[i], bytes + t->entries[i].offset);
 
     /* 3. the source that links it */
     wbuf b = {.s = talloc_array(ec->mem_ctx, char, 4096), .cap = 4096};
@@ -373,7 +243,7 @@ char *cg_emit_weight_incbin(cg_emit_ctx *ec, const cg_emit_options *opt, const c
               "--weights-format c)\"\n"
               "#endif\n\n",
               bin_name, offset, align, section, ec->prefix, ec->prefix, ec->prefix, bin_name);
-    if (n_syms == 0) {
+    if (t->n == 0) {
         wb_puts(&b, "/* the model has no constants */\n");
         wb_printf(&b, "typedef int %s_no_weights;\n", ec->prefix);
     } else {
@@ -387,20 +257,20 @@ char *cg_emit_weight_incbin(cg_emit_ctx *ec, const cg_emit_options *opt, const c
                   "    \".balign %" PRIu64 "\\n\"\n"
                   "    \".Lcoreai_%s_weights:\\n\"\n",
                   section, align, ec->prefix);
-        for (size_t i = 0; i < n_syms; i++) {
-            const blob_sym *s = &syms[i];
-            char *type = cg_type_to_string(ec->mem_ctx, &s->v->type);
-            if (s->kind < 0)
-                wb_printf(&b, "    /* %%%s of @%s: %s */\n", s->v->id, s->gp->graph->name, type);
+        for (size_t i = 0; i < t->n; i++) {
+            const cg_const_entry *e = &t->entries[i];
+            char *type = cg_type_to_string(ec->mem_ctx, &e->value->type);
+            if (e->layout == CG_CONST_PLAIN)
+                wb_printf(&b, "    /* %%%s of @%s: %s */\n", e->value->id, e->gp->graph->name, type);
             else
-                wb_printf(&b, "    /* %%%s of @%s: %s, packed for the GEMM (%s) */\n", s->v->id,
-                          s->gp->graph->name, type, s->kind == CG_PACK_NK ? "stored transposed" : "k x n");
+                wb_printf(&b, "    /* %%%s of @%s: %s, packed for the GEMM (%s) */\n", e->value->id,
+                          e->gp->graph->name, type, e->layout == CG_CONST_PACKED_NK ? "stored transposed" : "k x n");
             wb_printf(&b,
                       "    \".globl %s\\n\"\n"
                       "    \".type %s, %%object\\n\"\n"
                       "    \".set %s, .Lcoreai_%s_weights + %" PRIu64 "\\n\"\n"
                       "    \".size %s, %" PRIu64 "\\n\"\n",
-                      s->sym, s->sym, s->sym, ec->prefix, s->offset, s->sym, s->size);
+                      e->symbol, e->symbol, e->symbol, ec->prefix, e->offset, e->symbol, e->bytes);
         }
         wb_printf(&b,
                   "    \".incbin \\\"%s\\\", 0, %" PRIu64 "\\n\"\n"

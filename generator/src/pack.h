@@ -11,7 +11,7 @@
  *  - activations fused into the epilogue of the coreai.linear that is their
  *    only producer.
  *
- * The planner (plan.c), the weights emitter (emit_weights.c) and the op
+ * The planner (plan.c), the constant table (const_table.c) and the op
  * emitter (emit_ops.c) all decide through these functions, so they agree.
  */
 #ifndef CG_PACK_H

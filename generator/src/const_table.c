@@ -1,0 +1,155 @@
+/*
+ * const_table.c - the final constant table (const_table.h).
+ */
+#include <string.h>
+
+#include <talloc.h>
+
+#include "const_table.h"
+#include "pack.h"
+
+static uint64_t load_le(const uint8_t *p, size_t n)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+static void store_le(uint8_t *p, uint64_t v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static char *symbol(void *mem, const char *prefix, size_t graph, size_t index, cg_const_layout layout)
+{
+    static const char *const suffix[] = {"", "_packed_kn", "_packed_nk"};
+    return talloc_asprintf(mem, "%s_g%zu_c%zu%s", prefix, graph, index, suffix[layout]);
+}
+
+cg_const_table *cg_const_table_build(void *mem_ctx, const cg_program_plan *plan, const char *prefix,
+                                     uint64_t align)
+{
+    cg_const_table *t = talloc_zero(mem_ctx, cg_const_table);
+    if (t == NULL)
+        return NULL;
+    t->align = align;
+    t->first = talloc_zero_array(t, size_t *, plan->n_graphs + 1);
+    size_t cap = 16;
+    t->entries = talloc_array(t, cg_const_entry, cap);
+    if (t->first == NULL || t->entries == NULL)
+        goto fail;
+    uint64_t end = 0;
+    for (size_t g = 0; g < plan->n_graphs; g++) {
+        const cg_graph_plan *gp = plan->graphs[g];
+        const size_t n_consts = gp->graph->n_consts;
+        t->first[g] = talloc_array(t, size_t, n_consts + 1);
+        if (t->first[g] == NULL)
+            goto fail;
+        for (size_t c = 0; c < n_consts; c++) {
+            t->first[g][c] = SIZE_MAX;
+            if (gp->use_kernel)
+                continue; /* the kernel call reads no constant of its body */
+            const cg_value *v = gp->graph->consts[c];
+            bool plain, kn, nk;
+            cg_plan_const_forms(gp, c, &plain, &kn, &nk); /* all false for a duplicate */
+            t->data_bytes += cg_plan_const_bytes(gp, c);
+            const bool want[3] = {kn, nk, plain};
+            const cg_const_layout layouts[3] = {CG_CONST_PACKED_KN, CG_CONST_PACKED_NK, CG_CONST_PLAIN};
+            for (int k = 0; k < 3; k++) {
+                if (!want[k])
+                    continue;
+                if (t->n == cap) {
+                    cap *= 2;
+                    t->entries = talloc_realloc(t, t->entries, cg_const_entry, cap);
+                    if (t->entries == NULL)
+                        goto fail;
+                }
+                cg_const_entry *e = &t->entries[t->n];
+                *e = (cg_const_entry){.gp = gp, .const_index = c, .value = v, .layout = layouts[k]};
+                e->symbol = symbol(t, prefix, gp->index, c, layouts[k]);
+                if (layouts[k] == CG_CONST_PLAIN) {
+                    e->dtype = v->type.dtype;
+                    e->count = cg_type_numel(&v->type);
+                } else {
+                    const cg_pack_kind kind = layouts[k] == CG_CONST_PACKED_KN ? CG_PACK_KN : CG_PACK_NK;
+                    e->dtype = CG_DTYPE_F32;
+                    e->count = cg_pack_floats(v, kind);
+                    cg_pack_dims(v, kind, &e->pack_k, &e->pack_n, &e->pack_matrices);
+                }
+                if (e->count < 1) {
+                    e->count = 1;
+                    e->empty = true;
+                }
+                e->bytes = (uint64_t)e->count * cg_dtype_size(e->dtype);
+                uint64_t at = (end + align - 1) / align * align;
+                if (e->symbol == NULL || at < end || at + e->bytes < at)
+                    goto fail;
+                e->offset = at;
+                end = at + e->bytes;
+                if (t->first[g][c] == SIZE_MAX)
+                    t->first[g][c] = t->n;
+                t->n++;
+            }
+        }
+    }
+    t->blob_size = end;
+    return t;
+fail:
+    talloc_free(t);
+    return NULL;
+}
+
+const cg_const_entry *cg_const_table_find(const cg_const_table *t, const cg_graph_plan *gp, size_t const_index,
+                                          cg_const_layout layout)
+{
+    size_t g = gp->index, c = const_index;
+    if (gp->const_canon_graph) {
+        /* a duplicate's copy (a constant that is its own copy maps to itself) */
+        g = gp->const_canon_graph[const_index];
+        c = gp->const_canon_index[const_index];
+    }
+    for (size_t i = t->first[g][c]; i < t->n; i++) {
+        const cg_const_entry *e = &t->entries[i];
+        if (e->gp->index != g || e->const_index != c)
+            break;
+        if (e->layout == layout)
+            return e;
+    }
+    return NULL;
+}
+
+static void element(uint8_t *dst, cg_dtype dtype, const uint8_t *src, size_t es)
+{
+    if (dtype == CG_DTYPE_F32) {
+        uint32_t bits = (uint32_t)load_le(src, 4);
+        if ((bits & 0x7f800000u) == 0x7f800000u && (bits & 0x7fffffu) != 0)
+            bits = 0x7fc00000u;
+        store_le(dst, bits, 4);
+    } else if (dtype == CG_DTYPE_BOOL) {
+        dst[0] = src[0] ? 1 : 0;
+    } else {
+        memcpy(dst, src, es);
+    }
+}
+
+void cg_const_entry_fill(const cg_const_entry *e, uint8_t *dst)
+{
+    const cg_value *v = e->value;
+    memset(dst, 0, (size_t)e->bytes);
+    if (e->layout == CG_CONST_PLAIN) {
+        const int64_t n = cg_type_numel(&v->type);
+        const size_t es = cg_dtype_size(v->type.dtype);
+        for (int64_t i = 0; i < n; i++)
+            element(dst + (size_t)i * es, v->type.dtype, v->data + (size_t)i * es, es);
+        return;
+    }
+    const cg_pack_kind kind = e->layout == CG_CONST_PACKED_KN ? CG_PACK_KN : CG_PACK_NK;
+    const int64_t total = cg_pack_floats(v, kind);
+    for (int64_t i = 0; i < total; i++) {
+        const int64_t src = cg_pack_source_index(v, kind, i);
+        if (src >= 0)
+            element(dst + (size_t)i * 4, CG_DTYPE_F32, v->data + (size_t)src * 4, 4);
+    }
+}

@@ -1,0 +1,72 @@
+/*
+ * const_table.h - the final constant table: every array of constant data the
+ * generated code reads, decided once after planning. The emitters of the
+ * weights forms (C initializers, the linked blob, the external blob) and of
+ * the kernel calls only print it, so they cannot disagree on a symbol, an
+ * offset or a byte; later passes (compressed weights, ...) read it too.
+ *
+ * One entry per array: a constant as stored, or its matrices packed for the
+ * runtime's GEMM (pack.h), in blob order (graphs in plan order, their
+ * constants in order, each one's forms KN, NK, plain). A constant that is a
+ * duplicate of another graph's (plan.h) has no entry: cg_const_table_find
+ * gives the entry of the copy that is emitted.
+ */
+#ifndef CG_CONST_TABLE_H
+#define CG_CONST_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ir.h"
+#include "plan.h"
+
+typedef enum cg_const_layout {
+    CG_CONST_PLAIN = 0, /* the constant's elements as stored */
+    CG_CONST_PACKED_KN, /* f32 panels of its matrices read as B (k rows of n), pack.h */
+    CG_CONST_PACKED_NK  /* the same of its matrices read as B transposed (n rows of k) */
+} cg_const_layout;
+
+typedef struct cg_const_entry {
+    const char *symbol;       /* PREFIX_gG_cC, with _packed_kn / _packed_nk when packed */
+    const cg_graph_plan *gp;  /* the graph holding the constant */
+    size_t const_index;       /* its index in gp->graph->consts */
+    const cg_value *value;
+    cg_const_layout layout;
+    cg_dtype dtype;           /* of the array's elements: f32 when packed */
+    int64_t count;            /* elements of the array, at least 1 */
+    bool empty;               /* the constant has no element: the array is one zero */
+    uint64_t bytes;           /* count * element size */
+    uint64_t offset;          /* in the blob: a multiple of the table's align */
+    /* packed: matrices, and k x n of each (pack.h), for the comments */
+    int64_t pack_matrices, pack_k, pack_n;
+} cg_const_entry;
+
+typedef struct cg_const_table {
+    size_t n;
+    cg_const_entry *entries;  /* blob order */
+    uint64_t align;           /* of every offset, a power of two */
+    uint64_t blob_size;       /* the end of the last entry (0 without entries) */
+    uint64_t data_bytes;      /* the constants' own bytes (no padding, no empty-constant zero) */
+    /* by plan graph index, by const index: its first entry, or SIZE_MAX */
+    size_t **first;
+} cg_const_table;
+
+/* The table of plan's constants, symbols prefixed with prefix, offsets at
+ * multiples of align (a power of two). NULL when out of memory or when the
+ * blob would not fit in 64 bits. */
+cg_const_table *cg_const_table_build(void *mem_ctx, const cg_program_plan *plan, const char *prefix,
+                                     uint64_t align);
+
+/* The entry constant const_index of gp's graph is read from in layout
+ * (following a duplicate to its emitted copy), or NULL when it has none. */
+const cg_const_entry *cg_const_table_find(const cg_const_table *t, const cg_graph_plan *gp, size_t const_index,
+                                          cg_const_layout layout);
+
+/* Writes the entry's e->bytes bytes, little-endian whatever the host (the
+ * model's data are little-endian): f32 as its bits with
+ * every NaN the quiet 0x7fc00000 (as the C initializer NAN reads), bool as
+ * 0 / 1, packed panels with their zero padding, an empty constant as zeros. */
+void cg_const_entry_fill(const cg_const_entry *e, uint8_t *dst);
+
+#endif /* CG_CONST_TABLE_H */
