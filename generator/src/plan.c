@@ -2,6 +2,7 @@
 
 #include <talloc.h>
 
+#include "block_tree.h"
 #include "checked.h"
 #include "coreai/runtime.h"
 #include "composite.h"
@@ -28,6 +29,12 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 }
 
 /* ---- frame placement ----------------------------------------------------- */
+
+/* The search (place_groups) may visit PLACE_SEARCH_WORK * m * log2(m)
+ * steps and overlapping groups per order, m the groups plus the steps.
+ * Measured: no tests/e2e case or example needs more than 2.8 m log2(m), a
+ * 32-layer Llama under 0.6; 10 000 values live at once would need ~1000. */
+#define PLACE_SEARCH_WORK 64u
 
 typedef struct block {
     uint64_t offset, size;
@@ -199,9 +206,20 @@ static int cmp_group_duration(const void *a, const void *b)
     return cmp_group_size(a, b);
 }
 
-/* Orders tried for placement; the one with the smallest frame wins. */
-static int (*const group_orders[])(const void *, const void *) = {
-    cmp_group_size, cmp_group_area, cmp_group_start, cmp_group_end, cmp_group_duration};
+/* How an order is placed. By start ascending (end descending), the placed
+ * groups a new one overlaps are exactly those live at its start (end): a
+ * sweep over the steps finds them. Any other order needs the search. */
+typedef enum placement { PLACE_SEARCH, PLACE_SWEEP_FORWARD, PLACE_SWEEP_BACKWARD } placement;
+
+/* Orders tried for placement; the one with the smallest frame wins (the
+ * first of equal ones). */
+static const struct {
+    int (*cmp)(const void *, const void *);
+    placement how;
+} group_orders[] = {
+    {cmp_group_size, PLACE_SEARCH},       {cmp_group_area, PLACE_SEARCH},
+    {cmp_group_start, PLACE_SWEEP_FORWARD}, {cmp_group_end, PLACE_SWEEP_BACKWARD},
+    {cmp_group_duration, PLACE_SEARCH}};
 
 /* The groups placed so far, by lifetime: each in the O(log T) nodes of a
  * segment tree over the steps that cover its [start, end] (the ones live
@@ -275,20 +293,32 @@ static bool placed_index_add(placed_index *ix, const group *groups, size_t g)
 }
 
 /* The placed groups whose lifetime overlaps gr's: those live at its start
- * step and those starting after it, up to its end. Returns the count. */
-static size_t placed_index_overlapping(const placed_index *ix, const group *groups, const group *gr, block *busy)
+ * step and those starting after it, up to its end. Returns the count, or
+ * SIZE_MAX once the steps and groups visited exceed *budget (which is
+ * charged with them). */
+static size_t placed_index_overlapping(const placed_index *ix, const group *groups, const group *gr, block *busy,
+                                       uint64_t *budget)
 {
     size_t n = 0;
+    uint64_t work = 0;
     for (size_t node = gr->start + ix->leaves; node >= 1; node /= 2) {
         for (size_t e = ix->node_head[node]; e != 0; e = ix->entry_next[e - 1]) {
+            if (++work > *budget)
+                return SIZE_MAX;
             const group *other = &groups[ix->entry_group[e - 1]];
             busy[n++] = (block){other->offset, other->size};
         }
     }
     for (size_t t = gr->start + 1; t <= gr->end && t < ix->leaves; t++) {
-        for (size_t g = ix->start_head[t]; g != 0; g = ix->start_next[g - 1])
+        if (++work > *budget)
+            return SIZE_MAX;
+        for (size_t g = ix->start_head[t]; g != 0; g = ix->start_next[g - 1]) {
+            if (++work > *budget)
+                return SIZE_MAX;
             busy[n++] = (block){groups[g - 1].offset, groups[g - 1].size};
+        }
     }
+    *budget -= work;
     return n;
 }
 
@@ -308,11 +338,26 @@ static uint64_t first_fit(const group *gr, block *busy, size_t n_busy)
     return offset;
 }
 
+/* floor(log2(n)) + 1 for n >= 1: the comparisons per element of a sort */
+static uint64_t log2_plus_1(uint64_t n)
+{
+    uint64_t bits = 1;
+    while (n >>= 1)
+        bits++;
+    return bits;
+}
+
 /* Places groups in `order`, each at the lowest offset free of every placed
- * group whose lifetime overlaps its own; returns the frame's extent. With
- * an index (ix not NULL) the overlapping groups are looked up in it; without
- * one (out of memory) every placed group is checked. */
-static uint64_t place_groups(group *groups, const size_t *order, size_t n_groups, block *busy, placed_index *ix)
+ * group whose lifetime overlaps its own; returns the frame's extent, or
+ * UINT64_MAX when the work (steps and overlapping groups visited, sorting
+ * them) exceeds *budget. With an index (ix not NULL) the overlapping groups
+ * are looked up in it; without one (out of memory) every placed group is
+ * checked. No known method finds these offsets in less than quadratic time
+ * for an arbitrary order (many groups live at once overlap each other), so
+ * the orders placed this way get a budget of O(n log n) steps; the sweeps
+ * (place_sweep) always complete. */
+static uint64_t place_groups(group *groups, const size_t *order, size_t n_groups, block *busy, placed_index *ix,
+                             uint64_t budget)
 {
     uint64_t peak = 0;
     if (ix)
@@ -321,21 +366,98 @@ static uint64_t place_groups(group *groups, const size_t *order, size_t n_groups
         group *gr = &groups[order[k]];
         size_t n_busy = 0;
         if (ix) {
-            n_busy = placed_index_overlapping(ix, groups, gr, busy);
+            n_busy = placed_index_overlapping(ix, groups, gr, busy, &budget);
+            if (n_busy == SIZE_MAX)
+                return UINT64_MAX;
         } else {
+            if (budget < k)
+                return UINT64_MAX;
+            budget -= k;
             for (size_t j = 0; j < k; j++) {
                 const group *other = &groups[order[j]];
                 if (other->start <= gr->end && gr->start <= other->end)
                     busy[n_busy++] = (block){other->offset, other->size};
             }
         }
+        uint64_t sorting = (uint64_t)n_busy * log2_plus_1(n_busy + 1);
+        if (budget < sorting)
+            return UINT64_MAX;
+        budget -= sorting;
         gr->offset = first_fit(gr, busy, n_busy);
         if (sat_add(gr->offset, gr->size) > peak)
             peak = sat_add(gr->offset, gr->size);
         if (ix && !placed_index_add(ix, groups, order[k])) {
             /* out of memory: place the rest (and again) by the scan */
-            return place_groups(groups, order, n_groups, busy, NULL);
+            return place_groups(groups, order, n_groups, busy, NULL, budget);
         }
+    }
+    return peak;
+}
+
+/* The key by which a sweep drops placed groups: the end step going
+ * forward, the start step (reversed) going backward. */
+static size_t sweep_key(const group *g, bool backward) { return backward ? SIZE_MAX - g->start : g->end; }
+
+static void heap_push(size_t *heap, size_t *n, const group *groups, bool backward, size_t g)
+{
+    size_t i = (*n)++;
+    while (i > 0 && sweep_key(&groups[heap[(i - 1) / 2]], backward) > sweep_key(&groups[g], backward)) {
+        heap[i] = heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    heap[i] = g;
+}
+
+static void heap_pop(size_t *heap, size_t *n, const group *groups, bool backward)
+{
+    size_t last = heap[--*n], i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= *n)
+            break;
+        if (c + 1 < *n && sweep_key(&groups[heap[c + 1]], backward) < sweep_key(&groups[heap[c]], backward))
+            c++;
+        if (sweep_key(&groups[heap[c]], backward) >= sweep_key(&groups[last], backward))
+            break;
+        heap[i] = heap[c];
+        i = c;
+    }
+    heap[i] = last;
+}
+
+/* Places groups in `order`, which is by start ascending (forward) or by end
+ * descending (backward), with the same result as place_groups in O(log n)
+ * per group: the placed groups a new one overlaps are those still live at
+ * its start (end), which overlap each other and so lie apart in the frame;
+ * `live` holds them by offset and `heap` by the step they stop being live.
+ * Groups of no bytes go at offset 0, as first_fit puts them, and take no
+ * room. Returns UINT64_MAX when an offset passes UINT64_MAX (the frame
+ * overflows whatever the order). */
+static uint64_t place_sweep(group *groups, const size_t *order, size_t n_groups, bool backward, cg_block_tree *live,
+                            size_t *heap)
+{
+    uint64_t peak = 0;
+    size_t n_heap = 0;
+    cg_block_tree_clear(live);
+    for (size_t k = 0; k < n_groups; k++) {
+        group *gr = &groups[order[k]];
+        /* placed groups that ended before gr starts (started after it ends) */
+        size_t limit = backward ? SIZE_MAX - gr->end : gr->start;
+        while (n_heap > 0 && sweep_key(&groups[heap[0]], backward) < limit) {
+            cg_block_tree_remove(live, groups[heap[0]].offset);
+            heap_pop(heap, &n_heap, groups, backward);
+        }
+        gr->offset = gr->size == 0 ? 0 : cg_block_tree_first_fit(live, gr->size);
+        uint64_t end;
+        if (!cg_add_u64(gr->offset, gr->size, &end))
+            return UINT64_MAX;
+        if (end > peak)
+            peak = end;
+        if (gr->size == 0)
+            continue;
+        if (!cg_block_tree_insert(live, gr->offset, gr->size))
+            return UINT64_MAX; /* not reached: the tree has room for every group */
+        heap_push(heap, &n_heap, groups, backward, order[k]);
     }
     return peak;
 }
@@ -516,27 +638,38 @@ static void plan_body(cg_graph_plan *gp, const cg_program_plan *pp, bool fuse, v
         }
     }
 
-    /* 2. Offline placement (greedy by size, by area and by start; the
-     *    smallest frame wins): within a few percent of the bound below,
-     *    where placing in program order fragments. */
+    /* 2. Offline placement (greedy by size, by area, by start, by end and
+     *    by duration; the smallest frame wins): within a few percent of the
+     *    bound below, where placing in program order fragments. */
     size_t *order = talloc_array(tmp, size_t, n_groups + 1);
-    uint64_t *best = talloc_array(tmp, uint64_t, n_groups + 1);
+    uint64_t *best = talloc_zero_array(tmp, uint64_t, n_groups + 1);
     block *busy = talloc_array(tmp, block, n_groups + 1);
+    size_t *heap = talloc_array(tmp, size_t, n_groups + 1);
+    cg_block_tree *live_blocks = cg_block_tree_new(tmp, n_groups + 1);
     placed_index index;
     size_t last_step = n_ops;
-    bool ordered = true; /* the index assumes start <= end */
+    bool ordered = true; /* the index and the sweeps assume start <= end */
     for (size_t k = 0; k < n_groups; k++) {
         last_step = groups[k].end > last_step ? groups[k].end : last_step;
         ordered = ordered && groups[k].start <= groups[k].end;
     }
     placed_index *ix = ordered && placed_index_init(&index, tmp, last_step, n_groups) ? &index : NULL;
+    /* the search's budget per order, O(m log m) in the groups and steps */
+    uint64_t m = (uint64_t)n_groups + last_step + 1;
+    uint64_t budget;
+    if (!cg_mul_u64(m, log2_plus_1(m), &budget) || !cg_mul_u64(budget, PLACE_SEARCH_WORK, &budget))
+        budget = UINT64_MAX;
     uint64_t peak = UINT64_MAX;
     sort_groups = groups;
     for (size_t h = 0; h < sizeof group_orders / sizeof group_orders[0]; h++) {
         for (size_t k = 0; k < n_groups; k++)
             order[k] = k;
-        qsort(order, n_groups, sizeof order[0], group_orders[h]);
-        uint64_t p = place_groups(groups, order, n_groups, busy, ix);
+        qsort(order, n_groups, sizeof order[0], group_orders[h].cmp);
+        uint64_t p;
+        if (group_orders[h].how != PLACE_SEARCH && ordered && live_blocks && heap)
+            p = place_sweep(groups, order, n_groups, group_orders[h].how == PLACE_SWEEP_BACKWARD, live_blocks, heap);
+        else
+            p = place_groups(groups, order, n_groups, busy, ix, group_orders[h].how == PLACE_SEARCH ? budget : UINT64_MAX);
         if (p < peak) {
             peak = p;
             for (size_t k = 0; k < n_groups; k++)
@@ -663,11 +796,10 @@ cg_program_plan *cg_program_plan_build_with(void *mem_ctx, const cg_module *m, c
     /* per graph: how many leading results an entrypoint aliases to its
      * state arguments (the most over all entrypoints running it) */
     size_t *alias = talloc_zero_array(pp, size_t, m->n_graphs + 1);
-    for (size_t e = 0; e < m->n_entrypoints; e++) {
-        for (size_t gi = 0; gi < m->n_graphs; gi++) {
-            if (m->graphs[gi] == m->entrypoints[e]->graph && m->entrypoints[e]->n_states > alias[gi])
-                alias[gi] = m->entrypoints[e]->n_states;
-        }
+    for (size_t e = 0; e < m->n_entrypoints && alias; e++) {
+        const cg_graph *g = m->entrypoints[e]->graph;
+        if (g->index < m->n_graphs && m->graphs[g->index] == g && m->entrypoints[e]->n_states > alias[g->index])
+            alias[g->index] = m->entrypoints[e]->n_states;
     }
     const cg_graph **stack_g = talloc_array(pp, const cg_graph *, m->n_graphs + 1);
     size_t *stack_op = talloc_array(pp, size_t, m->n_graphs + 1);

@@ -4,9 +4,13 @@
  *
  * Each graph gets a frame: a byte range of the caller's workspace holding
  * its intermediates and, during a coreai.invoke, the callee's frame.
- * Offsets are chosen by best fit over liveness intervals (reference counts
- * of the remaining uses, as in ggml-alloc), elementwise ops may write over an
- * operand that dies with them, reshape and same-dtype casts are views, and the
+ * Offsets are chosen by first fit over liveness intervals (the last use of
+ * each value), greedily in five orders, the smallest frame winning: by start
+ * and by end step a sweep over the steps places them in O(n log n); by size,
+ * area and duration a search that is quadratic when many values live at
+ * once, so it gets an O(n log n) budget of work and an order that exceeds
+ * it is dropped. Elementwise ops may write over an operand that dies with
+ * them, reshape and same-dtype casts are views, and the
  * value a graph returns is written straight into its result buffer when
  * nothing else can observe it. An activation whose operand is a
  * coreai.linear result used nowhere else runs in that linear's epilogue
