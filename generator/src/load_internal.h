@@ -13,6 +13,7 @@
 
 #include "diag.h"
 #include "ir.h"
+#include "symtab.h"
 
 /* State of one cg_module_load() call. */
 typedef struct cg_load {
@@ -112,15 +113,5 @@ cg_graph *cg_load_graph(cg_load *load, xmlNodePtr node);
 /* ---- load_module.c ---- */
 
 bool cg_load_module(cg_load *load, xmlDocPtr doc);
-
-/* ---- load_symtab.c: string keys to pointers, for SSA ids and names ---- */
-
-typedef struct cg_symtab cg_symtab;
-
-cg_symtab *cg_symtab_new(void *mem_ctx);
-/* NULL when absent; *line (if not NULL) gets the line it was added with. */
-void *cg_symtab_get(const cg_symtab *table, const char *key, int *line);
-/* key must outlive the table. false only when out of memory. */
-bool cg_symtab_put(cg_symtab *table, const char *key, void *value, int line);
 
 #endif /* CG_LOAD_INTERNAL_H */

@@ -6,10 +6,9 @@
 #include "load_internal.h"
 #include "verify.h"
 
-static bool verify_invoke(cg_module *m, cg_op *op, cg_diag *diag)
+static bool verify_invoke(const cg_symtab *graphs, cg_op *op, cg_diag *diag)
 {
-    /* the loader resolved known callees by hashed name */
-    cg_graph *callee = op->callee ? op->callee : cg_module_find_graph(m, op->callee_name ? op->callee_name : "");
+    cg_graph *callee = op->callee ? op->callee : cg_symtab_get(graphs, op->callee_name ? op->callee_name : "", NULL);
     if (!callee) {
         cg_diag_error(diag, op->line, "coreai.invoke calls unknown graph @%s",
                       op->callee_name ? op->callee_name : "");
@@ -43,10 +42,10 @@ static bool verify_invoke(cg_module *m, cg_op *op, cg_diag *diag)
     return true;
 }
 
-static bool verify_op(cg_module *m, cg_op *op, cg_diag *diag)
+static bool verify_op(const cg_symtab *graphs, cg_op *op, cg_diag *diag)
 {
     if (strcmp(op->kind, "coreai.invoke") == 0)
-        return verify_invoke(m, op, diag);
+        return verify_invoke(graphs, op, diag);
     if (op->callee_name) {
         cg_diag_error(diag, op->line, "%s does not take a callee", op->kind);
         return false;
@@ -160,9 +159,9 @@ static bool names_unique(const cg_entrypoint *e, cg_diag *diag)
     return true;
 }
 
-static bool verify_entrypoint(cg_module *m, cg_entrypoint *e, cg_diag *diag)
+static bool verify_entrypoint(const cg_symtab *graphs, cg_entrypoint *e, cg_diag *diag)
 {
-    cg_graph *g = cg_module_find_graph(m, e->graph_name);
+    cg_graph *g = cg_symtab_get(graphs, e->graph_name, NULL);
     if (!g) {
         cg_diag_error(diag, e->line, "entrypoint '%s' runs unknown graph @%s", e->name, e->graph_name);
         return false;
@@ -187,39 +186,48 @@ static bool verify_entrypoint(cg_module *m, cg_entrypoint *e, cg_diag *diag)
     return names_unique(e, diag);
 }
 
+/* Graphs by name, for the callees the loader left unresolved and for the
+ * entrypoints: a hash table, where a scan of the graphs per entrypoint was
+ * quadratic. The first of equal names wins, as a scan would find it. */
+static cg_symtab *graph_names(void *mem_ctx, const cg_module *m)
+{
+    cg_symtab *t = cg_symtab_new(mem_ctx);
+    for (size_t gi = m->n_graphs; t && gi-- > 0;) {
+        if (!cg_symtab_put(t, m->graphs[gi]->name, m->graphs[gi], m->graphs[gi]->line))
+            t = NULL;
+    }
+    return t;
+}
+
 bool cg_module_verify(cg_module *m, cg_diag *diag)
 {
-    for (size_t gi = 0; gi < m->n_graphs; gi++) {
-        cg_graph *g = m->graphs[gi];
-        if (!verify_composite(g, diag))
-            return false;
-        for (size_t i = 0; i < g->n_ops; i++) {
-            if (!verify_op(m, g->ops[i], diag))
-                return false;
-        }
-    }
-    unsigned char *state = talloc_zero_array(m, unsigned char, m->n_graphs + 1);
-    size_t *stack_g = talloc_array(state, size_t, m->n_graphs + 1);
-    size_t *stack_op = talloc_array(state, size_t, m->n_graphs + 1);
-    if (!state || !stack_g || !stack_op) {
-        talloc_free(state);
+    void *tmp = talloc_new(m);
+    cg_symtab *graphs = tmp ? graph_names(tmp, m) : NULL;
+    unsigned char *state = tmp ? talloc_zero_array(tmp, unsigned char, m->n_graphs + 1) : NULL;
+    size_t *stack_g = tmp ? talloc_array(tmp, size_t, m->n_graphs + 1) : NULL;
+    size_t *stack_op = tmp ? talloc_array(tmp, size_t, m->n_graphs + 1) : NULL;
+    if (!graphs || !state || !stack_g || !stack_op) {
+        talloc_free(tmp);
         cg_diag_error(diag, 0, "out of memory");
         return false;
     }
-    for (size_t gi = 0; gi < m->n_graphs; gi++) {
-        if (state[gi] == VISIT_NEW && !check_recursion(m, gi, state, stack_g, stack_op, diag)) {
-            talloc_free(state);
-            return false;
-        }
+    bool ok = true;
+    for (size_t gi = 0; ok && gi < m->n_graphs; gi++) {
+        cg_graph *g = m->graphs[gi];
+        ok = verify_composite(g, diag);
+        for (size_t i = 0; ok && i < g->n_ops; i++)
+            ok = verify_op(graphs, g->ops[i], diag);
     }
-    talloc_free(state);
-    if (m->n_entrypoints == 0) {
+    for (size_t gi = 0; ok && gi < m->n_graphs; gi++) {
+        if (state[gi] == VISIT_NEW)
+            ok = check_recursion(m, gi, state, stack_g, stack_op, diag);
+    }
+    if (ok && m->n_entrypoints == 0) {
         cg_diag_error(diag, 0, "the model has no entrypoint");
-        return false;
+        ok = false;
     }
-    for (size_t i = 0; i < m->n_entrypoints; i++) {
-        if (!verify_entrypoint(m, m->entrypoints[i], diag))
-            return false;
-    }
-    return true;
+    for (size_t i = 0; ok && i < m->n_entrypoints; i++)
+        ok = verify_entrypoint(graphs, m->entrypoints[i], diag);
+    talloc_free(tmp);
+    return ok;
 }
