@@ -6,6 +6,8 @@
 
 #include "cname.h"
 #include "emit_internal.h"
+#include "symtab.h"
+#include "text.h"
 
 typedef struct io_param {
     const char *name;    /* model name */
@@ -14,7 +16,8 @@ typedef struct io_param {
 } io_param;
 
 /* Parameters in public order: inputs, states, outputs (outputs last, as in
- * CMSIS-NN); the graph itself takes states before inputs. */
+ * CMSIS-NN); the graph itself takes states before inputs. Two model names
+ * becoming one C name are found through a hash table of the C names. */
 static bool collect(cg_emit_ctx *ec, const cg_entrypoint *e, io_param *p)
 {
     const cg_graph *g = e->graph;
@@ -25,65 +28,81 @@ static bool collect(cg_emit_ctx *ec, const cg_entrypoint *e, io_param *p)
         p[k++] = (io_param){e->states[i], NULL, &g->args[i]->type};
     for (size_t i = 0; i < e->n_outputs; i++)
         p[k++] = (io_param){e->outputs[i], NULL, &g->outputs[e->n_states + i]->type};
+    cg_symtab *seen = cg_symtab_new(NULL);
+    if (!seen) {
+        cg_diag_error(ec->diag, e->line, "out of memory");
+        return false;
+    }
     for (size_t i = 0; i < k; i++) {
         p[i].cname = cg_cname(ec->mem_ctx, p[i].name);
-        for (size_t j = 0; j < i; j++) {
-            if (strcmp(p[i].cname, p[j].cname) == 0) {
-                cg_diag_error(ec->diag, e->line, "entrypoint '%s': names '%s' and '%s' both become the C "
-                              "parameter '%s'", e->name, p[j].name, p[i].name, p[i].cname);
-                return false;
-            }
+        const io_param *earlier = cg_symtab_get(seen, p[i].cname, NULL);
+        if (earlier) {
+            cg_diag_error(ec->diag, e->line, "entrypoint '%s': names '%s' and '%s' both become the C "
+                          "parameter '%s'", e->name, earlier->name, p[i].name, p[i].cname);
+            talloc_free(seen);
+            return false;
+        }
+        if (!cg_symtab_put(seen, p[i].cname, &p[i], 0)) {
+            cg_diag_error(ec->diag, e->line, "out of memory");
+            talloc_free(seen);
+            return false;
         }
     }
+    talloc_free(seen);
     return true;
 }
 
-static char *shape_comment(void *ctx, const cg_type *t)
+static void shape_comment(cg_text *out, const cg_type *t)
 {
-    char *s = talloc_asprintf(ctx, "%s[", cg_dtype_name(t->dtype));
+    cg_text_printf(out, "%s[", cg_dtype_name(t->dtype));
     for (int i = 0; i < t->rank; i++)
-        s = talloc_asprintf_append_buffer(s, "%s%" PRId64, i ? "," : "", t->dims[i]);
-    return talloc_strdup_append_buffer(s, "]");
+        cg_text_printf(out, "%s%" PRId64, i ? "," : "", t->dims[i]);
+    cg_text_puts(out, "]");
 }
 
 /* With state_struct, the states are one `PREFIX_state *state` parameter. */
-static char *prototype(cg_emit_ctx *ec, const cg_entrypoint *e, const char *fn, const io_param *p, bool comments,
-                       bool state_struct)
+static void prototype(cg_text *out, cg_emit_ctx *ec, const cg_entrypoint *e, const char *fn, const io_param *p,
+                      bool comments, bool state_struct)
 {
     size_t n_in = e->n_inputs, n_st = e->n_states, n = n_in + n_st + e->n_outputs;
-    char *s = talloc_asprintf(ec->mem_ctx, "coreai_status %s(void *workspace", fn);
+    cg_text_printf(out, "coreai_status %s(void *workspace", fn);
     for (size_t i = 0; i < n; i++) {
         if (state_struct && i >= n_in && i < n_in + n_st) {
             if (i == n_in)
-                s = talloc_asprintf_append_buffer(s, ",\n    %s_state *state%s", ec->prefix,
-                                                  comments ? " /* read, then updated in place */" : "");
+                cg_text_printf(out, ",\n    %s_state *state%s", ec->prefix,
+                               comments ? " /* read, then updated in place */" : "");
             continue;
         }
         const char *kind = i < n_in ? "input" : i < n_in + n_st ? "state, updated in place" : "output";
-        s = talloc_asprintf_append_buffer(s, ",\n    %s%s *%s", i < n_in ? "const " : "", cg_c_type(p[i].type->dtype),
-                                          p[i].cname);
-        if (comments)
-            s = talloc_asprintf_append_buffer(s, " /* %s %s: \"%s\" */", shape_comment(ec->mem_ctx, p[i].type), kind,
-                                              p[i].name);
+        cg_text_printf(out, ",\n    %s%s *%s", i < n_in ? "const " : "", cg_c_type(p[i].type->dtype), p[i].cname);
+        if (comments) {
+            cg_text_puts(out, " /* ");
+            shape_comment(out, p[i].type);
+            cg_text_printf(out, " %s: \"%s\" */", kind, p[i].name);
+        }
     }
-    return talloc_strdup_append_buffer(s, ")");
+    cg_text_puts(out, ")");
 }
 
-static char *tensor_descs(cg_emit_ctx *ec, char **shapes, const char *sym, const io_param *p, size_t n)
+static void tensor_descs(cg_text *out, cg_text *shapes, const char *sym, const io_param *p, size_t n)
 {
     if (n == 0)
-        return talloc_strdup(ec->mem_ctx, "");
-    char *s = talloc_asprintf(ec->mem_ctx, "static const coreai_tensor_desc %s[%zu] = {\n", sym, n);
+        return;
+    cg_text_printf(out, "static const coreai_tensor_desc %s[%zu] = {\n", sym, n);
     for (size_t i = 0; i < n; i++) {
-        char *shape_sym = talloc_asprintf(ec->mem_ctx, "%s_shape%zu", sym, i);
-        if (p[i].type->rank > 0)
-            *shapes = talloc_asprintf_append_buffer(*shapes, "static const int64_t %s[%d] = %s;\n", shape_sym,
-                                                    p[i].type->rank,
-                                                    cg_emit_i64_list(ec->mem_ctx, p[i].type->dims, p[i].type->rank, 0));
-        s = talloc_asprintf_append_buffer(s, "    {\"%s\", %s, %d, %s},\n", p[i].name, cg_c_dtype_enum(p[i].type->dtype),
-                                          p[i].type->rank, p[i].type->rank > 0 ? shape_sym : "NULL");
+        int rank = p[i].type->rank;
+        if (rank > 0) {
+            cg_text_printf(shapes, "static const int64_t %s_shape%zu[%d] = {", sym, i, rank);
+            for (int d = 0; d < rank; d++)
+                cg_text_printf(shapes, "%s%" PRId64, d ? ", " : "", p[i].type->dims[d]);
+            cg_text_puts(shapes, "};\n");
+            cg_text_printf(out, "    {\"%s\", %s, %d, %s_shape%zu},\n", p[i].name, cg_c_dtype_enum(p[i].type->dtype),
+                           rank, sym, i);
+        } else {
+            cg_text_printf(out, "    {\"%s\", %s, %d, NULL},\n", p[i].name, cg_c_dtype_enum(p[i].type->dtype), rank);
+        }
     }
-    return talloc_strdup_append_buffer(s, "};\n");
+    cg_text_puts(out, "};\n");
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
@@ -117,161 +136,231 @@ static char *composite_list(cg_emit_ctx *ec, size_t *count)
  * One struct holds every state of the program, so entrypoints that share a
  * state (a KV cache written by prefill and read by decode) share a member and
  * the caller places the whole state wherever it likes. A state name used by
- * several entrypoints must have one type.
+ * several entrypoints must have one type. The states seen so far are found
+ * by name, and their members by C name, in hash tables.
  */
-static bool state_struct(cg_emit_ctx *ec, char **decl)
+typedef struct state_member {
+    const char *name, *cname;
+    const cg_type *type;
+} state_member;
+
+static bool state_struct(cg_emit_ctx *ec, cg_text *decl)
 {
     const cg_module *m = ec->module;
-    const char **names = talloc_array(ec->mem_ctx, const char *, 1);
-    const cg_type **types = talloc_array(ec->mem_ctx, const cg_type *, 1);
+    size_t total = 0;
+    for (size_t ei = 0; ei < m->n_entrypoints; ei++)
+        total += m->entrypoints[ei]->n_states;
+    void *tmp = talloc_new(NULL);
+    state_member *members = talloc_array(tmp, state_member, total + 1);
+    cg_symtab *by_name = cg_symtab_new(tmp), *by_cname = cg_symtab_new(tmp);
+    if (!members || !by_name || !by_cname) {
+        cg_diag_error(ec->diag, 0, "out of memory");
+        talloc_free(tmp);
+        return false;
+    }
     size_t n = 0;
     for (size_t ei = 0; ei < m->n_entrypoints; ei++) {
         const cg_entrypoint *e = m->entrypoints[ei];
         for (size_t i = 0; i < e->n_states; i++) {
             const cg_type *t = &e->graph->args[i]->type;
-            size_t j = 0;
-            while (j < n && strcmp(names[j], e->states[i]) != 0)
-                j++;
-            if (j < n) {
-                if (!cg_type_equal(types[j], t)) {
+            const state_member *known = cg_symtab_get(by_name, e->states[i], NULL);
+            if (known) {
+                if (!cg_type_equal(known->type, t)) {
                     cg_diag_error(ec->diag, e->line, "state '%s' is %s in entrypoint '%s' but %s in another entrypoint",
                                   e->states[i], cg_type_to_string(ec->mem_ctx, t), e->name,
-                                  cg_type_to_string(ec->mem_ctx, types[j]));
+                                  cg_type_to_string(ec->mem_ctx, known->type));
+                    talloc_free(tmp);
                     return false;
                 }
                 continue;
             }
-            char *c = cg_cname(ec->mem_ctx, e->states[i]);
-            for (size_t k = 0; k < n; k++) {
-                if (strcmp(cg_cname(ec->mem_ctx, names[k]), c) == 0) {
-                    cg_diag_error(ec->diag, e->line, "states '%s' and '%s' both become the member '%s'", names[k],
-                                  e->states[i], c);
-                    return false;
-                }
+            char *c = cg_cname(tmp, e->states[i]);
+            const state_member *same_c = c ? cg_symtab_get(by_cname, c, NULL) : NULL;
+            if (same_c) {
+                cg_diag_error(ec->diag, e->line, "states '%s' and '%s' both become the member '%s'", same_c->name,
+                              e->states[i], c);
+                talloc_free(tmp);
+                return false;
             }
-            names = talloc_realloc(ec->mem_ctx, names, const char *, n + 1);
-            types = talloc_realloc(ec->mem_ctx, types, const cg_type *, n + 1);
-            names[n] = e->states[i];
-            types[n++] = t;
+            members[n] = (state_member){e->states[i], c, t};
+            if (!c || !cg_symtab_put(by_name, e->states[i], &members[n], 0) ||
+                !cg_symtab_put(by_cname, c, &members[n], 0)) {
+                cg_diag_error(ec->diag, e->line, "out of memory");
+                talloc_free(tmp);
+                return false;
+            }
+            n++;
         }
     }
-    *decl = talloc_strdup(ec->mem_ctx, "");
-    if (n == 0)
-        return true;
-    *decl = talloc_asprintf_append_buffer(*decl,
-        "/* Every state of the program, shared by the entrypoints that use it. The\n"
-        " * caller owns it and may put it in any memory section; each call reads the\n"
-        " * states it uses and overwrites them with their updates. */\n"
-        "typedef struct %s_state {\n", ec->prefix);
-    for (size_t i = 0; i < n; i++) {
-        int64_t numel = cg_type_numel(types[i]);
-        *decl = talloc_asprintf_append_buffer(*decl, "    COREAI_ALIGNED(COREAI_ALIGNMENT) %s %s[%" PRId64 "]; /* %s \"%s\" */\n",
-                                              cg_c_type(types[i]->dtype), cg_cname(ec->mem_ctx, names[i]),
-                                              numel > 0 ? numel : 1, shape_comment(ec->mem_ctx, types[i]), names[i]);
+    if (n > 0) {
+        cg_text_printf(decl,
+            "/* Every state of the program, shared by the entrypoints that use it. The\n"
+            " * caller owns it and may put it in any memory section; each call reads the\n"
+            " * states it uses and overwrites them with their updates. */\n"
+            "typedef struct %s_state {\n", ec->prefix);
+        for (size_t i = 0; i < n; i++) {
+            int64_t numel = cg_type_numel(members[i].type);
+            cg_text_printf(decl, "    COREAI_ALIGNED(COREAI_ALIGNMENT) %s %s[%" PRId64 "]; /* ",
+                           cg_c_type(members[i].type->dtype), members[i].cname, numel > 0 ? numel : 1);
+            shape_comment(decl, members[i].type);
+            cg_text_printf(decl, " \"%s\" */\n", members[i].name);
+        }
+        cg_text_printf(decl, "} %s_state;\n\n", ec->prefix);
     }
-    *decl = talloc_asprintf_append_buffer(*decl, "} %s_state;\n\n", ec->prefix);
+    talloc_free(tmp);
     return true;
 }
 
+/* The functions of one entrypoint: the public one (and behind it, with
+ * states, the one taking a pointer per state) and the type-erased adapter
+ * the descriptor lists. */
+static void entry_functions(cg_text *decls, cg_text *defs, cg_emit_ctx *ec, const cg_entrypoint *e, const char *fn,
+                            const io_param *p)
+{
+    size_t n = e->n_inputs + e->n_states + e->n_outputs;
+    const cg_graph_plan *gp = cg_program_plan_find(ec->plan, e->graph);
+    bool with_state = e->n_states > 0;
+    cg_text_printf(decls, "/* Entrypoint \"%s\" (graph @%s): needs %" PRIu64 " bytes of workspace. */\n", e->name,
+                   e->graph->name, gp->frame_size);
+    prototype(decls, ec, e, fn, p, true, with_state);
+    cg_text_puts(decls, ";\n\n");
+    /* with states: a static function taking one pointer per state (for
+     * the type-erased adapter) behind the public struct-taking one */
+    char *call_fn = with_state ? talloc_asprintf(ec->mem_ctx, "%s_call", fn) : (char *)fn;
+    if (with_state)
+        cg_text_puts(defs, "static ");
+    prototype(defs, ec, e, call_fn, p, false, false);
+    cg_text_puts(defs, "\n{\n    if (((uintptr_t)workspace % COREAI_ALIGNMENT) != 0");
+    if (gp->frame_size > 0)
+        cg_text_puts(defs, " || workspace == NULL");
+    for (size_t i = 0; i < n; i++)
+        cg_text_printf(defs, " || %s == NULL", p[i].cname);
+    cg_text_printf(defs, ")\n        return COREAI_STATUS_INVALID_ARGUMENT;\n    return %s_graph%zu((uint8_t *)workspace",
+                   ec->prefix, gp->index);
+    for (size_t i = 0; i < e->n_states; i++)
+        cg_text_printf(defs, ", %s", p[e->n_inputs + i].cname);
+    for (size_t i = 0; i < e->n_inputs; i++)
+        cg_text_printf(defs, ", %s", p[i].cname);
+    for (size_t i = 0; i < e->n_states; i++)
+        cg_text_printf(defs, ", %s", p[e->n_inputs + i].cname);
+    for (size_t i = 0; i < e->n_outputs; i++)
+        cg_text_printf(defs, ", %s", p[e->n_inputs + e->n_states + i].cname);
+    cg_text_puts(defs, ");\n}\n\n");
+    if (with_state) {
+        prototype(defs, ec, e, fn, p, false, true);
+        cg_text_printf(defs, "\n{\n    if (state == NULL)\n        return COREAI_STATUS_INVALID_ARGUMENT;\n"
+                             "    return %s(workspace", call_fn);
+        for (size_t i = 0; i < n; i++) {
+            bool is_state = i >= e->n_inputs && i < e->n_inputs + e->n_states;
+            cg_text_printf(defs, ", %s%s", is_state ? "state->" : "", p[i].cname);
+        }
+        cg_text_puts(defs, ");\n}\n\n");
+    }
+    /* the type-erased adapter used by the descriptor */
+    cg_text_printf(defs, "static coreai_status %s_invoke(void *workspace, const void *const *inputs,\n"
+                         "    void *const *states, void *const *outputs)\n{\n", fn);
+    if (e->n_inputs == 0)
+        cg_text_puts(defs, "    (void)inputs;\n");
+    if (e->n_states == 0)
+        cg_text_puts(defs, "    (void)states;\n");
+    cg_text_printf(defs, "    return %s(workspace", call_fn);
+    for (size_t i = 0; i < e->n_inputs; i++)
+        cg_text_printf(defs, ", (const %s *)inputs[%zu]", cg_c_type(p[i].type->dtype), i);
+    for (size_t i = 0; i < e->n_states; i++)
+        cg_text_printf(defs, ", (%s *)states[%zu]", cg_c_type(p[e->n_inputs + i].type->dtype), i);
+    for (size_t i = 0; i < e->n_outputs; i++)
+        cg_text_printf(defs, ", (%s *)outputs[%zu]", cg_c_type(p[e->n_inputs + e->n_states + i].type->dtype), i);
+    cg_text_puts(defs, ");\n}\n\n");
+    if (call_fn != fn)
+        talloc_free(call_fn);
+}
+
+/* Every entrypoint's functions, in the model's order; two model names
+ * becoming one C function are found through a hash table of the C names
+ * (comparing each with every earlier one was quadratic). */
 bool cg_emit_entrypoints(cg_emit_ctx *ec, char **decls, char **defs, char **descriptor, uint64_t weight_bytes)
 {
     const cg_module *m = ec->module;
-    char *shapes = talloc_strdup(ec->mem_ctx, ""), *tables = talloc_strdup(ec->mem_ctx, "");
-    char *entries = talloc_asprintf(ec->mem_ctx, "static const coreai_entrypoint_desc %s_entrypoints[%zu] = {\n",
-                                    ec->prefix, m->n_entrypoints);
-    *defs = talloc_strdup(ec->mem_ctx, "");
-    if (!state_struct(ec, decls))
+    cg_text d = cg_text_new(ec->mem_ctx), f = cg_text_new(ec->mem_ctx);
+    cg_text shapes = cg_text_new(ec->mem_ctx), tables = cg_text_new(ec->mem_ctx);
+    cg_text entries = cg_text_new(ec->mem_ctx);
+    cg_text_printf(&entries, "static const coreai_entrypoint_desc %s_entrypoints[%zu] = {\n", ec->prefix,
+                   m->n_entrypoints);
+    cg_symtab *fn_names = cg_symtab_new(ec->mem_ctx);
+    if (!fn_names) {
+        cg_diag_error(ec->diag, 0, "out of memory");
+        return false;
+    }
+    if (!state_struct(ec, &d))
         return false;
     for (size_t ei = 0; ei < m->n_entrypoints; ei++) {
         const cg_entrypoint *e = m->entrypoints[ei];
         size_t n = e->n_inputs + e->n_states + e->n_outputs;
-        io_param *p = talloc_array(ec->mem_ctx, io_param, n + 1);
-        if (!collect(ec, e, p))
+        void *tmp = talloc_new(ec->mem_ctx);
+        io_param *p = talloc_array(tmp, io_param, n + 1);
+        cg_emit_ctx local = *ec;
+        local.mem_ctx = tmp; /* the C names and symbols of this entrypoint */
+        if (!p || !collect(&local, e, p)) {
+            if (!p)
+                cg_diag_error(ec->diag, e->line, "out of memory");
+            talloc_free(tmp);
             return false;
+        }
         char *ename = cg_cname(ec->mem_ctx, e->name);
-        char *fn = talloc_asprintf(ec->mem_ctx, "%s_%s", ec->prefix, ename);
-        for (size_t j = 0; j < ei; j++) {
-            if (strcmp(cg_cname(ec->mem_ctx, m->entrypoints[j]->name), ename) == 0) {
-                cg_diag_error(ec->diag, e->line, "entrypoints '%s' and '%s' both become the C function %s",
-                              m->entrypoints[j]->name, e->name, fn);
-                return false;
-            }
+        char *fn = talloc_asprintf(tmp, "%s_%s", ec->prefix, ename);
+        const cg_entrypoint *same = cg_symtab_get(fn_names, ename, NULL);
+        if (same) {
+            cg_diag_error(ec->diag, e->line, "entrypoints '%s' and '%s' both become the C function %s", same->name,
+                          e->name, fn);
+            talloc_free(tmp);
+            return false;
+        }
+        if (!cg_symtab_put(fn_names, ename, (void *)e, e->line)) {
+            cg_diag_error(ec->diag, e->line, "out of memory");
+            talloc_free(tmp);
+            return false;
         }
         if (strcmp(ename, "program") == 0) {
             cg_diag_error(ec->diag, e->line, "entrypoint 'program' would collide with %s_program()", ec->prefix);
+            talloc_free(tmp);
             return false;
         }
-        const cg_graph_plan *gp = cg_program_plan_find(ec->plan, e->graph);
-        bool with_state = e->n_states > 0;
-        *decls = talloc_asprintf_append_buffer(*decls, "/* Entrypoint \"%s\" (graph @%s): needs %" PRIu64
-                                               " bytes of workspace. */\n%s;\n\n", e->name, e->graph->name,
-                                               gp->frame_size, prototype(ec, e, fn, p, true, with_state));
-        /* with states: a static function taking one pointer per state (for
-         * the type-erased adapter) behind the public struct-taking one */
-        char *call_fn = with_state ? talloc_asprintf(ec->mem_ctx, "%s_call", fn) : fn;
-        char *body = talloc_asprintf(ec->mem_ctx, "%s%s\n{\n    if (((uintptr_t)workspace %% COREAI_ALIGNMENT) != 0",
-                                     with_state ? "static " : "", prototype(ec, e, call_fn, p, false, false));
-        if (gp->frame_size > 0)
-            body = talloc_strdup_append_buffer(body, " || workspace == NULL");
-        for (size_t i = 0; i < n; i++)
-            body = talloc_asprintf_append_buffer(body, " || %s == NULL", p[i].cname);
-        body = talloc_asprintf_append_buffer(body, ")\n        return COREAI_STATUS_INVALID_ARGUMENT;\n    return %s_graph%zu((uint8_t *)workspace",
-                                             ec->prefix, gp->index);
-        for (size_t i = 0; i < e->n_states; i++)
-            body = talloc_asprintf_append_buffer(body, ", %s", p[e->n_inputs + i].cname);
-        for (size_t i = 0; i < e->n_inputs; i++)
-            body = talloc_asprintf_append_buffer(body, ", %s", p[i].cname);
-        for (size_t i = 0; i < e->n_states; i++)
-            body = talloc_asprintf_append_buffer(body, ", %s", p[e->n_inputs + i].cname);
-        for (size_t i = 0; i < e->n_outputs; i++)
-            body = talloc_asprintf_append_buffer(body, ", %s", p[e->n_inputs + e->n_states + i].cname);
-        body = talloc_strdup_append_buffer(body, ");\n}\n\n");
-        if (with_state) {
-            body = talloc_asprintf_append_buffer(body, "%s\n{\n    if (state == NULL)\n        return COREAI_STATUS_INVALID_ARGUMENT;\n"
-                                                 "    return %s(workspace", prototype(ec, e, fn, p, false, true), call_fn);
-            for (size_t i = 0; i < n; i++) {
-                bool is_state = i >= e->n_inputs && i < e->n_inputs + e->n_states;
-                body = talloc_asprintf_append_buffer(body, ", %s%s", is_state ? "state->" : "", p[i].cname);
-            }
-            body = talloc_strdup_append_buffer(body, ");\n}\n\n");
-        }
-        /* the type-erased adapter used by the descriptor */
-        body = talloc_asprintf_append_buffer(body, "static coreai_status %s_invoke(void *workspace, const void *const *inputs,\n"
-                                             "    void *const *states, void *const *outputs)\n{\n", fn);
-        if (e->n_inputs == 0)
-            body = talloc_strdup_append_buffer(body, "    (void)inputs;\n");
-        if (e->n_states == 0)
-            body = talloc_strdup_append_buffer(body, "    (void)states;\n");
-        body = talloc_asprintf_append_buffer(body, "    return %s(workspace", call_fn);
-        for (size_t i = 0; i < e->n_inputs; i++)
-            body = talloc_asprintf_append_buffer(body, ", (const %s *)inputs[%zu]", cg_c_type(p[i].type->dtype), i);
-        for (size_t i = 0; i < e->n_states; i++)
-            body = talloc_asprintf_append_buffer(body, ", (%s *)states[%zu]", cg_c_type(p[e->n_inputs + i].type->dtype), i);
-        for (size_t i = 0; i < e->n_outputs; i++)
-            body = talloc_asprintf_append_buffer(body, ", (%s *)outputs[%zu]",
-                                                 cg_c_type(p[e->n_inputs + e->n_states + i].type->dtype), i);
-        body = talloc_strdup_append_buffer(body, ");\n}\n\n");
-        *defs = talloc_strdup_append_buffer(*defs, body);
+        entry_functions(&d, &f, &local, e, fn, p);
 
-        char *in_sym = talloc_asprintf(ec->mem_ctx, "%s_%s_inputs", ec->prefix, ename);
-        char *st_sym = talloc_asprintf(ec->mem_ctx, "%s_%s_states", ec->prefix, ename);
-        char *out_sym = talloc_asprintf(ec->mem_ctx, "%s_%s_outputs", ec->prefix, ename);
-        tables = talloc_strdup_append_buffer(tables, tensor_descs(ec, &shapes, in_sym, p, e->n_inputs));
-        tables = talloc_strdup_append_buffer(tables, tensor_descs(ec, &shapes, st_sym, p + e->n_inputs, e->n_states));
-        tables = talloc_strdup_append_buffer(tables, tensor_descs(ec, &shapes, out_sym, p + e->n_inputs + e->n_states,
-                                                                  e->n_outputs));
-        entries = talloc_asprintf_append_buffer(entries, "    {\"%s\", %zu, %s, %zu, %s, %zu, %s, %s_invoke},\n", e->name,
-                                                e->n_inputs, e->n_inputs ? in_sym : "NULL", e->n_states,
-                                                e->n_states ? st_sym : "NULL", e->n_outputs, out_sym, fn);
+        char *in_sym = talloc_asprintf(tmp, "%s_%s_inputs", ec->prefix, ename);
+        char *st_sym = talloc_asprintf(tmp, "%s_%s_states", ec->prefix, ename);
+        char *out_sym = talloc_asprintf(tmp, "%s_%s_outputs", ec->prefix, ename);
+        tensor_descs(&tables, &shapes, in_sym, p, e->n_inputs);
+        tensor_descs(&tables, &shapes, st_sym, p + e->n_inputs, e->n_states);
+        tensor_descs(&tables, &shapes, out_sym, p + e->n_inputs + e->n_states, e->n_outputs);
+        cg_text_printf(&entries, "    {\"%s\", %zu, %s, %zu, %s, %zu, %s, %s_invoke},\n", e->name, e->n_inputs,
+                       e->n_inputs ? in_sym : "NULL", e->n_states, e->n_states ? st_sym : "NULL", e->n_outputs,
+                       out_sym, fn);
+        talloc_free(tmp);
     }
-    entries = talloc_strdup_append_buffer(entries, "};\n");
+    cg_text_puts(&entries, "};\n");
     size_t n_comp;
     char *comp = composite_list(ec, &n_comp);
-    *descriptor = talloc_asprintf(ec->mem_ctx,
-        "%s%s%s%s\nstatic const coreai_program %s_program_desc = {\n    \"%s\",\n    \"%s\",\n    %" PRIu64
+    cg_text desc = cg_text_new(ec->mem_ctx);
+    cg_text_puts(&desc, shapes.s ? shapes.s : "");
+    cg_text_puts(&desc, tables.s ? tables.s : "");
+    cg_text_puts(&desc, entries.s ? entries.s : "");
+    cg_text_printf(&desc,
+        "%s\nstatic const coreai_program %s_program_desc = {\n    \"%s\",\n    \"%s\",\n    %" PRIu64
         "u,\n    COREAI_ALIGNMENT,\n    %" PRIu64 "u,\n    %zu,\n    %s_entrypoints,\n    %zu,\n    %s_composite_ops,\n};\n\n"
         "const coreai_program *%s_program(void)\n{\n    return &%s_program_desc;\n}\n",
-        shapes, tables, entries, comp, ec->prefix, ec->prefix, COREAI_GEN_VERSION, ec->plan->workspace_size,
+        comp, ec->prefix, ec->prefix, COREAI_GEN_VERSION, ec->plan->workspace_size,
         weight_bytes, m->n_entrypoints, ec->prefix, n_comp, ec->prefix, ec->prefix, ec->prefix);
+    bool ok = shapes.s && tables.s && entries.s && comp;
+    talloc_free(cg_text_take(&shapes));
+    talloc_free(cg_text_take(&tables));
+    talloc_free(cg_text_take(&entries));
+    *decls = cg_text_take(&d);
+    *defs = cg_text_take(&f);
+    *descriptor = cg_text_take(&desc);
+    if (!ok || !*decls || !*defs || !*descriptor) {
+        cg_diag_error(ec->diag, 0, "out of memory while writing the entrypoints");
+        return false;
+    }
     return true;
 }
