@@ -4,6 +4,9 @@
 make_chain.py invoke N OUT.xml: main invokes g1, g1 invokes g2, ... gN-1 (a
 relu): a call chain N graphs deep.
 make_chain.py relu N OUT.xml: one graph of N relus in a row.
+make_chain.py transpose N OUT.xml: one graph of N transposes in a row (2x4,
+4x2, ...): none runs in place, so every result is a workspace block of its
+own, N blocks to place.
 """
 import sys
 
@@ -29,6 +32,16 @@ def main():
         prev = "x"
         for i in range(n):
             lines.append(f'<op kind="coreai.relu"><operand ref="{prev}"/><result id="v{i}" {t}/></op>')
+            prev = f"v{i}"
+        lines.append(f'<output><value ref="{prev}"/></output></graph>')
+    elif kind == "transpose":
+        shapes = ("2 4", "4 2")
+        lines.append(f'<graph name="main"><arg id="x" dtype="f32" shape="{shapes[0]}"/>')
+        prev = "x"
+        for i in range(n):
+            lines.append(f'<op kind="coreai.transpose"><operand ref="{prev}"/>'
+                         f'<attr name="perm" type="si64[]">1 0</attr>'
+                         f'<result id="v{i}" dtype="f32" shape="{shapes[(i + 1) % 2]}"/></op>')
             prev = f"v{i}"
         lines.append(f'<output><value ref="{prev}"/></output></graph>')
     else:
