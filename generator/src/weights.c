@@ -11,7 +11,11 @@
 #include "load_internal.h"
 #include "weights.h"
 
+#ifdef COREAI_FUZZ_ANY_SHA256
 bool cg_weights_accept_any_sha256 = false;
+#else
+#define cg_weights_accept_any_sha256 false /* coreai-gen: always checked */
+#endif
 
 const char *cg_weights_href_problem(const char *href)
 {

@@ -17,9 +17,12 @@ const char *cg_weights_href_problem(const char *href);
 /* href resolved against the directory of model_path, talloc'd on mem_ctx. */
 char *cg_weights_resolve(void *mem_ctx, const char *model_path, const char *href);
 
-/* Set only by the fuzzer (tests/fuzz): accept weights whatever their
- * SHA-256, so mutated bytes get past the check. Never set in coreai-gen. */
+#ifdef COREAI_FUZZ_ANY_SHA256
+/* Only in the fuzzer's build of weights.c (tests/fuzz): accept weights
+ * whatever their SHA-256, so mutated bytes get past the check. coreai-gen
+ * is built without it. */
 extern bool cg_weights_accept_any_sha256;
+#endif
 
 /* Reads the file at path and checks that it is `size` bytes long with the
  * given SHA-256 (64 lowercase hex digits). The bytes are freed with mem_ctx.

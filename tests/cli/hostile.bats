@@ -158,3 +158,10 @@ valid_model() {  # DIR: valid.xml of tests/data/load and its weights
     run "$COREAI_GEN" --help
     [[ "$output" == *"--max-model-size BYTES"* ]]
 }
+
+@test "coreai-gen has no switch that skips the weights' SHA-256 check (only the fuzzer's build has one)" {
+    run nm "$COREAI_GEN"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *" T cg_weights_read"* ]] # the symbols are there to look at
+    [[ "$output" != *"accept_any_sha256"* ]]
+}

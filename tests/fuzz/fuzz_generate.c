@@ -7,8 +7,9 @@
  * private temporary folder and loaded by path, exactly as coreai-gen does;
  * the weights bytes go to the file its <weights href> names (when the href
  * is one plain file name). The SHA-256 check is switched off
- * (cg_weights_accept_any_sha256) so mutated weights get past it; the
- * declared size still has to match.
+ * (cg_weights_accept_any_sha256, which only the harness's own build of
+ * weights.c has) so mutated weights get past it; the declared size still
+ * has to match.
  *
  * Built with -fsanitize=fuzzer by scripts/fuzz-check; built with
  * fuzz_replay_main.c into coreai_fuzz_replay for the ctest that replays
@@ -29,6 +30,10 @@
 #include "print.h"
 #include "verify.h"
 #include "weights.h"
+
+#ifndef COREAI_FUZZ_ANY_SHA256
+#error "the harness links weights.c built with COREAI_FUZZ_ANY_SHA256 (tests/fuzz/CMakeLists.txt)"
+#endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
