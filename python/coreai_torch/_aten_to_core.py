@@ -2409,3 +2409,7 @@ def _upsample_linear(vm, node, loc):
         w = coreai.constant(lam.reshape(wshape), fdt, loc=loc)
         x = coreai.add(a, coreai.mul(coreai.sub(b, a, loc=loc), w, loc=loc), loc=loc)
     return _cast(x, dt, loc)
+
+
+# HF's rotary embedding: the aten::add.Tensor lowering that replaces the one above
+from . import _rope_pattern  # noqa: E402,F401

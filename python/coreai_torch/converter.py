@@ -173,6 +173,9 @@ class ValuesMap(dict):
         self.lazy: Dict[str, Callable[[], Any]] = {}
         self.folded: Dict[str, Any] = {}
         self.params: set = set()
+        # the values of the parameters, buffers and constants in ``params``
+        # (pattern lowerings evaluate tables that depend only on them)
+        self.tensors: Dict[str, torch.Tensor] = {}
 
     def __missing__(self, key):
         if key in self.lazy:
@@ -501,6 +504,7 @@ class TorchConverter:
                 tensor = view.tensor_for(spec)
                 vm.lazy[spec.name] = (lambda t=tensor: _constant_from_tensor(t))
                 vm.params.add(spec.name)
+                vm.tensors[spec.name] = tensor
             else:
                 raise ValueError(f"unsupported graph input kind {spec.kind} ({spec.name})")
 

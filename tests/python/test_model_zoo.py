@@ -36,15 +36,17 @@ pytest.importorskip("transformers")
 #: generated C calls): HF's SDPA attention reaches the attention kernel
 #: except with T5's float position-bias mask (ATen adds a float mask, the
 #: kernel would read it as nonzero = attend) and with attn_implementation
-#: "eager" (matmul / softmax written out in Python).
+#: "eager" (matmul / softmax written out in Python).  The rotary embedding
+#: of the decoders reaches rope (query and key of every layer).
+_DECODER = {"scaled_dot_product_attention", "rms_norm", "rope"}
 EXPECTED_COMPOSITES = {
-    "llama": {"scaled_dot_product_attention", "rms_norm"},
-    "llama-eager": {"rms_norm"},
-    "llama-padded": {"scaled_dot_product_attention", "rms_norm"},
-    "qwen2": {"scaled_dot_product_attention", "rms_norm"},
-    "qwen3": {"scaled_dot_product_attention", "rms_norm"},
-    "mistral": {"scaled_dot_product_attention", "rms_norm"},
-    "phi3": {"scaled_dot_product_attention", "rms_norm"},
+    "llama": _DECODER,
+    "llama-eager": {"rms_norm", "rope"},
+    "llama-padded": _DECODER,
+    "qwen2": _DECODER,
+    "qwen3": _DECODER,
+    "mistral": _DECODER,
+    "phi3": _DECODER,
     "gpt2": {"scaled_dot_product_attention", "layer_norm"},
     "bert": {"scaled_dot_product_attention", "layer_norm"},
     "distilbert": {"scaled_dot_product_attention", "layer_norm"},
@@ -64,6 +66,8 @@ def test_model_zoo(model_id, coreai_gen, c_compiler):
     assert res.max_err <= res.tol, (
         f"{model_id}: max|out - ref| = {res.max_err:.3g} > {res.tol:.3g} (1e-5 * max(1, {res.max_ref:.3g}))")
     assert set(res.composites) == EXPECTED_COMPOSITES[model_id], res.composites
+    if "rope" in res.composites:  # both rotations of every layer, none left op by op
+        assert res.composites["rope"] == 2 * zoo_models.LAYERS, res.composites
     # the generated C calls the kernel of every composite (none falls back to its body)
     assert set(res.kernels) == EXPECTED_COMPOSITES[model_id], res.kernels
 
