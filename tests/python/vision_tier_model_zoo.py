@@ -4,8 +4,8 @@ second interpreter: torchvision needs torch 2.14.1 + torchvision 0.29.1
 docs/model-zoo.md; COREAI_ZOO_VISION_PYTHON overrides its path).  Not
 collected by a plain ``pytest tests/python`` (the file name does not start
 with ``test_``): ctest runs it as python.model_zoo_vision when configured
-with -DCOREAI_ZOO_VISION=ON; about 6-8 minutes on 2 cores, most of it
-compiling resnet18's 11.7 M weights.
+with -DCOREAI_ZOO_VISION=ON; a few minutes on 2 cores (the weights are
+linked as binary blobs, --weights-format incbin).
 
 Same rule as the Hugging Face tier: max|out - ref| <= 1e-5 * max(1, max|ref|).
 """
@@ -30,11 +30,10 @@ def setup_module(module):
                          "torch==2.14.1 torchvision==0.29.1 timm numpy")
 
 
-#: Models that fail today, with the text their error must contain.
-#: convnext_tiny (28.6 M weights) converts, but its weights as C initializer
-#: text exceed what coreai-gen can hold (issue: weights as a linked binary
-#: blob); it says so instead of writing a broken file.
-EXPECTED_ERRORS = {"convnext_tiny": "are too large to write as C initializers"}
+#: Models that fail today, with the text their error must contain (none:
+#: convnext_tiny's 28.6 M weights, refused as C initializer text, build as a
+#: linked binary blob, zoo_vision.WEIGHTS_FORMAT).
+EXPECTED_ERRORS = {}
 
 
 @pytest.mark.parametrize("model_id", MODELS)

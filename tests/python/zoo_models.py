@@ -278,12 +278,13 @@ def count_ops(program, res: ZooResult) -> None:
     res.composites = dict(sorted(calls.items()))
 
 
-def run_zoo_model(model_id: str, composite_kernels: bool = True, make=None) -> ZooResult:
+def run_zoo_model(model_id: str, composite_kernels: bool = True, make=None, weights_format: str = None) -> ZooResult:
     """Export, convert, generate, compile and run ``model_id``; compare with
     eager PyTorch.  Generates and compiles in a fresh directory (no cache),
     timing each step, and reads from the generated C which composite
     kernels it calls.  ``composite_kernels=False``: the composites'
-    op-by-op bodies instead of their kernels."""
+    op-by-op bodies instead of their kernels.  ``weights_format``: coreai-gen's
+    ``--weights-format`` (``None``: its default)."""
     import tempfile
     import time
     from pathlib import Path
@@ -297,7 +298,7 @@ def run_zoo_model(model_id: str, composite_kernels: bool = True, make=None) -> Z
     feed = {k: NDArray(v.contiguous()) for k, v in inputs.items()}
     with tempfile.TemporaryDirectory() as tmp:
         asset = program.save_asset(Path(tmp) / "zoo.aimodel")
-        exe = _timed_build(asset.model_path, Path(tmp), res, composite_kernels)
+        exe = _timed_build(asset.model_path, Path(tmp), res, composite_kernels, weights_format)
         try:
             fn = exe.load_function("main")
             t0 = time.perf_counter()
@@ -322,10 +323,12 @@ _KERNEL_OPS = {"sdpa": "scaled_dot_product_attention"}
 _KERNEL_CALL = re.compile(r"\bcoreai_([a-z0-9_]+)_f32\(&")
 
 
-def _timed_build(model_path, tmp, res: ZooResult, composite_kernels: bool = True):
+def _timed_build(model_path, tmp, res: ZooResult, composite_kernels: bool = True, weights_format: str = None):
     """What coreai._toolchain.build_library does, uncached, timing coreai-gen
     and the C compile of the generated model separately (the runtime's own
-    objects are compiled once and cached, as the runtime does)."""
+    objects are compiled once and cached, as the runtime does).  The
+    assembler looks for an incbin blob in the output directory (``-Wa,-I``),
+    whichever format coreai-gen writes by default."""
     import time
 
     from coreai import _toolchain
@@ -343,11 +346,14 @@ def _timed_build(model_path, tmp, res: ZooResult, composite_kernels: bool = True
     cmd = [gen, "generate", str(model_path), "-o", str(out), "--prefix", prefix]
     if not composite_kernels:
         cmd.append("--no-composite-kernels")
+    if weights_format is not None:
+        cmd += ["--weights-format", weights_format]
     _toolchain._run(cmd, "coreai-gen generate")
     t1 = time.perf_counter()
     lib = out / f"lib{prefix}.so"
-    _toolchain._run(cc + flags + ["-shared", str(out / f"{prefix}.c"), str(out / f"{prefix}_weights.c")]
-                    + [str(o) for o in objs] + ["-o", str(lib), "-lm"], "compiling the generated model")
+    sources = [str(out / f"{prefix}.c"), str(out / f"{prefix}_weights.c")]
+    _toolchain._run(cc + flags + [f"-Wa,-I,{out}", "-shared"] + sources + [str(o) for o in objs]
+                    + ["-o", str(lib), "-lm"], "compiling the generated model")
     t2 = time.perf_counter()
     res.generate_s, res.compile_s = t1 - t0, t2 - t1
     called = {_KERNEL_OPS.get(k, k) for k in _KERNEL_CALL.findall((out / f"{prefix}.c").read_text())}
