@@ -219,3 +219,11 @@ teardown() {
         done
     done
 }
+
+@test "no check of a bats file is a bare negation" {
+    # set -e ignores a failing '! cmd': it fails a test only as its last
+    # command, so every negated check ends in '|| false'
+    run grep -nE '^[[:space:]]*! ' "$COREAI_SOURCE_DIR"/tests/cli/*.bats
+    bare=$(grep -v '|| false$' <<< "$output" || true)
+    [ -z "$bare" ] || { echo "bare negations: $bare"; false; }
+}

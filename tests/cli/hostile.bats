@@ -23,7 +23,7 @@ snapshot() {
 }
 
 no_leftovers() {
-    ! find "$1" -name '*.tmp-*' -o -name '*.old-*' | grep -q .
+    ! find "$1" -name '*.tmp-*' -o -name '*.old-*' | grep -q . || false
 }
 
 @test "a --stamp in a missing folder fails and leaves the previous outputs untouched" {
