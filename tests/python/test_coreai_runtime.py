@@ -144,7 +144,7 @@ def test_stateful_entrypoint(mlp_asset, run_async):
 
     outs, after3, again, forced = run_async(go())
     running = np.zeros((4, 10))
-    for i, (x, out) in enumerate(zip(xs, outs)):
+    for i, (x, out) in enumerate(zip(xs, outs, strict=True)):
         running += oracle(w, x)[0]
         assert list(out) == ["mean", "flat", "total", "steps"]      # outputs first, then updated states
         np.testing.assert_allclose(out["mean"].numpy(), running / (i + 1), atol=TOL)
@@ -308,7 +308,7 @@ def test_concurrent_calls_are_serialised(mlp_asset, run_async):
             f = m.load_function("main")
             return await asyncio.gather(*[f({"x": NDArray(x)}) for x in xs])
 
-    for x, out in zip(xs, run_async(go())):
+    for x, out in zip(xs, run_async(go()), strict=True):
         np.testing.assert_allclose(out["probs"].numpy(), oracle(w, x)[0], atol=TOL)
 
 

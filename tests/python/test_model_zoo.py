@@ -118,7 +118,7 @@ def test_index_several_tensors_and_gather(coreai_gen, c_compiler):
     k = torch.tensor([[3], [1], [-4]])
     g = torch.randint(0, 4, (2, 3, 4, 5), generator=gen)
     _, out, ref = _convert_and_run(AdvancedIndex(), (x, i, j, k, g))
-    for o, r in zip(out, ref):
+    for o, r in zip(out, ref, strict=True):
         assert o.shape == tuple(r.shape)
         np.testing.assert_array_equal(o, r.numpy())
 

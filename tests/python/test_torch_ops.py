@@ -275,7 +275,7 @@ def test_buffer_slice_updates_across_calls(coreai_gen, c_compiler):
     eager = RingCache().eval()
     xs = [torch.randn(3) for _ in range(5)]
     outs = run_program(program, [{"x": x} for x in xs])
-    for x, out in zip(xs, outs):
+    for x, out in zip(xs, outs, strict=True):
         with torch.no_grad():
             ref = eager(x)
         assert max_abs_diff(ref, out[program.entrypoints[0].outputs[0]]) <= ATOL
