@@ -15,6 +15,9 @@
 #include "coreai/kernels/rope.h"
 #include "shape.h"
 
+/* Shapes and stride lists go from the IR's dims into the runtime's params. */
+_Static_assert(CG_MAX_RANK == COREAI_MAX_RANK, "the IR and the runtime allow the same rank");
+
 /* ---- the call being built ------------------------------------------------ */
 
 typedef struct kcall {
@@ -765,16 +768,19 @@ static bool m_rope(kcall *k)
     f_f32(k, "scale", scale);
     f_f32(k, "base", base);
     f_i64(k, "has_freqs", mode == 1 && has(k, "freqs"));
-    /* Scratch of coreai_rope_scratch_size: R/2 frequencies, then cos and sin
-     * halves for each distinct position (the axes along which it changes). */
+    /* the runtime's own count (R/2 frequencies, then cos and sin halves for
+     * each distinct position) for the params emitted above */
     if (mode == 1) {
-        int64_t keys = 1;
-        for (int a = 0; a < n - 1; a++) {
-            bool key = x->dims[a] > 1 && ((seq && a == n - 2) || (pos_dtype >= 0 && ps[a] != 0));
-            if (key)
-                keys *= x->dims[a];
-        }
-        k->scratch = (uint64_t)(rot / 2 + keys * rot) * sizeof(float);
+        coreai_rope_params rp = {.rank = n, .rotary_dims = rot, .mode = COREAI_ROPE_POSITIONS,
+                                 .pos_dtype = pos_dtype < 0 ? -1 : pos_dtype == CG_DTYPE_I32 ? COREAI_DTYPE_I32
+                                              : pos_dtype == CG_DTYPE_I64 ? COREAI_DTYPE_I64 : COREAI_DTYPE_F32,
+                                 .add_seq_index = seq};
+        memcpy(rp.shape, x->dims, sizeof(int64_t) * (size_t)n);
+        memcpy(rp.pos_strides, ps, sizeof(int64_t) * (size_t)n);
+        const size_t bytes = coreai_rope_scratch_size(&rp);
+        if (bytes == (size_t)-1)
+            return false; /* beyond what the kernel takes: the body */
+        k->scratch = bytes;
     }
     a_in(k, "input");
     if (mode == 0 && !has(k, "cos")) {

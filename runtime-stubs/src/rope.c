@@ -6,34 +6,6 @@
 
 #include "vmath.h"
 
-static int params_ok(const coreai_rope_params *p)
-{
-    if (p == NULL || p->rank < 2 || p->rank > COREAI_MAX_RANK)
-        return 0;
-    for (int d = 0; d < p->rank; ++d)
-        if (p->shape[d] < 0)
-            return 0;
-    const int64_t dim = p->shape[p->rank - 1];
-    if (p->rotary_dims < 2 || p->rotary_dims % 2 != 0 || p->rotary_dims > dim)
-        return 0;
-    if (p->mode != COREAI_ROPE_COS_SIN && p->mode != COREAI_ROPE_POSITIONS)
-        return 0;
-    if (p->mode == COREAI_ROPE_POSITIONS && p->pos_dtype >= 0 && p->pos_dtype != COREAI_DTYPE_I32 &&
-        p->pos_dtype != COREAI_DTYPE_I64 && p->pos_dtype != COREAI_DTYPE_F32)
-        return 0;
-    return 1;
-}
-
-/* An axis (not the last) along which the position of a row changes. */
-static int is_key_axis(const coreai_rope_params *p, int a)
-{
-    if (p->shape[a] <= 1)
-        return 0;
-    if (p->add_seq_index && a == p->rank - 2)
-        return 1;
-    return p->pos_dtype >= 0 && p->pos_strides[a] != 0;
-}
-
 /* Dense strides of the position table over the key axes; returns the number
  * of distinct positions, or -1 on overflow. */
 static int64_t key_layout(const coreai_rope_params *p, int64_t *key_strides)
@@ -41,7 +13,7 @@ static int64_t key_layout(const coreai_rope_params *p, int64_t *key_strides)
     int64_t n = 1;
     for (int a = p->rank - 2; a >= 0; --a) {
         key_strides[a] = 0;
-        if (!is_key_axis(p, a))
+        if (!coreai_rope_key_axis(p, a))
             continue;
         key_strides[a] = n;
         if (n > INT64_MAX / p->shape[a])
@@ -49,23 +21,6 @@ static int64_t key_layout(const coreai_rope_params *p, int64_t *key_strides)
         n *= p->shape[a];
     }
     return n;
-}
-
-size_t coreai_rope_scratch_size(const coreai_rope_params *params)
-{
-    if (!params_ok(params))
-        return (size_t)-1;
-    if (params->mode == COREAI_ROPE_COS_SIN)
-        return 0;
-    int64_t ks[COREAI_MAX_RANK];
-    const int64_t keys = key_layout(params, ks);
-    const int64_t rot = params->rotary_dims;
-    if (keys < 0 || keys > (INT64_MAX / (int64_t)sizeof(float) - rot) / rot)
-        return (size_t)-1;
-    const uint64_t floats = (uint64_t)(rot / 2 + keys * rot);
-    if (floats > SIZE_MAX / sizeof(float))
-        return (size_t)-1;
-    return (size_t)floats * sizeof(float);
 }
 
 /* The f32 position of the row at idx (last axis ignored). */
@@ -126,7 +81,7 @@ static void fill_table(const coreai_rope_params *p, const void *positions, const
         row += 2 * half;
         int a = p->rank - 2;
         for (; a >= 0; --a) {
-            if (!is_key_axis(p, a))
+            if (!coreai_rope_key_axis(p, a))
                 continue;
             if (++idx[a] < p->shape[a])
                 break;
@@ -177,7 +132,7 @@ coreai_status coreai_rope_f32(const coreai_rope_params *params, const float *x, 
                               const float *sin_in, const void *positions, const float *freqs,
                               void *scratch, size_t scratch_bytes, float *out)
 {
-    if (!params_ok(params) || x == NULL || out == NULL)
+    if (!coreai_rope_params_valid(params) || x == NULL || out == NULL)
         return COREAI_STATUS_INVALID_ARGUMENT;
     const coreai_rope_params *p = params;
     const int pos_mode = p->mode == COREAI_ROPE_POSITIONS;

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "coreai/runtime.h"
 
@@ -78,9 +79,62 @@ static inline float coreai_rope_inv_freq(float base, int64_t i, int64_t half)
     return 1.0f / period;
 }
 
-/* Bytes of scratch coreai_rope_f32 needs (0 in COS_SIN mode); (size_t)-1
- * for invalid params. */
-size_t coreai_rope_scratch_size(const coreai_rope_params *params);
+/* Whether params describe a call coreai_rope_f32 accepts. */
+static inline int coreai_rope_params_valid(const coreai_rope_params *p)
+{
+    if (p == NULL || p->rank < 2 || p->rank > COREAI_MAX_RANK)
+        return 0;
+    for (int d = 0; d < p->rank; ++d)
+        if (p->shape[d] < 0)
+            return 0;
+    if (p->rotary_dims < 2 || p->rotary_dims % 2 != 0 || p->rotary_dims > p->shape[p->rank - 1])
+        return 0;
+    if (p->mode != COREAI_ROPE_COS_SIN && p->mode != COREAI_ROPE_POSITIONS)
+        return 0;
+    if (p->mode == COREAI_ROPE_POSITIONS && p->pos_dtype >= 0 && p->pos_dtype != COREAI_DTYPE_I32 &&
+        p->pos_dtype != COREAI_DTYPE_I64 && p->pos_dtype != COREAI_DTYPE_F32)
+        return 0;
+    return 1;
+}
+
+/* Whether axis a (not the last) is one along which the position of a row
+ * changes: extent above 1, and the sequence axis with add_seq_index or an
+ * axis the positions operand steps along. */
+static inline int coreai_rope_key_axis(const coreai_rope_params *p, int a)
+{
+    if (p->shape[a] <= 1)
+        return 0;
+    if (p->add_seq_index && a == p->rank - 2)
+        return 1;
+    return p->pos_dtype >= 0 && p->pos_strides[a] != 0;
+}
+
+/* Bytes of scratch coreai_rope_f32 needs: 0 in COS_SIN mode, else
+ * (R/2 + n_positions * R) floats, n_positions the product of the extents of
+ * the key axes; (size_t)-1 for invalid params. Inline, so coreai-gen plans
+ * the scratch with this very code. */
+static inline size_t coreai_rope_scratch_size(const coreai_rope_params *params)
+{
+    if (!coreai_rope_params_valid(params))
+        return (size_t)-1;
+    if (params->mode == COREAI_ROPE_COS_SIN)
+        return 0;
+    const int64_t rot = params->rotary_dims;
+    int64_t keys = 1;
+    for (int a = params->rank - 2; a >= 0; --a) {
+        if (!coreai_rope_key_axis(params, a))
+            continue;
+        if (keys > INT64_MAX / params->shape[a])
+            return (size_t)-1;
+        keys *= params->shape[a];
+    }
+    if (keys > (INT64_MAX / (int64_t)sizeof(float) - rot) / rot)
+        return (size_t)-1;
+    const uint64_t floats = (uint64_t)(rot / 2 + keys * rot);
+    if (floats > SIZE_MAX / sizeof(float))
+        return (size_t)-1;
+    return (size_t)floats * sizeof(float);
+}
 
 /* cos/sin are read in COS_SIN mode only, positions/freqs in POSITIONS mode
  * only (each may be NULL when unused). scratch must hold at least
