@@ -97,6 +97,7 @@ static void print_help(FILE *fp, const char *prog, const coreai_program *program
             "  --help              show this text\n"
             "\n"
             "File dtypes and shapes must equal the ones below; bf16 is stored as '<u2'.\n"
+            "COREAI_ISA=NAME in the environment runs that ISA variant of the kernels.\n"
             "Exit status: 0 ok, 1 error, 2 usage error.\n",
             prog, (int)strlen(prog), "", program->name ? program->name : "?",
             program->generator_version ? program->generator_version : "?");
@@ -698,6 +699,24 @@ int coreai_runner_main(int argc, char **argv, const coreai_program *program) {
         if (check_tensors(prog, ep->name, "input", ep->n_inputs, ep->inputs) != 0 ||
             check_tensors(prog, ep->name, "state", ep->n_states, ep->states) != 0 ||
             check_tensors(prog, ep->name, "output", ep->n_outputs, ep->outputs) != 0) {
+            return EXIT_ERROR;
+        }
+    }
+
+    /* COREAI_ISA picks the kernels' ISA variant; the runtime would fall
+     * back to the best one on a name it cannot run, the runner refuses it */
+    const char *isa = getenv("COREAI_ISA");
+    if (isa != NULL && *isa != '\0') {
+        const coreai_status ist = coreai_runtime_set_isa(isa);
+        if (ist != COREAI_STATUS_OK) {
+            char variants[256] = "";
+            for (int32_t i = 0; i < coreai_runtime_isa_count(); ++i) {
+                const size_t len = strlen(variants);
+                snprintf(variants + len, sizeof variants - len, "%s%s%s", i > 0 ? ", " : "",
+                         coreai_runtime_isa_name(i), coreai_runtime_isa_supported(i) ? "" : " (not this CPU)");
+            }
+            error_msg(prog, "COREAI_ISA=%s: %s (variants: %s)", isa,
+                      ist == COREAI_STATUS_UNSUPPORTED ? "this CPU cannot run it" : "no such ISA variant", variants);
             return EXIT_ERROR;
         }
     }

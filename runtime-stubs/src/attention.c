@@ -27,6 +27,7 @@
  * qk_step16_d*), and the weights use sdpa_exp, vm_exp less its overflow
  * handling.
  */
+#include "isa_names.h" /* first: renames this file's functions per ISA variant */
 #include "coreai/kernels/attention.h"
 
 #include <math.h>

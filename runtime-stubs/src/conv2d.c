@@ -8,6 +8,7 @@
  * GEMM's row bias. Smaller groups (depthwise) use the direct loops below,
  * where a GEMM with one or two rows would waste the register tile.
  */
+#include "isa_names.h" /* first: renames this file's functions per ISA variant */
 #include "coreai/kernels/conv.h"
 
 #include <string.h>

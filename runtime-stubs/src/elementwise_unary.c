@@ -1,5 +1,6 @@
 /* coreai_unary_{f32,i32,i64} and coreai_clamp_f32: element-wise math on a
  * flat run (out may equal x: every element is read before it is written). */
+#include "isa_names.h" /* first: renames this file's functions per ISA variant */
 #include "coreai/kernels/elementwise.h"
 
 #include <math.h>

@@ -43,6 +43,7 @@
  * Stack: the A panel (MR x KC floats: 14 KiB for AVX-512) and a tile; the
  * strided entry adds one B block (KCS x NCS: 32 KiB, 8 KiB when scalar).
  */
+#include "isa_names.h" /* first: renames this file's functions per ISA variant */
 #include "gemm_internal.h"
 
 #include <math.h>

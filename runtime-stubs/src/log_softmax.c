@@ -1,4 +1,5 @@
 /* coreai_log_softmax_f32: stable log-softmax along one axis. */
+#include "isa_names.h" /* first: renames this file's functions per ISA variant */
 #include "coreai/kernels/log_softmax.h"
 
 #include <math.h>

@@ -1,4 +1,5 @@
 /* coreai_rms_norm_f32 / coreai_layer_norm_f32 over a contiguous axis run. */
+#include "isa_names.h" /* first: renames this file's functions per ISA variant */
 #include "coreai/kernels/norm.h"
 
 #include <math.h>

@@ -1,4 +1,5 @@
 /* coreai_rope_f32: rotary position embedding, cos/sin given or from positions. */
+#include "isa_names.h" /* first: renames this file's functions per ISA variant */
 #include "coreai/kernels/rope.h"
 
 #include <math.h>

@@ -1,4 +1,5 @@
 /* coreai_softmax_f32: numerically stable softmax along one axis. */
+#include "isa_names.h" /* first: renames this file's functions per ISA variant */
 #include "coreai/kernels/softmax.h"
 
 #include <math.h>

@@ -1,4 +1,5 @@
 /* coreai_swiglu_f32: silu(gate) * value. */
+#include "isa_names.h" /* first: renames this file's functions per ISA variant */
 #include "coreai/kernels/swiglu.h"
 
 #include "vmath.h"

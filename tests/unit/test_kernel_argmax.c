@@ -3,6 +3,7 @@
 #include "kernel_ref.h"
 
 #include "coreai/kernels.h"
+#include "every_isa.h"
 
 static void run(ref_rng *rng, int64_t outer, int64_t len, int64_t inner, int nan_rate)
 {
@@ -91,5 +92,5 @@ int main(void)
         cmocka_unit_test(test_shapes),
         cmocka_unit_test(test_empty_and_errors),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return COREAI_RUN_EVERY_ISA(tests);
 }

@@ -2,6 +2,7 @@
 #include "bcast_ref.h"
 
 #include "coreai/kernels.h"
+#include "every_isa.h"
 
 static const coreai_binary_op k_ops[] = {
     COREAI_BINARY_OP_ADD,     COREAI_BINARY_OP_SUB,     COREAI_BINARY_OP_MUL, COREAI_BINARY_OP_DIV,
@@ -220,5 +221,5 @@ int main(void)
         cmocka_unit_test(test_zero_size),
         cmocka_unit_test(test_invalid),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return COREAI_RUN_EVERY_ISA(tests);
 }

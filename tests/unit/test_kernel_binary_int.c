@@ -7,6 +7,7 @@
 #include "bcast_ref.h"
 
 #include "coreai/kernels.h"
+#include "every_isa.h"
 
 static const coreai_binary_op k_int_ops[] = {COREAI_BINARY_OP_ADD, COREAI_BINARY_OP_SUB, COREAI_BINARY_OP_MUL,
                                              COREAI_BINARY_OP_MAXIMUM, COREAI_BINARY_OP_MINIMUM};
@@ -309,5 +310,5 @@ int main(void)
         cmocka_unit_test(test_in_place_and_errors), cmocka_unit_test(test_f32_nan_rules),
         cmocka_unit_test(test_unary_int),       cmocka_unit_test(test_clamp),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return COREAI_RUN_EVERY_ISA(tests);
 }

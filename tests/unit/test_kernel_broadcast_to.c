@@ -3,6 +3,7 @@
 #include "bcast_ref.h"
 
 #include "coreai/kernels.h"
+#include "every_isa.h"
 
 static void run(ref_rng *rng, int es, int rank, const int64_t *shape, unsigned mask, int layout)
 {
@@ -82,5 +83,5 @@ int main(void)
         cmocka_unit_test(test_patterns),
         cmocka_unit_test(test_errors),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return COREAI_RUN_EVERY_ISA(tests);
 }

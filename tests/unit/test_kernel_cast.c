@@ -8,6 +8,7 @@
 #include "kernel_ref.h"
 
 #include "coreai/kernels.h"
+#include "every_isa.h"
 
 #define F16 5, 10
 #define BF16 8, 7
@@ -710,5 +711,5 @@ int main(void)
         cmocka_unit_test(test_all_pairs),
         cmocka_unit_test(test_invalid),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return COREAI_RUN_EVERY_ISA(tests);
 }

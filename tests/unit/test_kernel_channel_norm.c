@@ -6,6 +6,7 @@
 #include "kernel_ref.h"
 
 #include "coreai/kernels.h"
+#include "every_isa.h"
 
 enum { BATCH, GROUP, INSTANCE };
 
@@ -242,5 +243,5 @@ int main(void)
         cmocka_unit_test(test_spatial_lengths),
         cmocka_unit_test(test_invalid),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return COREAI_RUN_EVERY_ISA(tests);
 }

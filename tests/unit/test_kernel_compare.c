@@ -7,6 +7,7 @@
 #include "bcast_ref.h"
 
 #include "coreai/kernels.h"
+#include "every_isa.h"
 
 enum { T_F32, T_I32, T_I64, T_BOOL };
 
@@ -272,5 +273,5 @@ int main(void)
         cmocka_unit_test(test_in_place),
         cmocka_unit_test(test_errors),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return COREAI_RUN_EVERY_ISA(tests);
 }

@@ -8,6 +8,7 @@
 #include "kernel_ref.h"
 
 #include "coreai/kernels.h"
+#include "every_isa.h"
 
 static void test_pixel_shuffle(void **state)
 {
@@ -222,5 +223,5 @@ int main(void)
         cmocka_unit_test(test_swiglu),
         cmocka_unit_test(test_vector_norm),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return COREAI_RUN_EVERY_ISA(tests);
 }

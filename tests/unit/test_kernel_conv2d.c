@@ -12,6 +12,7 @@
 #include "kernel_ref.h"
 
 #include "coreai/kernels.h"
+#include "every_isa.h"
 
 static int64_t out_extent(int64_t in, int64_t lo, int64_t hi, int64_t k, int64_t s, int64_t d)
 {
@@ -271,5 +272,5 @@ int main(void)
         cmocka_unit_test(test_larger),       cmocka_unit_test(test_aligned_rows),
         cmocka_unit_test(test_edges),        cmocka_unit_test(test_errors),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return COREAI_RUN_EVERY_ISA(tests);
 }

@@ -3,6 +3,7 @@
 #include "kernel_ref.h"
 
 #include "coreai/kernels.h"
+#include "every_isa.h"
 
 static void test_fill(void **state)
 {
@@ -98,5 +99,5 @@ int main(void)
         cmocka_unit_test(test_fill),
         cmocka_unit_test(test_iota),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return COREAI_RUN_EVERY_ISA(tests);
 }

@@ -6,6 +6,7 @@
 #include "kernel_ref.h"
 
 #include "coreai/kernels.h"
+#include "every_isa.h"
 
 typedef struct gcase {
     int64_t b, hk, hv, t, dk, dv;
@@ -129,5 +130,5 @@ int main(void)
         cmocka_unit_test(test_shapes),
         cmocka_unit_test(test_invalid),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return COREAI_RUN_EVERY_ISA(tests);
 }

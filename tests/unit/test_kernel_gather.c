@@ -4,6 +4,7 @@
 #include "kernel_ref.h"
 
 #include "coreai/kernels.h"
+#include "every_isa.h"
 
 static void run(ref_rng *rng, int es, int idx64, int64_t outer, int64_t len, int64_t inner, int64_t n_idx)
 {
@@ -109,5 +110,5 @@ int main(void)
         cmocka_unit_test(test_out_of_range),
         cmocka_unit_test(test_errors),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return COREAI_RUN_EVERY_ISA(tests);
 }

@@ -6,6 +6,7 @@
 #include "kernel_ref.h"
 
 #include "coreai/kernels.h"
+#include "every_isa.h"
 
 typedef struct operand {
     int rank;
@@ -238,5 +239,5 @@ int main(void)
         cmocka_unit_test(test_moe),
         cmocka_unit_test(test_variants),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return COREAI_RUN_EVERY_ISA(tests);
 }

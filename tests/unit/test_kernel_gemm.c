@@ -24,6 +24,7 @@
 #include <float.h>
 
 #include "coreai/kernels.h"
+#include "every_isa.h"
 
 #define GUARD 64
 static const float k_canary = -12345.5f;
@@ -749,5 +750,5 @@ int main(void)
         cmocka_unit_test(test_epilogue_bitwise),
         cmocka_unit_test(test_invalid_and_empty),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return COREAI_RUN_EVERY_ISA(tests);
 }

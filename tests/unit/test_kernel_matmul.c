@@ -12,6 +12,7 @@
 #include "kernel_ref.h"
 
 #include "coreai/kernels.h"
+#include "every_isa.h"
 
 typedef struct mm_case {
     int batch_rank;
@@ -346,5 +347,5 @@ int main(void)
         cmocka_unit_test(test_linear),
         cmocka_unit_test(test_linear_invalid),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return COREAI_RUN_EVERY_ISA(tests);
 }

@@ -7,6 +7,7 @@
 #include "kernel_ref.h"
 
 #include "coreai/kernels.h"
+#include "every_isa.h"
 
 typedef struct norm_case {
     int layer; /* 0: rms_norm (scale only), 1: layer_norm */
@@ -433,5 +434,5 @@ int main(void)
         cmocka_unit_test(test_nonfinite),
         cmocka_unit_test(test_invalid),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return COREAI_RUN_EVERY_ISA(tests);
 }

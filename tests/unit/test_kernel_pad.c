@@ -3,6 +3,7 @@
 #include "kernel_ref.h"
 
 #include "coreai/kernels.h"
+#include "every_isa.h"
 
 static const coreai_dtype k_types[] = {COREAI_DTYPE_F32, COREAI_DTYPE_F16, COREAI_DTYPE_BF16,
                                        COREAI_DTYPE_I64, COREAI_DTYPE_I32, COREAI_DTYPE_BOOL};
@@ -114,5 +115,5 @@ int main(void)
         cmocka_unit_test(test_wide_rows),
         cmocka_unit_test(test_errors),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return COREAI_RUN_EVERY_ISA(tests);
 }

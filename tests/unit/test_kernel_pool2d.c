@@ -8,6 +8,7 @@
 #include "kernel_ref.h"
 
 #include "coreai/kernels.h"
+#include "every_isa.h"
 
 /* PyTorch: the last window must start inside the input or the leading padding. */
 static int64_t out_extent(int64_t in, int64_t lo, int64_t hi, int64_t k, int64_t s, int64_t d, int ceil)
@@ -194,5 +195,5 @@ int main(void)
         cmocka_unit_test(test_larger),
         cmocka_unit_test(test_errors),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return COREAI_RUN_EVERY_ISA(tests);
 }

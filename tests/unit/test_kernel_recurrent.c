@@ -8,6 +8,7 @@
 #include "kernel_ref.h"
 
 #include "coreai/kernels.h"
+#include "every_isa.h"
 
 enum { RNN, GRU, LSTM };
 
@@ -176,5 +177,5 @@ int main(void)
         cmocka_unit_test(test_cells),
         cmocka_unit_test(test_invalid),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return COREAI_RUN_EVERY_ISA(tests);
 }

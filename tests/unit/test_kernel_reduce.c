@@ -2,6 +2,7 @@
 #include "kernel_ref.h"
 
 #include "coreai/kernels.h"
+#include "every_isa.h"
 
 /* The reference walks the input once and adds each element into the output
  * slot named by its kept indices: no coalescing, no blocking. */
@@ -216,5 +217,5 @@ int main(void)
         cmocka_unit_test(test_double_accumulation),
         cmocka_unit_test(test_invalid),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return COREAI_RUN_EVERY_ISA(tests);
 }

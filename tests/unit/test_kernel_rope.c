@@ -9,6 +9,7 @@
 #include "kernel_ref.h"
 
 #include "coreai/kernels.h"
+#include "every_isa.h"
 
 typedef struct rope_case {
     int rank;
@@ -316,5 +317,5 @@ int main(void)
         cmocka_unit_test(test_offsets),
         cmocka_unit_test(test_invalid),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return COREAI_RUN_EVERY_ISA(tests);
 }

@@ -24,6 +24,7 @@
 #include "kernel_ref.h"
 
 #include "coreai/kernels.h"
+#include "every_isa.h"
 
 typedef struct sdpa_case {
     int64_t b, hq, hk, hv, tq, tk, d, dv, kb, vb;
@@ -403,5 +404,5 @@ int main(void)
         cmocka_unit_test(test_wide_logits),
         cmocka_unit_test(test_edges),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return COREAI_RUN_EVERY_ISA(tests);
 }

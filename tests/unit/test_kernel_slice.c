@@ -3,6 +3,7 @@
 #include "kernel_ref.h"
 
 #include "coreai/kernels.h"
+#include "every_isa.h"
 
 static void run(ref_rng *rng, int es, int rank)
 {
@@ -129,5 +130,5 @@ int main(void)
         cmocka_unit_test(test_rows),
         cmocka_unit_test(test_errors),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return COREAI_RUN_EVERY_ISA(tests);
 }

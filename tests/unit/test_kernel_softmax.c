@@ -2,6 +2,7 @@
 #include "kernel_ref.h"
 
 #include "coreai/kernels.h"
+#include "every_isa.h"
 
 /* Softmax of axis `axis` of a dense tensor, from the multi-index: each
  * line along the axis is handled when its first element comes up. */
@@ -133,5 +134,5 @@ int main(void)
         cmocka_unit_test(test_special),
         cmocka_unit_test(test_invalid),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return COREAI_RUN_EVERY_ISA(tests);
 }

@@ -2,6 +2,7 @@
 #include "kernel_ref.h"
 
 #include "coreai/kernels.h"
+#include "every_isa.h"
 
 static void run(ref_rng *rng, int rank, const int64_t *shape, const int *perm, int es)
 {
@@ -204,5 +205,5 @@ int main(void)
         cmocka_unit_test(test_empty_and_copy),
         cmocka_unit_test(test_invalid),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return COREAI_RUN_EVERY_ISA(tests);
 }

@@ -2,6 +2,7 @@
 #include "kernel_ref.h"
 
 #include "coreai/kernels.h"
+#include "every_isa.h"
 
 static double ref_unary(coreai_unary_op op, double x)
 {
@@ -142,5 +143,5 @@ int main(void)
         cmocka_unit_test(test_special_values),
         cmocka_unit_test(test_invalid),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return COREAI_RUN_EVERY_ISA(tests);
 }

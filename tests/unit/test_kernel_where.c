@@ -6,6 +6,7 @@
 #include "bcast_ref.h"
 
 #include "coreai/kernels.h"
+#include "every_isa.h"
 
 static void run_case(ref_rng *rng, int es, int rank, const int64_t *shape, unsigned cm, unsigned am, unsigned bm,
                      int layout)
@@ -143,5 +144,5 @@ int main(void)
         cmocka_unit_test(test_in_place),
         cmocka_unit_test(test_errors),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return COREAI_RUN_EVERY_ISA(tests);
 }

@@ -104,6 +104,33 @@ const coreai_entrypoint_desc *coreai_program_find_entrypoint(const coreai_progra
  * descriptor (rank outside 0..COREAI_MAX_RANK, negative extent, overflow). */
 int64_t coreai_tensor_desc_numel(const coreai_tensor_desc *desc);
 
+/* ---- ISA variants ----
+ * A portable x86-64 build (GCC / Clang, no COREAI_NATIVE) compiles the hot
+ * kernels for several ISAs, "baseline" (x86-64, SSE2), "avx2" (x86-64-v3:
+ * AVX2, FMA, BMI2, F16C ...) and "avx512" (x86-64-v4), and runs the best one
+ * this CPU and OS support (cpuid, XGETBV), chosen once at the first kernel
+ * call unless the environment variable COREAI_ISA names another one. Any
+ * other build (AArch64: NEON, bare metal, COREAI_NATIVE) has exactly one
+ * variant, chosen when it was compiled. Variants differ in rounding (FMA
+ * contraction, vector widths) within the kernels' documented tolerances;
+ * each is deterministic. Variant i in 0 .. count - 1, lowest first. */
+int32_t coreai_runtime_isa_count(void);
+/* The name of variant i; NULL outside 0 .. count - 1. */
+const char *coreai_runtime_isa_name(int32_t i);
+/* Nonzero when this CPU and OS run variant i. */
+int coreai_runtime_isa_supported(int32_t i);
+/* The name of the variant the kernels run. */
+const char *coreai_runtime_isa(void);
+/* Runs the variant named (NULL or "best": the best one supported) from the
+ * next kernel call on: COREAI_STATUS_INVALID_ARGUMENT for a name this build
+ * has not, COREAI_STATUS_UNSUPPORTED when this CPU cannot run it (nothing
+ * changes then). Not to be called while a kernel runs. */
+coreai_status coreai_runtime_set_isa(const char *name);
+/* One line about the kernels that run: the variant and how it was chosen,
+ * the variants built and supported, the GEMM's register tile and blocks,
+ * the threads. Never NULL. */
+const char *coreai_runtime_config(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,350 @@
+/*
+ * isa_dispatch.c - which ISA variant of the hot kernels runs.
+ *
+ * A dispatching build (CMake defines COREAI_ISA_DISPATCH; x86-64 with GCC or
+ * Clang) compiles the sources that include isa_names.h once per variant,
+ * their functions suffixed _baseline, _avx2, _avx512, and this file turns
+ * them into one table of kernel pointers per variant (COREAI_ISA_FUNCS).
+ * The first kernel call picks the table: COREAI_ISA from the environment
+ * when it names a variant the CPU runs, else the best the CPU runs, from
+ * cpuid and XGETBV (the OS must save the YMM / ZMM and mask registers). The
+ * public names below forward through it, so the generated code and the
+ * kernel API are the same whatever runs. After ONNX Runtime's MLAS
+ * platform table and XNNPACK's per-ISA configs.
+ *
+ * Every other build has the one variant it was compiled for: no table, no
+ * cpuid, and the kernels are called directly.
+ */
+#include "coreai/kernels.h"
+
+#include <string.h>
+
+#include "gemm_internal.h"
+
+#define ISA_CAT2(a, b) a##b
+#define ISA_CAT(a, b) ISA_CAT2(a, b)
+
+/* Text of the one-line configuration: variant, choice, variants, GEMM. */
+static char isa_config_text[320];
+
+/* Appends s to the string in buf (cap bytes), truncating; no stdio, so a
+ * bare-metal image that calls coreai_runtime_config() pulls in no printf. */
+static void isa_append(char *buf, size_t cap, const char *s)
+{
+    size_t len = strlen(buf);
+    while (*s != '\0' && len + 1 < cap)
+        buf[len++] = *s++;
+    buf[len] = '\0';
+}
+
+#ifdef COREAI_ISA_DISPATCH
+
+#if !defined(__x86_64__) || !(defined(__GNUC__) || defined(__clang__))
+#error "COREAI_ISA_DISPATCH needs x86-64 and GCC or Clang"
+#endif
+#include <cpuid.h>
+#include <stdlib.h>
+
+/*
+ * Every function isa_names.h renames: X(s, ret, name, params, args) for one
+ * that returns a value, V(s, name, params, args) for one that does not, s
+ * being passed through (a variant's suffix).
+ */
+#define COREAI_ISA_FUNCS(X, V, s)                                                                      \
+    X(s, const char *, coreai_gemm_f32_config, (void), ())                                           \
+    V(s, coreai_gemm_packed, (const coreai_gemm_args *g, const float *bp, int64_t bps), (g, bp, bps)) \
+    V(s, coreai_gemm_packer,                                                                           \
+      (const coreai_gemm_args *g, coreai_gemm_pack_fn pack, const void *ctx, float *scratch),         \
+      (g, pack, ctx, scratch))                                                                         \
+    V(s, coreai_gemm_strided,                                                                          \
+      (const coreai_gemm_args *g, const float *b, int64_t b_rs, int64_t b_cs, float *scratch),        \
+      (g, b, b_rs, b_cs, scratch))                                                                     \
+    X(s, coreai_status, coreai_sdpa_f32,                                                               \
+      (const coreai_sdpa_params *params, const float *query, const float *key, const float *value,    \
+       const void *mask, const float *sinks, float *out),                                             \
+      (params, query, key, value, mask, sinks, out))                                                   \
+    X(s, coreai_status, coreai_rms_norm_f32,                                                           \
+      (const coreai_norm_params *params, const float *x, const float *scale, float *out),             \
+      (params, x, scale, out))                                                                         \
+    X(s, coreai_status, coreai_layer_norm_f32,                                                         \
+      (const coreai_norm_params *params, const float *x, const float *weight, const float *bias,      \
+       float *out),                                                                                    \
+      (params, x, weight, bias, out))                                                                  \
+    X(s, coreai_status, coreai_batch_norm_f32,                                                         \
+      (const coreai_channel_norm_params *params, const float *x, const float *gamma,                  \
+       const float *beta, const float *mean, const float *variance, float *out),                      \
+      (params, x, gamma, beta, mean, variance, out))                                                   \
+    X(s, coreai_status, coreai_group_norm_f32,                                                         \
+      (const coreai_channel_norm_params *params, const float *x, const float *weight,                 \
+       const float *bias, float *out),                                                                 \
+      (params, x, weight, bias, out))                                                                  \
+    X(s, coreai_status, coreai_instance_norm_f32,                                                      \
+      (const coreai_channel_norm_params *params, const float *x, const float *gamma,                  \
+       const float *beta, float *out),                                                                 \
+      (params, x, gamma, beta, out))                                                                   \
+    X(s, coreai_status, coreai_conv2d_f32,                                                             \
+      (const coreai_conv2d_params *params, const float *x, const float *weight, const float *bias,    \
+       float *out),                                                                                    \
+      (params, x, weight, bias, out))                                                                  \
+    X(s, coreai_status, coreai_conv2d_ws_f32,                                                          \
+      (const coreai_conv2d_params *params, const float *x, const float *weight, const float *bias,    \
+       float *out, void *scratch),                                                                     \
+      (params, x, weight, bias, out, scratch))                                                         \
+    X(s, coreai_status, coreai_softmax_f32,                                                            \
+      (const coreai_softmax_params *params, const float *x, float *out), (params, x, out))            \
+    X(s, coreai_status, coreai_log_softmax_f32,                                                        \
+      (const coreai_log_softmax_params *params, const float *x, float *out), (params, x, out))        \
+    X(s, size_t, coreai_rope_scratch_size, (const coreai_rope_params *params), (params))              \
+    X(s, coreai_status, coreai_rope_f32,                                                               \
+      (const coreai_rope_params *params, const float *x, const float *cos_in, const float *sin_in,    \
+       const void *positions, const float *freqs, void *scratch, size_t scratch_bytes, float *out),   \
+      (params, x, cos_in, sin_in, positions, freqs, scratch, scratch_bytes, out))                         \
+    X(s, coreai_status, coreai_swiglu_f32,                                                             \
+      (const coreai_swiglu_params *params, const float *gate, const float *value, float *out),        \
+      (params, gate, value, out))                                                                      \
+    X(s, coreai_status, coreai_unary_f32, (const coreai_unary_params *params, const float *x, float *out), \
+      (params, x, out))                                                                                \
+    X(s, coreai_status, coreai_clamp_f32, (const coreai_clamp_params *params, const float *x, float *out), \
+      (params, x, out))                                                                                \
+    X(s, coreai_status, coreai_unary_i32, (const coreai_unary_params *params, const int32_t *x, int32_t *out), \
+      (params, x, out))                                                                                \
+    X(s, coreai_status, coreai_unary_i64, (const coreai_unary_params *params, const int64_t *x, int64_t *out), \
+      (params, x, out))
+
+/* One variant's kernels: a field per function, named as the function. */
+typedef struct isa_table {
+    const char *name;
+#define ISA_FIELD(s, ret, name, params, args) ret(*name) params;
+#define ISA_FIELD_V(s, name, params, args) void(*name) params;
+    COREAI_ISA_FUNCS(ISA_FIELD, ISA_FIELD_V, _)
+#undef ISA_FIELD
+#undef ISA_FIELD_V
+} isa_table;
+
+#define ISA_PROTO(s, ret, name, params, args) ret ISA_CAT(name, s) params;
+#define ISA_PROTO_V(s, name, params, args) void ISA_CAT(name, s) params;
+#define ISA_ENTRY(s, ret, name, params, args) .name = ISA_CAT(name, s),
+#define ISA_ENTRY_V(s, name, params, args) .name = ISA_CAT(name, s),
+
+COREAI_ISA_FUNCS(ISA_PROTO, ISA_PROTO_V, _baseline)
+#ifdef COREAI_ISA_HAVE_AVX2
+COREAI_ISA_FUNCS(ISA_PROTO, ISA_PROTO_V, _avx2)
+#endif
+#ifdef COREAI_ISA_HAVE_AVX512
+COREAI_ISA_FUNCS(ISA_PROTO, ISA_PROTO_V, _avx512)
+#endif
+
+/* What the CPU must have for each variant: the features its compiler flags
+ * (runtime-stubs/CMakeLists.txt) let the compiler use anywhere in it. */
+enum isa_need { ISA_NEED_NONE, ISA_NEED_V3, ISA_NEED_V4 };
+
+typedef struct isa_variant {
+    isa_table table;
+    enum isa_need need;
+} isa_variant;
+
+/* Lowest first. */
+static const isa_variant isa_variants[] = {
+    {{.name = "baseline", COREAI_ISA_FUNCS(ISA_ENTRY, ISA_ENTRY_V, _baseline)}, ISA_NEED_NONE},
+#ifdef COREAI_ISA_HAVE_AVX2
+    {{.name = "avx2", COREAI_ISA_FUNCS(ISA_ENTRY, ISA_ENTRY_V, _avx2)}, ISA_NEED_V3},
+#endif
+#ifdef COREAI_ISA_HAVE_AVX512
+    {{.name = "avx512", COREAI_ISA_FUNCS(ISA_ENTRY, ISA_ENTRY_V, _avx512)}, ISA_NEED_V4},
+#endif
+};
+#define ISA_N ((int32_t)(sizeof isa_variants / sizeof isa_variants[0]))
+
+/* XCR0: which register states the OS saves on a context switch. */
+static uint64_t isa_xcr0(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return ((uint64_t)hi << 32) | lo;
+}
+
+/* The highest isa_need this CPU and OS meet. x86-64-v3: AVX, AVX2, FMA,
+ * F16C, BMI1, BMI2, LZCNT, MOVBE and the YMM state; x86-64-v4: AVX-512 F,
+ * CD, BW, DQ, VL and the opmask / ZMM states. */
+static enum isa_need isa_cpu_level(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d))
+        return ISA_NEED_NONE;
+    const int fma = (c >> 12) & 1, movbe = (c >> 22) & 1, osxsave = (c >> 27) & 1;
+    const int avx = (c >> 28) & 1, f16c = (c >> 29) & 1;
+    if (!osxsave || !avx || (isa_xcr0() & 0x6) != 0x6)
+        return ISA_NEED_NONE;
+    unsigned max_leaf = __get_cpuid_max(0, NULL);
+    if (max_leaf < 7)
+        return ISA_NEED_NONE;
+    __cpuid_count(7, 0, a, b, c, d);
+    const unsigned b7 = b;
+    const int avx2 = (b7 >> 5) & 1, bmi1 = (b7 >> 3) & 1, bmi2 = (b7 >> 8) & 1;
+    int lzcnt = 0;
+    if (__get_cpuid(0x80000001u, &a, &b, &c, &d))
+        lzcnt = (c >> 5) & 1;
+    if (!(avx2 && fma && f16c && bmi1 && bmi2 && lzcnt && movbe))
+        return ISA_NEED_NONE;
+    const unsigned v4_bits = (1u << 16) | (1u << 17) | (1u << 28) | (1u << 30) | (1u << 31); /* F DQ CD BW VL */
+    if ((b7 & v4_bits) == v4_bits && (isa_xcr0() & 0xe6) == 0xe6)
+        return ISA_NEED_V4;
+    return ISA_NEED_V3;
+}
+
+static int isa_runs(int32_t i) { return isa_variants[i].need <= isa_cpu_level(); }
+
+static const isa_table *isa_active_table;
+/* How the running variant was chosen, for coreai_runtime_config(). */
+static char isa_choice[96];
+
+static int32_t isa_find(const char *name)
+{
+    for (int32_t i = 0; i < ISA_N; ++i)
+        if (strcmp(isa_variants[i].table.name, name) == 0)
+            return i;
+    return -1;
+}
+
+static int32_t isa_best(void)
+{
+    int32_t best = 0;
+    for (int32_t i = 0; i < ISA_N; ++i)
+        if (isa_runs(i))
+            best = i;
+    return best;
+}
+
+static void isa_install(int32_t i) { __atomic_store_n(&isa_active_table, &isa_variants[i].table, __ATOMIC_RELEASE); }
+
+/* The first call: COREAI_ISA, else the best. Two threads racing here store
+ * the same table. */
+static const isa_table *isa_first(void)
+{
+    const char *want = getenv("COREAI_ISA");
+    int32_t i = isa_best();
+    isa_choice[0] = '\0';
+    isa_append(isa_choice, sizeof isa_choice, "auto");
+    if (want != NULL && *want != '\0' && strcmp(want, "best") != 0) {
+        const int32_t w = isa_find(want);
+        isa_choice[0] = '\0';
+        if (w >= 0 && isa_runs(w)) {
+            i = w;
+            isa_append(isa_choice, sizeof isa_choice, "COREAI_ISA");
+        } else {
+            char name[25] = "";
+            isa_append(name, sizeof name, want);
+            isa_append(isa_choice, sizeof isa_choice, "auto; COREAI_ISA=");
+            isa_append(isa_choice, sizeof isa_choice, name);
+            isa_append(isa_choice, sizeof isa_choice,
+                       w < 0 ? " ignored: no such variant" : " ignored: not supported by this CPU");
+        }
+    }
+    isa_install(i);
+    return &isa_variants[i].table;
+}
+
+static inline const isa_table *isa_active(void)
+{
+    const isa_table *t = __atomic_load_n(&isa_active_table, __ATOMIC_ACQUIRE);
+    return t != NULL ? t : isa_first();
+}
+
+/* The public names: a call through the active table. */
+#define ISA_WRAP(s, ret, name, params, args)                                                       \
+    ret name params { return isa_active()->name args; }
+#define ISA_WRAP_V(s, name, params, args)                                                          \
+    void name params { isa_active()->name args; }
+COREAI_ISA_FUNCS(ISA_WRAP, ISA_WRAP_V, _)
+
+int32_t coreai_runtime_isa_count(void) { return ISA_N; }
+
+const char *coreai_runtime_isa_name(int32_t i)
+{
+    return i >= 0 && i < ISA_N ? isa_variants[i].table.name : NULL;
+}
+
+int coreai_runtime_isa_supported(int32_t i) { return i >= 0 && i < ISA_N && isa_runs(i); }
+
+const char *coreai_runtime_isa(void) { return isa_active()->name; }
+
+coreai_status coreai_runtime_set_isa(const char *name)
+{
+    if (name == NULL || strcmp(name, "best") == 0) {
+        isa_install(isa_best());
+        isa_choice[0] = '\0';
+        isa_append(isa_choice, sizeof isa_choice, "auto");
+        return COREAI_STATUS_OK;
+    }
+    const int32_t i = isa_find(name);
+    if (i < 0)
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    if (!isa_runs(i))
+        return COREAI_STATUS_UNSUPPORTED;
+    isa_install(i);
+    isa_choice[0] = '\0';
+    isa_append(isa_choice, sizeof isa_choice, "set");
+    return COREAI_STATUS_OK;
+}
+
+#else /* one variant, fixed when compiled */
+
+/* The name of the paths the compiler's ISA macros select (gemm_kernel.c,
+ * vmath.h). */
+#if defined(COREAI_GEMM_FORCE_SCALAR) || !(defined(__GNUC__) || defined(__clang__))
+#define ISA_FIXED "scalar"
+#elif defined(__AVX512F__)
+#define ISA_FIXED "avx512"
+#elif defined(__AVX2__) && defined(__FMA__)
+#define ISA_FIXED "avx2"
+#elif defined(__AVX__)
+#define ISA_FIXED "avx"
+#elif defined(__ARM_NEON) && defined(__aarch64__)
+#define ISA_FIXED "neon"
+#elif defined(__SSE2__)
+#define ISA_FIXED "baseline"
+#elif defined(__ARM_NEON)
+#define ISA_FIXED "neon32"
+#elif defined(__wasm_simd128__)
+#define ISA_FIXED "wasm-simd128"
+#else
+#define ISA_FIXED "scalar"
+#endif
+
+static const char isa_choice[] = "fixed at compile time";
+
+int32_t coreai_runtime_isa_count(void) { return 1; }
+const char *coreai_runtime_isa_name(int32_t i) { return i == 0 ? ISA_FIXED : NULL; }
+/* compiled for this target: it runs (or the program would not have started) */
+int coreai_runtime_isa_supported(int32_t i) { return i == 0; }
+const char *coreai_runtime_isa(void) { return ISA_FIXED; }
+
+coreai_status coreai_runtime_set_isa(const char *name)
+{
+    if (name == NULL || strcmp(name, "best") == 0 || strcmp(name, ISA_FIXED) == 0)
+        return COREAI_STATUS_OK;
+    return COREAI_STATUS_INVALID_ARGUMENT;
+}
+#endif
+
+const char *coreai_runtime_config(void)
+{
+    const char *isa = coreai_runtime_isa(); /* selects first: isa_choice is set */
+    char *t = isa_config_text;
+    const size_t cap = sizeof isa_config_text;
+    t[0] = '\0';
+    isa_append(t, cap, "isa ");
+    isa_append(t, cap, isa);
+    isa_append(t, cap, " (");
+    isa_append(t, cap, isa_choice);
+    isa_append(t, cap, "; built:");
+    for (int32_t i = 0; i < coreai_runtime_isa_count(); ++i) {
+        isa_append(t, cap, " ");
+        isa_append(t, cap, coreai_runtime_isa_name(i));
+        if (!coreai_runtime_isa_supported(i))
+            isa_append(t, cap, "(no cpu)");
+    }
+    isa_append(t, cap, ") gemm ");
+    isa_append(t, cap, coreai_gemm_f32_config());
+    return t;
+}
