@@ -9,7 +9,7 @@
  *
  * Usage:
  *   PROG [--entrypoint NAME] --in NAME=FILE.npy ... [--state NAME=FILE.npy ...]
- *        --out DIR [--repeat N] [--help]
+ *        --out DIR [--repeat N] [--threads N] [--help]
  *
  * Every input and state of the entrypoint must be given exactly once, as a
  * .npy file whose dtype and shape equal the descriptor's (bf16 travels as '<u2').
@@ -17,7 +17,8 @@
  * After one successful call, every output and every updated state is written to
  * DIR/NAME.npy (DIR is created if missing; nothing is written on failure).
  * --repeat N then times N more calls (each from the original states) and prints
- * "latency_us min=<x> median=<y>" on stdout.
+ * "latency_us min=<x> median=<y>" on stdout. --threads N runs the kernels on N
+ * threads (coreai_runner_pool below; default 1).
  *
  * Exit status: 0 success (and --help); 1 error (unreadable or mismatched file,
  * model failure, write failure); 2 usage error (bad options, unknown, missing or
@@ -37,6 +38,24 @@ extern "C" {
 #endif
 
 int coreai_runner_main(int argc, char **argv, const coreai_program *program);
+
+/*
+ * A pthread pool for the runtime's parallel-for (coreai_set_parallel_for):
+ * threads - 1 workers plus the calling thread. Between calls the workers
+ * spin for about a millisecond, then sleep. NULL when threads < 1 or a
+ * thread cannot be started. Not on bare-metal builds (no pthreads).
+ *
+ *     coreai_runner_pool *pool = coreai_runner_pool_create(2);
+ *     coreai_set_parallel_for(coreai_runner_pool_parallel_for, pool, 2);
+ *     ... run the model ...
+ *     coreai_set_parallel_for(NULL, NULL, 1);
+ *     coreai_runner_pool_destroy(pool);
+ */
+typedef struct coreai_runner_pool coreai_runner_pool;
+coreai_runner_pool *coreai_runner_pool_create(int32_t threads);
+void coreai_runner_pool_destroy(coreai_runner_pool *pool);
+/* A coreai_parallel_for_fn: ctx is the pool. */
+void coreai_runner_pool_parallel_for(void *ctx, coreai_task_fn task, void *arg, int64_t count);
 
 #ifdef __cplusplus
 }

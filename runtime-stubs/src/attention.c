@@ -33,6 +33,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "parallel.h"
 #include "vmath.h"
 
 /* Query rows per block: one per lane. */
@@ -719,6 +720,48 @@ static void sdpa_block(const sdpa_head *h, int64_t i0, int nr, int64_t c0, int64
     }
 }
 
+/* One call's blocks (batch, head, query-row block, value chunk) and how
+ * many tasks share them. */
+typedef struct sdpa_job {
+    const coreai_sdpa_params *p;
+    const float *query, *key, *value;
+    const void *mask;
+    const float *sinks;
+    float *out;
+    int64_t blocks, chunks, items, parts;
+} sdpa_job;
+
+/* Below this many multiply-adds (rows x keys x (head_dim + v_head_dim)) a
+ * call runs on the caller. */
+#define SDPA_SPLIT_MIN 131072.0
+
+/* Task t: items t, t + parts, t + 2 parts, ... */
+static void sdpa_task(void *arg, int64_t t)
+{
+    const sdpa_job *j = arg;
+    const coreai_sdpa_params *p = j->p;
+    const int64_t hq = p->q_heads, tq = p->q_len, tk = p->kv_len, d = p->head_dim, dv = p->v_head_dim;
+    const int64_t gk = hq / p->k_heads, gv = hq / p->v_heads;
+    for (int64_t it = t; it < j->items; it += j->parts) {
+        const int64_t c = it % j->chunks, blk = it / j->chunks % j->blocks, bh = it / j->chunks / j->blocks;
+        const int64_t b = bh / hq, hd = bh % hq;
+        const int64_t bk = p->k_batch == 1 ? 0 : b, bv = p->v_batch == 1 ? 0 : b;
+        const sdpa_head h = {
+            .p = p,
+            .q = j->query + (b * hq + hd) * tq * d,
+            .k = j->key + (bk * p->k_heads + hd / gk) * tk * d,
+            .v = j->value + (bv * p->v_heads + hd / gv) * tk * dv,
+            .mask = p->mask_kind != COREAI_SDPA_MASK_NONE ? j->mask : NULL,
+            .mbase = b * p->mask_strides[0] + hd * p->mask_strides[1],
+            .sink = j->sinks != NULL ? j->sinks + hd : NULL,
+            .out = j->out + (b * hq + hd) * tq * dv,
+        };
+        const int64_t i0 = blk * SDPA_ROWS, c0 = c * SDPA_DV;
+        const int nr = (int)(tq - i0 < SDPA_ROWS ? tq - i0 : SDPA_ROWS);
+        sdpa_block(&h, i0, nr, c0, dv - c0 < SDPA_DV ? dv - c0 : SDPA_DV);
+    }
+}
+
 coreai_status coreai_sdpa_f32(const coreai_sdpa_params *params, const float *query,
                               const float *key, const float *value, const void *mask,
                               const float *sinks, float *out)
@@ -736,26 +779,21 @@ coreai_status coreai_sdpa_f32(const coreai_sdpa_params *params, const float *que
             memset(out, 0, (size_t)n * sizeof(float));
         return COREAI_STATUS_OK;
     }
-    const int64_t gk = hq / p->k_heads, gv = hq / p->v_heads;
-    for (int64_t b = 0; b < p->batch; ++b) {
-        const int64_t bk = p->k_batch == 1 ? 0 : b, bv = p->v_batch == 1 ? 0 : b;
-        for (int64_t hd = 0; hd < hq; ++hd) {
-            const sdpa_head h = {
-                .p = p,
-                .q = query + (b * hq + hd) * tq * d,
-                .k = key + (bk * p->k_heads + hd / gk) * tk * d,
-                .v = value + (bv * p->v_heads + hd / gv) * tk * dv,
-                .mask = p->mask_kind != COREAI_SDPA_MASK_NONE ? mask : NULL,
-                .mbase = b * p->mask_strides[0] + hd * p->mask_strides[1],
-                .sink = sinks != NULL ? sinks + hd : NULL,
-                .out = out + (b * hq + hd) * tq * dv,
-            };
-            for (int64_t i0 = 0; i0 < tq; i0 += SDPA_ROWS) {
-                const int nr = (int)(tq - i0 < SDPA_ROWS ? tq - i0 : SDPA_ROWS);
-                for (int64_t c0 = 0; c0 < dv; c0 += SDPA_DV)
-                    sdpa_block(&h, i0, nr, c0, dv - c0 < SDPA_DV ? dv - c0 : SDPA_DV);
-            }
-        }
-    }
+    sdpa_job job = {p, query, key, value, mask, sinks, out, 0, 0, 0, 1};
+    job.blocks = (tq + SDPA_ROWS - 1) / SDPA_ROWS;
+    job.chunks = (dv + SDPA_DV - 1) / SDPA_DV;
+    job.items = p->batch * hq * job.blocks * job.chunks;
+    /* split when there is work for several threads: query-row blocks
+     * (x heads, value chunks) dealt out round robin, so causal rows, whose
+     * cost grows with the row, spread evenly; each output element is
+     * computed whole by one block, so the split changes no bit */
+    const double work = (double)p->batch * (double)hq * (double)tq * (double)tk * (double)(d + dv);
+    const int64_t threads = coreai_par_threads();
+    if (threads > 1 && job.items > 1 && work >= SDPA_SPLIT_MIN)
+        job.parts = job.items < threads ? job.items : threads;
+    if (job.parts > 1)
+        coreai_par_run(sdpa_task, &job, job.parts);
+    else
+        sdpa_task(&job, 0);
     return COREAI_STATUS_OK;
 }

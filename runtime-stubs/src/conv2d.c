@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "gemm_internal.h"
+#include "parallel.h"
 #include "window.h"
 
 static int conv_params_valid(const coreai_conv2d_params *p)
@@ -77,6 +78,8 @@ static void tap4(float *restrict o0, float *restrict o1, float *restrict o2, flo
 #define CONV_BLOCK 4
 /* Column ranges of this many kernel columns are computed once per call. */
 #define CONV_KW_CACHE 16
+/* Below this many multiply-adds a direct convolution runs on the caller. */
+#define CONV_SPLIT_MIN 131072.0
 
 /*
  * Direct convolution, no im2col buffer. For CONV_BLOCK output channels at a
@@ -87,68 +90,107 @@ static void tap4(float *restrict o0, float *restrict o1, float *restrict o2, flo
  * run of the output row with no bounds tests (and a unit input stride when
  * stride_w is 1).
  */
-static void conv_direct(const coreai_conv2d_params *p, const float *x, const float *weight,
-                        const float *bias, float *out)
+/* Output channels [o0, o0 + nb) of sample n: one block (nb <= CONV_BLOCK,
+ * inside one group). */
+static void conv_direct_block(const coreai_conv2d_params *p, const float *x, const float *weight,
+                              const float *bias, float *out, int64_t n, int64_t o0, int64_t nb,
+                              const int64_t *lo_cache, const int64_t *hi_cache)
 {
     const int64_t H = p->in_h, W = p->in_w, OH = p->out_h, OW = p->out_w;
     const int64_t KH = p->kernel_h, KW = p->kernel_w, O = p->out_channels;
     const int64_t cg = p->in_channels / p->groups, og = O / p->groups;
     const int64_t sh = p->stride_h, sw = p->stride_w, dh = p->dilation_h, dw = p->dilation_w;
     const int64_t plane_in = H * W, plane_out = OH * OW, ksize = KH * KW;
-    /* valid output columns of each kernel column (independent of the row) */
-    int64_t lo_cache[CONV_KW_CACHE], hi_cache[CONV_KW_CACHE];
-    for (int64_t kw = 0; kw < KW && kw < CONV_KW_CACHE; ++kw)
-        coreai_tap_range(W, OW, sw, p->pad_left, kw * dw, &lo_cache[kw], &hi_cache[kw]);
-    for (int64_t n = 0; n < p->batch; ++n) {
-        int64_t nb;
-        for (int64_t o0 = 0; o0 < O; o0 += nb) {
-            /* a block never straddles two groups */
-            const int64_t g = o0 / og, group_end = (g + 1) * og;
-            nb = group_end - o0 < CONV_BLOCK ? group_end - o0 : CONV_BLOCK;
-            float *op[CONV_BLOCK];
-            for (int64_t b = 0; b < nb; ++b) {
-                op[b] = out + (n * O + o0 + b) * plane_out;
-                const float b0 = bias != NULL ? bias[o0 + b] : 0.0f;
-                for (int64_t i = 0; i < plane_out; ++i)
-                    op[b][i] = b0;
-            }
-            const float *xg = x + (n * p->in_channels + g * cg) * plane_in;
-            for (int64_t oh = 0; oh < OH; ++oh) {
-                for (int64_t kh = 0; kh < KH; ++kh) {
-                    const int64_t ih = oh * sh - p->pad_top + kh * dh;
-                    if (ih < 0 || ih >= H)
-                        continue;
-                    for (int64_t kw = 0; kw < KW; ++kw) {
-                        int64_t ow_lo, ow_hi;
-                        if (kw < CONV_KW_CACHE) {
-                            ow_lo = lo_cache[kw];
-                            ow_hi = hi_cache[kw];
-                        } else {
-                            coreai_tap_range(W, OW, sw, p->pad_left, kw * dw, &ow_lo, &ow_hi);
-                        }
-                        if (ow_lo >= ow_hi)
-                            continue;
-                        const int64_t cnt = ow_hi - ow_lo;
-                        const int64_t orow = oh * OW + ow_lo;
-                        const float *xr0 = xg + ih * W + ow_lo * sw - p->pad_left + kw * dw;
-                        const float *wk = weight + (o0 * cg) * ksize + kh * KW + kw;
-                        for (int64_t c = 0; c < cg; ++c) {
-                            const float *xr = xr0 + c * plane_in;
-                            float wv[CONV_BLOCK];
-                            for (int64_t b = 0; b < nb; ++b)
-                                wv[b] = wk[(b * cg + c) * ksize];
-                            if (nb == CONV_BLOCK) {
-                                tap4(op[0] + orow, op[1] + orow, op[2] + orow, op[3] + orow, xr, cnt, sw, wv);
-                            } else {
-                                for (int64_t b = 0; b < nb; ++b)
-                                    tap1(op[b] + orow, xr, cnt, sw, wv[b]);
-                            }
-                        }
+    const int64_t g = o0 / og;
+    float *op[CONV_BLOCK];
+    for (int64_t b = 0; b < nb; ++b) {
+        op[b] = out + (n * O + o0 + b) * plane_out;
+        const float b0 = bias != NULL ? bias[o0 + b] : 0.0f;
+        for (int64_t i = 0; i < plane_out; ++i)
+            op[b][i] = b0;
+    }
+    const float *xg = x + (n * p->in_channels + g * cg) * plane_in;
+    for (int64_t oh = 0; oh < OH; ++oh) {
+        for (int64_t kh = 0; kh < KH; ++kh) {
+            const int64_t ih = oh * sh - p->pad_top + kh * dh;
+            if (ih < 0 || ih >= H)
+                continue;
+            for (int64_t kw = 0; kw < KW; ++kw) {
+                int64_t ow_lo, ow_hi;
+                if (kw < CONV_KW_CACHE) {
+                    ow_lo = lo_cache[kw];
+                    ow_hi = hi_cache[kw];
+                } else {
+                    coreai_tap_range(W, OW, sw, p->pad_left, kw * dw, &ow_lo, &ow_hi);
+                }
+                if (ow_lo >= ow_hi)
+                    continue;
+                const int64_t cnt = ow_hi - ow_lo;
+                const int64_t orow = oh * OW + ow_lo;
+                const float *xr0 = xg + ih * W + ow_lo * sw - p->pad_left + kw * dw;
+                const float *wk = weight + (o0 * cg) * ksize + kh * KW + kw;
+                for (int64_t c = 0; c < cg; ++c) {
+                    const float *xr = xr0 + c * plane_in;
+                    float wv[CONV_BLOCK];
+                    for (int64_t b = 0; b < nb; ++b)
+                        wv[b] = wk[(b * cg + c) * ksize];
+                    if (nb == CONV_BLOCK) {
+                        tap4(op[0] + orow, op[1] + orow, op[2] + orow, op[3] + orow, xr, cnt, sw, wv);
+                    } else {
+                        for (int64_t b = 0; b < nb; ++b)
+                            tap1(op[b] + orow, xr, cnt, sw, wv[b]);
                     }
                 }
             }
         }
     }
+}
+
+/* The blocks of a direct convolution: per sample, ceil(og / CONV_BLOCK)
+ * per group (a block never straddles two groups). */
+typedef struct conv_direct_job {
+    const coreai_conv2d_params *p;
+    const float *x, *weight, *bias;
+    float *out;
+    int64_t per_group, blocks, parts;
+    /* valid output columns of each kernel column (independent of the row) */
+    int64_t lo_cache[CONV_KW_CACHE], hi_cache[CONV_KW_CACHE];
+} conv_direct_job;
+
+/* Task t: blocks [lo, hi) of part t; a block's outputs are computed whole
+ * by it, so the split changes no bit. */
+static void conv_direct_task(void *arg, int64_t t)
+{
+    const conv_direct_job *j = arg;
+    const int64_t og = j->p->out_channels / j->p->groups, per_sample = j->per_group * j->p->groups;
+    int64_t lo, hi;
+    coreai_par_part(j->blocks, j->parts, t, 1, &lo, &hi);
+    for (int64_t b = lo; b < hi; ++b) {
+        const int64_t n = b / per_sample, g = b % per_sample / j->per_group, w = b % j->per_group;
+        const int64_t o0 = g * og + w * CONV_BLOCK, nb = og - w * CONV_BLOCK < CONV_BLOCK ? og - w * CONV_BLOCK : CONV_BLOCK;
+        conv_direct_block(j->p, j->x, j->weight, j->bias, j->out, n, o0, nb, j->lo_cache, j->hi_cache);
+    }
+}
+
+static void conv_direct(const coreai_conv2d_params *p, const float *x, const float *weight,
+                        const float *bias, float *out)
+{
+    conv_direct_job j = {p, x, weight, bias, out, 0, 0, 1, {0}, {0}};
+    const int64_t og = p->out_channels / p->groups;
+    for (int64_t kw = 0; kw < p->kernel_w && kw < CONV_KW_CACHE; ++kw)
+        coreai_tap_range(p->in_w, p->out_w, p->stride_w, p->pad_left, kw * p->dilation_w, &j.lo_cache[kw],
+                         &j.hi_cache[kw]);
+    j.per_group = (og + CONV_BLOCK - 1) / CONV_BLOCK;
+    j.blocks = p->batch * p->groups * j.per_group;
+    const double work = (double)p->batch * (double)p->out_channels * (double)p->out_h * (double)p->out_w *
+                        (double)(p->in_channels / p->groups) * (double)p->kernel_h * (double)p->kernel_w;
+    const int64_t threads = coreai_par_threads();
+    if (threads > 1 && j.blocks > 1 && work >= CONV_SPLIT_MIN)
+        j.parts = j.blocks < threads ? j.blocks : threads;
+    if (j.parts > 1)
+        coreai_par_run(conv_direct_task, &j, j.parts);
+    else
+        conv_direct_task(&j, 0);
 }
 
 /* ---- implicit GEMM ---------------------------------------------------------- */

@@ -49,6 +49,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "parallel.h"
 #include "vmath.h"
 
 /* ---- ISA selection ------------------------------------------------------ */
@@ -506,12 +507,12 @@ static void gemm_pack_a_at(float *restrict dst, int rows, const coreai_gemm_args
 }
 
 /*
- * C[:, jc:jc+nc] (+)= A[:, pc:pc+kc] x B-block, bblk being the block's first
+ * C[i0:i1, jc:jc+nc] (+)= A[i0:i1, pc:pc+kc] x B-block, bblk being the block's first
  * panel at row pc (panel stride bps). beta: add to C (not the first k block);
  * last: the last k block, which applies bias and epilogue.
  */
-static void gemm_block(const coreai_gemm_args *g, int64_t jc, int64_t nc, int64_t pc, int64_t kc,
-                       const float *bblk, int64_t bps, int beta, int last)
+static void gemm_block(const coreai_gemm_args *g, int64_t i0, int64_t i1, int64_t jc, int64_t nc, int64_t pc,
+                       int64_t kc, const float *bblk, int64_t bps, int beta, int last)
 {
     _Alignas(64) float apanel[GEMM_MR * GEMM_KC];
     _Alignas(64) float tmp[GEMM_MR * GEMM_NR];
@@ -525,10 +526,11 @@ static void gemm_block(const coreai_gemm_args *g, int64_t jc, int64_t nc, int64_
     /* ceil(m / MR) panels of nearly equal height: the first `tall` get one
      * row more (m = 64 at MR 14: 13, 13, 13, 13, 12 rather than
      * 14, 14, 14, 14, 4, 4, whose short tiles run at half speed) */
-    const int64_t panels = (g->m + GEMM_MR - 1) / GEMM_MR;
-    const int64_t tall = g->m % panels;
-    const int short_rows = (int)(g->m / panels);
-    for (int64_t ir = 0, ip = 0; ir < g->m; ++ip) {
+    const int64_t m = i1 - i0;
+    const int64_t panels = (m + GEMM_MR - 1) / GEMM_MR;
+    const int64_t tall = m % panels;
+    const int short_rows = (int)(m / panels);
+    for (int64_t ir = i0, ip = 0; ir < i1; ++ip) {
         const int rows = short_rows + (ip < tall);
         /* rows already GEMM_KC floats apart (in_features == KC): A is the
          * panel as it stands, nothing to copy */
@@ -569,43 +571,177 @@ static void gemm_block(const coreai_gemm_args *g, int64_t jc, int64_t nc, int64_
     }
 }
 
+/* ---- splitting over threads ------------------------------------------- */
+
+/* Column parts are whole 16-column panels and whole register tiles; a call
+ * below GEMM_SPLIT_MIN multiply-adds runs on the caller. */
+#define GEMM_SPLIT_N (GEMM_NR > 16 ? GEMM_NR : 16)
+#define GEMM_SPLIT_MIN 131072.0
+
+/* Rows [i0, i1) x columns [j0, j1) of C. */
+typedef struct gemm_part {
+    int64_t i0, i1, j0, j1;
+} gemm_part;
+
+/* One call split into `parts` tasks (parallel.h): by columns, or by rows
+ * when there are fewer column units than threads. Every element's sum runs
+ * over the same k blocks in the same order whatever the part, so the split
+ * changes no bit. */
+typedef struct gemm_job {
+    const coreai_gemm_args *g;
+    int64_t parts;
+    int by_rows;
+    void (*run)(const struct gemm_job *job, const gemm_part *r, int64_t t);
+    /* packed B */
+    const float *bp;
+    int64_t bps;
+    /* B from a packer: per task a slice of scratch (slice floats, blocks
+     * GEMM_KC_SCRATCH x ncb), or stack blocks when scratch is NULL */
+    coreai_gemm_pack_fn pack;
+    const void *ctx;
+    float *scratch;
+    int64_t slice, ncb;
+    /* strided B read in place (few rows) */
+    const float *b;
+    int64_t b_rs, b_cs;
+} gemm_job;
+
+/* Splits into at most the threads' count of parts; max_col_parts caps the
+ * column parts (the packer's scratch slices), rows only when allowed. */
+static void gemm_plan(gemm_job *job, int64_t max_col_parts, int rows_ok)
+{
+    const coreai_gemm_args *g = job->g;
+    const int64_t threads = coreai_par_threads();
+    job->parts = 1;
+    job->by_rows = 0;
+    if (threads <= 1 || (double)g->m * (double)g->n * (double)g->k < GEMM_SPLIT_MIN)
+        return;
+    int64_t cols = (g->n + GEMM_SPLIT_N - 1) / GEMM_SPLIT_N;
+    if (cols > max_col_parts)
+        cols = max_col_parts;
+    if (cols >= threads) {
+        job->parts = threads;
+    } else if (rows_ok && g->m >= threads * GEMM_MR) {
+        job->parts = threads;
+        job->by_rows = 1;
+    } else {
+        job->parts = cols > 1 ? cols : 1;
+    }
+}
+
+static gemm_part gemm_part_of(const gemm_job *job, int64_t t)
+{
+    gemm_part r = {0, job->g->m, 0, job->g->n};
+    if (job->parts > 1) {
+        if (job->by_rows)
+            coreai_par_part(job->g->m, job->parts, t, 1, &r.i0, &r.i1);
+        else
+            coreai_par_part(job->g->n, job->parts, t, GEMM_SPLIT_N, &r.j0, &r.j1);
+    }
+    return r;
+}
+
+static void gemm_task(void *arg, int64_t t)
+{
+    const gemm_job *job = arg;
+    const gemm_part r = gemm_part_of(job, t);
+    if (r.i0 < r.i1 && r.j0 < r.j1)
+        job->run(job, &r, t);
+}
+
+static void gemm_job_run(gemm_job *job)
+{
+    if (job->parts <= 1) {
+        const gemm_part r = gemm_part_of(job, 0);
+        job->run(job, &r, 0);
+    } else {
+        coreai_par_run(gemm_task, job, job->parts);
+    }
+}
+
+/* ---- the entry points ------------------------------------------------- */
+
+static void gemm_run_packed(const gemm_job *job, const gemm_part *r, int64_t t)
+{
+    const coreai_gemm_args *g = job->g;
+    (void)t;
+    for (int64_t jc = r->j0; jc < r->j1; jc += GEMM_NC) {
+        const int64_t nc = gemm_min(GEMM_NC, r->j1 - jc);
+        for (int64_t pc = 0; pc < g->k; pc += GEMM_KC) {
+            const int64_t kc = gemm_min(GEMM_KC, g->k - pc);
+            gemm_block(g, r->i0, r->i1, jc, nc, pc, kc, job->bp + (jc / 16) * job->bps + pc * 16, job->bps, pc > 0,
+                       pc + kc == g->k);
+        }
+    }
+}
+
 void coreai_gemm_packed(const coreai_gemm_args *g, const float *bp, int64_t bps)
 {
     if (gemm_degenerate(g))
         return;
-    for (int64_t jc = 0; jc < g->n; jc += GEMM_NC) {
-        const int64_t nc = gemm_min(GEMM_NC, g->n - jc);
-        for (int64_t pc = 0; pc < g->k; pc += GEMM_KC) {
-            const int64_t kc = gemm_min(GEMM_KC, g->k - pc);
-            gemm_block(g, jc, nc, pc, kc, bp + (jc / 16) * bps + pc * 16, bps, pc > 0, pc + kc == g->k);
-        }
-    }
+    gemm_job job = {0};
+    job.g = g;
+    job.run = gemm_run_packed;
+    job.bp = bp;
+    job.bps = bps;
+    gemm_plan(&job, INT64_MAX, 1);
+    gemm_job_run(&job);
 }
 
-/* B from pack(), kcb x ncb at a time into buf (kcb <= GEMM_KC). */
+/* B from pack(), kcb x ncb at a time into buf (kcb <= GEMM_KC), for the
+ * part's columns. */
 static void gemm_packed_blocks(const coreai_gemm_args *g, coreai_gemm_pack_fn pack, const void *ctx,
-                               float *buf, int64_t kcb, int64_t ncb)
+                               float *buf, int64_t kcb, int64_t ncb, const gemm_part *r)
 {
-    for (int64_t jc = 0; jc < g->n; jc += ncb) {
-        const int64_t nc = gemm_min(ncb, g->n - jc);
+    for (int64_t jc = r->j0; jc < r->j1; jc += ncb) {
+        const int64_t nc = gemm_min(ncb, r->j1 - jc);
         for (int64_t pc = 0; pc < g->k; pc += kcb) {
             const int64_t kc = gemm_min(kcb, g->k - pc);
             pack(ctx, pc, kc, jc, nc, buf, kc * 16);
-            gemm_block(g, jc, nc, pc, kc, buf, kc * 16, pc > 0, pc + kc == g->k);
+            gemm_block(g, r->i0, r->i1, jc, nc, pc, kc, buf, kc * 16, pc > 0, pc + kc == g->k);
         }
     }
 }
 
-/* The whole B through pack(): scratch blocks when given, else stack blocks. */
+/* The part's B through pack(): the task's scratch slice when given, else
+ * stack blocks. */
+static void gemm_run_packer(const gemm_job *job, const gemm_part *r, int64_t t)
+{
+    if (job->scratch != NULL) {
+        gemm_packed_blocks(job->g, job->pack, job->ctx, job->scratch + t * job->slice, GEMM_KC_SCRATCH, job->ncb,
+                           r);
+    } else {
+        _Alignas(64) float bbuf[GEMM_KCS * GEMM_NCS];
+        gemm_packed_blocks(job->g, job->pack, job->ctx, bbuf, GEMM_KCS, GEMM_NCS, r);
+    }
+}
+
+/* The whole B through pack(), split by columns only (a row part would pack
+ * every block again). The caller's scratch (min(k, BLOCK_K) x min(n16,
+ * BLOCK_N) floats) is cut into one slice per part; the k blocks are
+ * GEMM_KC_SCRATCH with scratch and GEMM_KCS without, whatever the parts. */
 static void gemm_packer_run(const coreai_gemm_args *g, coreai_gemm_pack_fn pack, const void *ctx,
                             float *scratch)
 {
+    gemm_job job = {0};
+    job.g = g;
+    job.run = gemm_run_packer;
+    job.pack = pack;
+    job.ctx = ctx;
+    job.scratch = scratch;
+    const int64_t kcap = gemm_min(g->k, COREAI_GEMM_BLOCK_K);
+    const int64_t ncap = gemm_min((g->n + 15) / 16 * 16, COREAI_GEMM_BLOCK_N);
+    gemm_plan(&job, scratch != NULL ? ncap / 16 : INT64_MAX, 0);
     if (scratch != NULL) {
-        gemm_packed_blocks(g, pack, ctx, scratch, GEMM_KC_SCRATCH, GEMM_NC_SCRATCH);
-    } else {
-        _Alignas(64) float bbuf[GEMM_KCS * GEMM_NCS];
-        gemm_packed_blocks(g, pack, ctx, bbuf, GEMM_KCS, GEMM_NCS);
+        int64_t width = ncap;
+        if (job.parts > 1) {
+            width = ncap / job.parts;
+            width = width >= GEMM_SPLIT_N ? width / GEMM_SPLIT_N * GEMM_SPLIT_N : width / 16 * 16;
+        }
+        job.slice = kcap * width;
+        job.ncb = gemm_min(width, GEMM_NC_SCRATCH);
     }
+    gemm_job_run(&job);
 }
 
 void coreai_gemm_packer(const coreai_gemm_args *g, coreai_gemm_pack_fn pack, const void *ctx,
@@ -659,31 +795,38 @@ static void gemm_axpy(float *restrict c, float s, const float *restrict y, int64
         c[j] += s * y[j];
 }
 
-/* Returns 0 when the shape has no in-place path. */
-static int gemm_small(const coreai_gemm_args *g, const float *b, int64_t b_rs, int64_t b_cs)
+/* Columns [j0, j1) of a product with an in-place path (gemm_small_ok). */
+static void gemm_run_small(const gemm_job *job, const gemm_part *r, int64_t t)
 {
-    const int64_t m = g->m, n = g->n, k = g->k;
-    if (b_rs == 1 && (g->a_cs == 1 || m == 1)) {
+    const coreai_gemm_args *g = job->g;
+    const float *b = job->b;
+    const int64_t m = g->m, k = g->k, j0 = r->j0, w = r->j1 - r->j0;
+    (void)t;
+    if (job->b_rs == 1 && (g->a_cs == 1 || m == 1)) {
         /* B's columns are contiguous (a transposed B, e.g. a [out][in]
          * weight): one dot product per output. */
         for (int64_t i = 0; i < m; ++i) {
             float *cr = g->c + i * g->ldc;
-            for (int64_t j = 0; j < n; ++j)
-                cr[j] = gemm_dot(g->a + i * g->a_rs, b + j * b_cs, k);
-        }
-    } else if (b_cs == 1) {
-        /* B's rows are contiguous: each output row is a sum of B's rows. */
-        for (int64_t i = 0; i < m; ++i) {
-            float *cr = g->c + i * g->ldc;
-            memset(cr, 0, (size_t)n * sizeof(float));
-            for (int64_t p = 0; p < k; ++p)
-                gemm_axpy(cr, g->a[i * g->a_rs + p * g->a_cs], b + p * b_rs, n);
+            for (int64_t j = j0; j < r->j1; ++j)
+                cr[j] = gemm_dot(g->a + i * g->a_rs, b + j * job->b_cs, k);
         }
     } else {
-        return 0;
+        /* B's rows are contiguous: each output row is a sum of B's rows. */
+        for (int64_t i = 0; i < m; ++i) {
+            float *cr = g->c + i * g->ldc + j0;
+            memset(cr, 0, (size_t)w * sizeof(float));
+            for (int64_t p = 0; p < k; ++p)
+                gemm_axpy(cr, g->a[i * g->a_rs + p * g->a_cs], b + p * job->b_rs + j0, w);
+        }
     }
-    gemm_finish_rows(g->c, g->ldc, m, n, g->bias, NULL, g->epilogue, g->add);
-    return 1;
+    gemm_finish_rows(g->c + j0, g->ldc, m, w, g->bias != NULL ? g->bias + j0 : NULL, NULL, g->epilogue,
+                     g->add != NULL ? g->add + j0 : NULL);
+}
+
+/* Is there an in-place path for this B? */
+static int gemm_small_ok(const coreai_gemm_args *g, int64_t b_rs, int64_t b_cs)
+{
+    return (b_rs == 1 && (g->a_cs == 1 || g->m == 1)) || b_cs == 1;
 }
 
 void coreai_gemm_strided(const coreai_gemm_args *g, const float *b, int64_t b_rs, int64_t b_cs,
@@ -692,8 +835,17 @@ void coreai_gemm_strided(const coreai_gemm_args *g, const float *b, int64_t b_rs
     if (gemm_degenerate(g))
         return;
     if (g->m < COREAI_GEMM_SMALL_M && g->row_bias == NULL && g->a_cb <= 0 && g->c_cb <= 0 &&
-        gemm_small(g, b, b_rs, b_cs))
+        gemm_small_ok(g, b_rs, b_cs)) {
+        gemm_job job = {0};
+        job.g = g;
+        job.run = gemm_run_small;
+        job.b = b;
+        job.b_rs = b_rs;
+        job.b_cs = b_cs;
+        gemm_plan(&job, INT64_MAX, 0);
+        gemm_job_run(&job);
         return;
+    }
     /* B block by block, each packed right before use (so it is still in
      * L2): KC x NC blocks into the caller's scratch, else KCS x NCS blocks
      * on the stack */

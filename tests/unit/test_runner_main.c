@@ -31,6 +31,7 @@
 /* ---- the hand-written model ---- */
 
 static int g_calls;
+static int32_t g_threads_seen; /* coreai_parallel_threads() in the last main call */
 
 static const int64_t shape_2x3[2] = {2, 3};
 static const int64_t shape_3[1] = {3};
@@ -41,6 +42,7 @@ static const int64_t shape_4[1] = {4};
 static coreai_status add_invoke(void *ws, const void *const *in, void *const *st,
                                 void *const *out) {
     ++g_calls;
+    g_threads_seen = coreai_parallel_threads();
     if (ws == NULL || (uintptr_t)ws % 64 != 0) {
         return COREAI_STATUS_INVALID_ARGUMENT;
     }
@@ -429,6 +431,48 @@ static void test_repeat(void **state) {
     expect_main_outputs(path_in("out"));
 }
 
+static void test_threads(void **state) {
+    (void)state;
+    write_main_inputs();
+    char a[1100], b[1100], acc[1100];
+    snprintf(a, sizeof a, "a=%s", path_in("a.npy"));
+    snprintf(b, sizeof b, "b=%s", path_in("b.npy"));
+    snprintf(acc, sizeof acc, "acc=%s", path_in("acc.npy"));
+    cli_result r;
+    run_cli(&model, &r, "--threads", "3", "--in", a, "--in", b, "--state", acc, "--out", path_in("out"), NULL);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(g_threads_seen, 3); /* the pool was installed for the call */
+    assert_int_equal(coreai_parallel_threads(), 1); /* and removed after it */
+    expect_main_outputs(path_in("out"));
+    run_cli(&model, &r, "--in", a, "--in", b, "--state", acc, "--out", path_in("out"), NULL);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(g_threads_seen, 1);
+}
+
+/* COREAI_ISA: a variant the build has not is an error naming the ones it has. */
+static void test_isa_env(void **state) {
+    (void)state;
+    write_main_inputs();
+    char a[1100], b[1100], acc[1100];
+    snprintf(a, sizeof a, "a=%s", path_in("a.npy"));
+    snprintf(b, sizeof b, "b=%s", path_in("b.npy"));
+    snprintf(acc, sizeof acc, "acc=%s", path_in("acc.npy"));
+    cli_result r;
+    setenv("COREAI_ISA", "no-such-isa", 1);
+    const int calls = g_calls;
+    run_cli(&model, &r, "--in", a, "--in", b, "--state", acc, "--out", path_in("out"), NULL);
+    assert_int_equal(r.rc, 1);
+    expect_contains(r.err, "runner: error: COREAI_ISA=no-such-isa: no such ISA variant (variants: ");
+    expect_contains(r.err, coreai_runtime_isa_name(0));
+    assert_int_equal(g_calls, calls);
+    setenv("COREAI_ISA", coreai_runtime_isa_name(0), 1);
+    run_cli(&model, &r, "--in", a, "--in", b, "--state", acc, "--out", path_in("out"), NULL);
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(coreai_runtime_isa(), coreai_runtime_isa_name(0));
+    unsetenv("COREAI_ISA");
+    (void)coreai_runtime_set_isa(NULL);
+}
+
 static void test_help(void **state) {
     (void)state;
     cli_result r;
@@ -481,6 +525,10 @@ static void test_usage_errors(void **state) {
     EXPECT_USAGE("--repeat expects an integer from 1 to", "--repeat", "", "--out", out);
     EXPECT_USAGE("--repeat expects an integer from 1 to", "--repeat", "99999999999999999999",
                  "--out", out);
+    EXPECT_USAGE("--threads expects an integer from 1 to 256", "--threads", "0", "--out", out);
+    EXPECT_USAGE("--threads expects an integer from 1 to 256", "--threads", "257", "--out", out);
+    EXPECT_USAGE("--threads expects an integer from 1 to 256", "--threads", "2x", "--out", out);
+    EXPECT_USAGE("--threads given more than once", "--threads", "2", "--threads", "2", "--out", out);
     EXPECT_USAGE("--out given more than once", "--out", out, "--out", out);
     EXPECT_USAGE("--entrypoint given more than once", "--entrypoint", "main", "--entrypoint",
                  "main", "--out", out);
@@ -686,6 +734,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_success, setup, teardown),
         cmocka_unit_test_setup_teardown(test_out_dir_created, setup, teardown),
         cmocka_unit_test_setup_teardown(test_repeat, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_isa_env, setup, teardown),
         cmocka_unit_test_setup_teardown(test_help, setup, teardown),
         cmocka_unit_test_setup_teardown(test_usage_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_file_errors, setup, teardown),

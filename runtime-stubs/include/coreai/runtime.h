@@ -131,6 +131,25 @@ coreai_status coreai_runtime_set_isa(const char *name);
  * the threads. Never NULL. */
 const char *coreai_runtime_config(void);
 
+/* ---- threads ----
+ * The runtime never creates a thread. An application that wants the kernels
+ * to use several installs a parallel-for: fn(ctx, task, arg, count) must
+ * call task(arg, i) exactly once for every i in 0 .. count - 1, on up to
+ * `threads` threads at once (the calling one included), and return when
+ * all calls have returned. The GEMM (linear, matmul, conv), attention and
+ * the direct convolution then split a large call into at most `threads`
+ * tasks of fixed extent; no element's arithmetic depends on the split, so
+ * the results are bitwise the same for any thread count and any order the
+ * tasks run in. fn NULL or threads <= 1: everything runs on the caller.
+ * Install it before running a model, not while a kernel runs; a task never
+ * calls fn again. The runner's coreai_runner_pool (coreai_runner.h) is a
+ * pthread implementation. */
+typedef void (*coreai_task_fn)(void *arg, int64_t index);
+typedef void (*coreai_parallel_for_fn)(void *ctx, coreai_task_fn task, void *arg, int64_t count);
+void coreai_set_parallel_for(coreai_parallel_for_fn fn, void *ctx, int32_t threads);
+/* The threads of the installed parallel-for (1 without one). */
+int32_t coreai_parallel_threads(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,403 @@
+/*
+ * Threads (coreai_set_parallel_for): the GEMM (packed, strided with and
+ * without scratch, few rows read in place, split by columns and by rows),
+ * conv2d (implicit GEMM with and without scratch, direct) and attention give
+ * bitwise the same outputs with 1, 2 and 3 pthreads (coreai_runner_pool) and
+ * with a parallel-for that runs the tasks in reverse order on one thread; the
+ * calls are really split (the tasks are counted), and one of each kind is
+ * checked against a naive double reference too. Runs every ISA variant
+ * (every_isa.h). Scratch buffers are allocated to the size the kernels
+ * document, so a task writing past its slice shows under ASan / valgrind.
+ */
+#include "kernel_ref.h"
+
+#include "coreai/kernels.h"
+#include "coreai_runner.h"
+#include "every_isa.h"
+
+/* ---- parallel-for implementations ---- */
+
+/* Tasks of every split call, summed (the reversed fake's count). */
+static int64_t reversed_tasks;
+
+static void reversed_for(void *ctx, coreai_task_fn task, void *arg, int64_t count)
+{
+    (void)ctx;
+    reversed_tasks += count;
+    for (int64_t i = count - 1; i >= 0; --i)
+        task(arg, i);
+}
+
+typedef enum mode { MODE_SERIAL, MODE_POOL2, MODE_POOL3, MODE_REVERSED3, MODE_COUNT } mode;
+static const char *const mode_names[MODE_COUNT] = {"1 thread", "2 threads", "3 threads", "3 tasks reversed"};
+
+static coreai_runner_pool *pool2, *pool3;
+
+static void set_mode(mode m)
+{
+    switch (m) {
+    case MODE_SERIAL: coreai_set_parallel_for(NULL, NULL, 1); break;
+    case MODE_POOL2: coreai_set_parallel_for(coreai_runner_pool_parallel_for, pool2, 2); break;
+    case MODE_POOL3: coreai_set_parallel_for(coreai_runner_pool_parallel_for, pool3, 3); break;
+    case MODE_REVERSED3: coreai_set_parallel_for(reversed_for, NULL, 3); break;
+    default: break;
+    }
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    pool2 = coreai_runner_pool_create(2);
+    pool3 = coreai_runner_pool_create(3);
+    return pool2 != NULL && pool3 != NULL ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    coreai_set_parallel_for(NULL, NULL, 1);
+    coreai_runner_pool_destroy(pool2);
+    coreai_runner_pool_destroy(pool3);
+    return 0;
+}
+
+/* One case: fills out (n floats) for the current mode. */
+typedef void (*case_fn)(const void *c, float *out);
+
+/* Runs the case in every mode; every output must equal the serial one bit
+ * for bit, and the reversed fake must have been given more than one task. */
+static void check_modes(const char *what, case_fn fn, const void *c, int64_t n, float *serial_out)
+{
+    float *got = malloc((size_t)n * sizeof(float));
+    assert_non_null(got);
+    set_mode(MODE_SERIAL);
+    fn(c, serial_out);
+    for (int m = MODE_POOL2; m < MODE_COUNT; ++m) {
+        for (int64_t i = 0; i < n; ++i)
+            got[i] = -12345.0f;
+        const int64_t before = reversed_tasks;
+        set_mode((mode)m);
+        fn(c, got);
+        set_mode(MODE_SERIAL);
+        if (m == MODE_REVERSED3 && reversed_tasks - before < 2)
+            fail_msg("%s: the call was not split (%lld tasks)", what, (long long)(reversed_tasks - before));
+        if (memcmp(got, serial_out, (size_t)n * sizeof(float)) != 0) {
+            int64_t i = 0;
+            while (got[i] == serial_out[i] || (got[i] != got[i] && serial_out[i] != serial_out[i]))
+                ++i;
+            fail_msg("%s, %s: element %lld is %a, with 1 thread %a", what, mode_names[m], (long long)i,
+                     (double)got[i], (double)serial_out[i]);
+        }
+    }
+    free(got);
+}
+
+static float *random_floats(ref_rng *r, int64_t n)
+{
+    float *v = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    assert_non_null(v);
+    for (int64_t i = 0; i < n; ++i)
+        v[i] = ref_float(r, -1.0, 1.0);
+    return v;
+}
+
+/* ---- linear: packed weights (GEMM packed path) ---- */
+
+typedef struct linear_case {
+    coreai_linear_packed_params p;
+    const float *x, *w, *packed, *bias, *add;
+} linear_case;
+
+static void linear_run(const void *cv, float *out)
+{
+    const linear_case *c = cv;
+    coreai_status st = c->add != NULL ? coreai_linear_packed_add_f32(&c->p, c->x, c->packed, c->bias, c->add, out)
+                                      : coreai_linear_packed_f32(&c->p, c->x, c->packed, c->bias, out);
+    assert_int_equal(st, COREAI_STATUS_OK);
+}
+
+static void check_linear(int64_t rows, int64_t in, int64_t outf, int32_t epilogue, int with_add, int64_t head)
+{
+    ref_rng r = ref_rng_make(0x9e3779b97f4a7c15ull ^ (uint64_t)(rows * 131 + in * 7 + outf));
+    linear_case c = {{rows, in, outf, epilogue, head, head}, NULL, NULL, NULL, NULL, NULL};
+    float *x = random_floats(&r, rows * in), *w = random_floats(&r, outf * in), *bias = random_floats(&r, outf);
+    float *add = with_add ? random_floats(&r, rows * outf) : NULL;
+    float *packed = malloc((size_t)coreai_packed_b_count(in, outf) * sizeof(float));
+    assert_non_null(packed);
+    assert_int_equal(coreai_pack_b_f32(in, outf, 1, w, packed), COREAI_STATUS_OK);
+    c.x = x;
+    c.w = w;
+    c.packed = packed;
+    c.bias = bias;
+    c.add = add;
+    float *out = malloc((size_t)(rows * outf) * sizeof(float));
+    assert_non_null(out);
+    char what[128];
+    snprintf(what, sizeof what, "linear_packed %lldx%lldx%lld epilogue %d add %d head %lld", (long long)rows,
+             (long long)in, (long long)outf, epilogue, with_add, (long long)head);
+    check_modes(what, linear_run, &c, rows * outf, out);
+    if (epilogue == COREAI_EPILOGUE_NONE && head == 0) {
+        /* the oracle: sums in double */
+        for (int64_t i = 0; i < rows; ++i)
+            for (int64_t j = 0; j < outf; ++j) {
+                double s = bias[j];
+                for (int64_t p = 0; p < in; ++p)
+                    s += (double)x[i * in + p] * w[j * in + p];
+                if (add != NULL)
+                    s += add[i * outf + j];
+                assert_true(fabs(s - out[i * outf + j]) <= 1e-5 * (double)in);
+            }
+    }
+    free(x);
+    free(w);
+    free(bias);
+    free(add);
+    free(packed);
+    free(out);
+}
+
+static void test_linear_packed(void **state)
+{
+    (void)state;
+    check_linear(64, 256, 1000, COREAI_EPILOGUE_NONE, 0, 0); /* columns */
+    check_linear(37, 300, 515, COREAI_EPILOGUE_GELU, 1, 0);  /* ragged edges, epilogue after the store */
+    check_linear(50, 128, 384, COREAI_EPILOGUE_RELU, 1, 64); /* head layouts */
+    check_linear(1, 1024, 1536, COREAI_EPILOGUE_SILU, 0, 0); /* decode: one row */
+    check_linear(200, 700, 16, COREAI_EPILOGUE_NONE, 0, 0);  /* one panel wide: split by rows */
+    check_linear(5, 2000, 40, COREAI_EPILOGUE_NONE, 1, 0);   /* long k (several k blocks) */
+}
+
+/* ---- linear with an unpacked weight (GEMM strided path) ---- */
+
+typedef struct linear_ex_case {
+    coreai_linear_ex_params p;
+    const float *x, *w, *bias;
+    int use_scratch;
+} linear_ex_case;
+
+static void linear_ex_run(const void *cv, float *out)
+{
+    const linear_ex_case *c = cv;
+    const size_t bytes = coreai_linear_ex_f32_scratch_size(&c->p);
+    float *scratch = c->use_scratch && bytes > 0 ? malloc(bytes) : NULL;
+    assert_int_equal(coreai_linear_ex_f32(&c->p, c->x, c->w, c->bias, out, scratch), COREAI_STATUS_OK);
+    free(scratch);
+}
+
+static void check_linear_ex(int64_t rows, int64_t in, int64_t outf, int32_t transposed, int use_scratch)
+{
+    ref_rng r = ref_rng_make(0x1234567ull + (uint64_t)(rows * 17 + in * 3 + outf + transposed));
+    float *x = random_floats(&r, rows * in), *w = random_floats(&r, outf * in), *bias = random_floats(&r, outf);
+    linear_ex_case c = {{rows, in, outf, transposed, COREAI_EPILOGUE_GELU_TANH}, x, w, bias, use_scratch};
+    float *out = malloc((size_t)(rows * outf) * sizeof(float));
+    assert_non_null(out);
+    char what[128];
+    snprintf(what, sizeof what, "linear_ex %lldx%lldx%lld transposed %d scratch %d", (long long)rows, (long long)in,
+             (long long)outf, transposed, use_scratch);
+    check_modes(what, linear_ex_run, &c, rows * outf, out);
+    free(x);
+    free(w);
+    free(bias);
+    free(out);
+}
+
+static void test_linear_strided(void **state)
+{
+    (void)state;
+    check_linear_ex(40, 600, 700, 0, 1); /* [out][in] weight, packed block by block into scratch slices */
+    check_linear_ex(40, 600, 700, 1, 0); /* [in][out], stack blocks */
+    check_linear_ex(33, 70, 1100, 1, 1);
+    check_linear_ex(2, 900, 500, 0, 1);  /* few rows: dot products in place */
+    check_linear_ex(3, 900, 500, 1, 0);  /* few rows: row updates in place */
+}
+
+/* ---- conv2d ---- */
+
+typedef struct conv_case {
+    coreai_conv2d_params p;
+    const float *x, *w, *bias;
+    int use_scratch;
+} conv_case;
+
+static void conv_run(const void *cv, float *out)
+{
+    const conv_case *c = cv;
+    const size_t bytes = coreai_conv2d_f32_scratch_size(&c->p);
+    float *scratch = c->use_scratch && bytes > 0 ? malloc(bytes) : NULL;
+    assert_int_equal(coreai_conv2d_ws_f32(&c->p, c->x, c->w, c->bias, out, scratch), COREAI_STATUS_OK);
+    free(scratch);
+}
+
+static void check_conv(int64_t batch, int64_t cin, int64_t hw, int64_t cout, int64_t k, int64_t stride,
+                       int64_t groups, int use_scratch)
+{
+    ref_rng r = ref_rng_make(0xabcdefull + (uint64_t)(cin * 7 + cout * 11 + hw + groups + use_scratch));
+    const int64_t pad = k / 2, oh = (hw + 2 * pad - k) / stride + 1;
+    conv_case c = {{batch, cin, hw, hw, cout, k, k, oh, oh, stride, stride, pad, pad, 1, 1, groups}, NULL, NULL,
+                   NULL, use_scratch};
+    float *x = random_floats(&r, batch * cin * hw * hw), *w = random_floats(&r, cout * (cin / groups) * k * k);
+    float *bias = random_floats(&r, cout);
+    c.x = x;
+    c.w = w;
+    c.bias = bias;
+    const int64_t n = batch * cout * oh * oh;
+    float *out = malloc((size_t)n * sizeof(float));
+    assert_non_null(out);
+    char what[160];
+    snprintf(what, sizeof what, "conv2d %lldx%lldx%lld^2 -> %lld k%lld s%lld g%lld scratch %d", (long long)batch,
+             (long long)cin, (long long)hw, (long long)cout, (long long)k, (long long)stride, (long long)groups,
+             use_scratch);
+    check_modes(what, conv_run, &c, n, out);
+    /* the oracle for one output channel of the first sample */
+    const int64_t cg = cin / groups, og = cout / groups;
+    for (int64_t o = 0; o < cout; o += cout - 1 > 0 ? cout - 1 : 1) {
+        const int64_t g = o / og;
+        for (int64_t y = 0; y < oh; ++y)
+            for (int64_t xx = 0; xx < oh; ++xx) {
+                double s = bias[o];
+                for (int64_t ci = 0; ci < cg; ++ci)
+                    for (int64_t ky = 0; ky < k; ++ky)
+                        for (int64_t kx = 0; kx < k; ++kx) {
+                            const int64_t iy = y * stride - pad + ky, ix = xx * stride - pad + kx;
+                            if (iy < 0 || iy >= hw || ix < 0 || ix >= hw)
+                                continue;
+                            s += (double)x[((g * cg + ci) * hw + iy) * hw + ix] * w[((o * cg + ci) * k + ky) * k + kx];
+                        }
+                assert_true(fabs(s - out[(o * oh + y) * oh + xx]) <= 1e-5 * (double)(cg * k * k));
+            }
+    }
+    free(x);
+    free(w);
+    free(bias);
+    free(out);
+}
+
+static void test_conv2d(void **state)
+{
+    (void)state;
+    check_conv(1, 16, 32, 32, 3, 1, 1, 1);  /* implicit GEMM, scratch slices */
+    check_conv(2, 16, 30, 24, 3, 2, 1, 0);  /* implicit GEMM, stack blocks, stride 2 */
+    check_conv(1, 48, 20, 48, 3, 1, 48, 1); /* depthwise: direct */
+    check_conv(1, 8, 40, 6, 5, 1, 2, 1);    /* small groups: direct */
+}
+
+/* ---- attention ---- */
+
+typedef struct sdpa_case {
+    coreai_sdpa_params p;
+    const float *q, *k, *v;
+    const uint8_t *mask;
+} sdpa_case;
+
+static void sdpa_run(const void *cv, float *out)
+{
+    const sdpa_case *c = cv;
+    assert_int_equal(coreai_sdpa_f32(&c->p, c->q, c->k, c->v, c->mask, NULL, out), COREAI_STATUS_OK);
+}
+
+static void check_sdpa(int64_t batch, int64_t hq, int64_t hk, int64_t tq, int64_t tk, int64_t d, int causal,
+                       int with_mask)
+{
+    ref_rng r = ref_rng_make(0x5151ull + (uint64_t)(hq * 3 + tq * 5 + tk + d + causal * 7 + with_mask));
+    sdpa_case c;
+    memset(&c, 0, sizeof c);
+    c.p.batch = batch;
+    c.p.q_heads = hq;
+    c.p.k_heads = hk;
+    c.p.v_heads = hk;
+    c.p.q_len = tq;
+    c.p.kv_len = tk;
+    c.p.head_dim = d;
+    c.p.v_head_dim = d;
+    c.p.k_batch = batch;
+    c.p.v_batch = batch;
+    c.p.scale = 1.0f / sqrtf((float)d);
+    c.p.is_causal = causal;
+    float *q = random_floats(&r, batch * hq * tq * d), *k = random_floats(&r, batch * hk * tk * d);
+    float *v = random_floats(&r, batch * hk * tk * d);
+    uint8_t *mask = NULL;
+    if (with_mask) {
+        c.p.mask_kind = COREAI_SDPA_MASK_BOOL;
+        c.p.mask_strides[2] = tk;
+        c.p.mask_strides[3] = 1;
+        mask = malloc((size_t)(tq * tk));
+        assert_non_null(mask);
+        for (int64_t i = 0; i < tq * tk; ++i)
+            mask[i] = (uint8_t)(ref_next(&r) % 4 != 0);
+    }
+    c.q = q;
+    c.k = k;
+    c.v = v;
+    c.mask = mask;
+    const int64_t n = batch * hq * tq * d;
+    float *out = malloc((size_t)n * sizeof(float));
+    assert_non_null(out);
+    char what[128];
+    snprintf(what, sizeof what, "sdpa B%lld Hq%lld Hk%lld Tq%lld Tk%lld D%lld causal %d mask %d", (long long)batch,
+             (long long)hq, (long long)hk, (long long)tq, (long long)tk, (long long)d, causal, with_mask);
+    check_modes(what, sdpa_run, &c, n, out);
+    if (!causal && !with_mask) {
+        /* the oracle for head 0, every row */
+        for (int64_t i = 0; i < tq; ++i) {
+            double mx = -INFINITY, sum = 0.0, logit[512];
+            assert_true(tk <= 512);
+            for (int64_t j = 0; j < tk; ++j) {
+                double s = 0.0;
+                for (int64_t e = 0; e < d; ++e)
+                    s += (double)q[i * d + e] * k[j * d + e];
+                logit[j] = s * c.p.scale;
+                mx = logit[j] > mx ? logit[j] : mx;
+            }
+            for (int64_t j = 0; j < tk; ++j)
+                sum += exp(logit[j] - mx);
+            for (int64_t e = 0; e < d; ++e) {
+                double o = 0.0;
+                for (int64_t j = 0; j < tk; ++j)
+                    o += exp(logit[j] - mx) / sum * v[j * d + e];
+                assert_true(fabs(o - out[i * d + e]) <= 1e-5);
+            }
+        }
+    }
+    free(q);
+    free(k);
+    free(v);
+    free(mask);
+    free(out);
+}
+
+static void test_sdpa(void **state)
+{
+    (void)state;
+    check_sdpa(1, 4, 2, 100, 100, 64, 1, 0); /* GQA, causal */
+    check_sdpa(2, 3, 3, 37, 70, 32, 0, 0);   /* odd heads, cross lengths */
+    check_sdpa(1, 2, 1, 64, 64, 80, 0, 1);   /* MQA with a mask */
+    check_sdpa(1, 1, 1, 300, 300, 64, 1, 0); /* one head: split by query blocks */
+}
+
+static void test_threads_reported(void **state)
+{
+    (void)state;
+    set_mode(MODE_POOL3);
+    assert_int_equal(coreai_parallel_threads(), 3);
+    set_mode(MODE_SERIAL);
+    assert_int_equal(coreai_parallel_threads(), 1);
+    /* a hook with one thread is no hook */
+    coreai_set_parallel_for(reversed_for, NULL, 1);
+    assert_int_equal(coreai_parallel_threads(), 1);
+    const int64_t before = reversed_tasks;
+    check_linear(64, 256, 1000, COREAI_EPILOGUE_NONE, 0, 0);
+    assert_true(reversed_tasks - before >= 2); /* check_linear's own reversed mode */
+    set_mode(MODE_SERIAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_linear_packed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_linear_strided, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_conv2d, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sdpa, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_threads_reported, setup, teardown),
+    };
+    return COREAI_RUN_EVERY_ISA(tests);
+}
