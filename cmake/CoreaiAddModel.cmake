@@ -10,7 +10,8 @@
 #                    [RUNNER]                     # also build <target>-run (.npy in, .npy out)
 #                    [OPTIMIZE <ON|OFF>]          # -O3 in Debug / empty configurations;
 #                                                 #   default: COREAI_MODEL_OPTIMIZE (ON)
-#                    [WEIGHTS_FORMAT <c|incbin>]  # how the constants are linked; default c
+#                    [WEIGHTS_FORMAT <c|incbin>]  # how the constants are linked; default:
+#                                                 #   incbin for GCC/Clang on ELF, else c
 #                    [GENERATOR_OPTIONS <opt>...])# extra `coreai-gen generate` options
 #
 # Runs `coreai-gen generate` to write <dir>/<prefix>.h, <prefix>.c and
@@ -30,15 +31,18 @@
 # -DCOREAI_MODEL_OPTIMIZE=OFF for every model (and for the runtime when it is
 # built from source in the same build), leaves the configuration's flags alone.
 #
-# WEIGHTS_FORMAT incbin (GCC or Clang, ELF targets: Linux, arm-none-eabi)
-# has coreai-gen write the constants as one binary blob, <prefix>_weights.bin,
-# which <prefix>_weights.c links with the assembler's .incbin instead of
-# C initializers: it compiles in a fraction of a second and a few MB of
-# memory whatever the weights' size. <prefix>_weights.c is compiled with
+# WEIGHTS_FORMAT incbin, the default with GCC or Clang for an ELF target
+# (Linux, arm-none-eabi), has coreai-gen write the constants as one binary
+# blob, <prefix>_weights.bin, which <prefix>_weights.c links with the
+# assembler's .incbin instead of C initializers: it compiles in about a second
+# whatever the weights' size. <prefix>_weights.c is compiled with
 # -Wa,-I,<dir> so that the assembler finds the blob, and depends on it (a
-# changed blob rebuilds it). Choose the section and alignment with
+# changed blob rebuilds it and relinks). Choose the section and alignment with
 # GENERATOR_OPTIONS --weights-section NAME --weights-align N (default
-# .rodata.coreai_weights, 64). The default, c, works with any C compiler.
+# .rodata.coreai_weights, 64). WEIGHTS_FORMAT c (the default with any other
+# compiler, or for Mach-O and PE targets) writes C initializers, which every C
+# compiler takes but which take minutes and gigabytes of compiler memory for
+# tens of MB of weights.
 #
 # The code is regenerated when the model file, its weights file or the
 # generator changes. The generator reports its inputs in a depfile; because
@@ -115,6 +119,20 @@ option(COREAI_MODEL_OPTIMIZE
 
 set(COREAI_GEN_EXECUTABLE "" CACHE FILEPATH
     "coreai-gen to run for coreai_add_model() (empty: the coreai-gen target of the build, an installed one, or PATH)")
+
+# Sets out_var to TRUE when the C compiler can link weights with the GNU
+# assembler's .incbin: GCC or Clang, for an ELF target (not Mach-O, PE or
+# WebAssembly; an unknown executable format, as with a bare-metal toolchain
+# whose checks build static libraries, counts as ELF).
+function(_coreai_incbin_supported out_var)
+  set(ok FALSE)
+  if(CMAKE_C_COMPILER_ID MATCHES "^(GNU|Clang)$" AND NOT APPLE AND NOT WIN32 AND NOT CYGWIN
+     AND NOT CMAKE_SYSTEM_NAME MATCHES "^(Emscripten|WASI)$"
+     AND (NOT CMAKE_EXECUTABLE_FORMAT OR CMAKE_EXECUTABLE_FORMAT STREQUAL "ELF"))
+    set(ok TRUE)
+  endif()
+  set(${out_var} ${ok} PARENT_SCOPE)
+endfunction()
 
 # Reads <weights href="..."> from the model file; sets out_var to the
 # absolute weights path, or to "" when the model has no weights element.
@@ -217,14 +235,22 @@ function(coreai_add_model target)
   if((ARG_PYTHON_ARGS OR ARG_PYTHON_DEPENDS) AND NOT DEFINED ARG_PYTHON_SCRIPT)
     message(FATAL_ERROR "coreai_add_model(${target}): PYTHON_ARGS and PYTHON_DEPENDS need PYTHON_SCRIPT")
   endif()
+  _coreai_incbin_supported(incbin_ok)
   if(NOT DEFINED ARG_WEIGHTS_FORMAT)
-    set(ARG_WEIGHTS_FORMAT c)
+    if(incbin_ok)
+      set(ARG_WEIGHTS_FORMAT incbin)
+    else()
+      set(ARG_WEIGHTS_FORMAT c)
+    endif()
   endif()
   if(NOT ARG_WEIGHTS_FORMAT MATCHES "^(c|incbin)$")
     message(FATAL_ERROR "coreai_add_model(${target}): WEIGHTS_FORMAT '${ARG_WEIGHTS_FORMAT}' is not c or incbin")
   endif()
-  if(ARG_WEIGHTS_FORMAT STREQUAL "incbin"
-     AND (APPLE OR WIN32 OR NOT CMAKE_C_COMPILER_ID MATCHES "^(GNU|Clang)$"))
+  if(ARG_GENERATOR_OPTIONS MATCHES "(^|;)--weights-format(;|$)")
+    message(FATAL_ERROR "coreai_add_model(${target}): give the weights format as WEIGHTS_FORMAT, not in "
+      "GENERATOR_OPTIONS (the build must know which files coreai-gen writes)")
+  endif()
+  if(ARG_WEIGHTS_FORMAT STREQUAL "incbin" AND NOT incbin_ok)
     message(FATAL_ERROR "coreai_add_model(${target}): WEIGHTS_FORMAT incbin needs GCC or Clang and an ELF "
       "target (this is ${CMAKE_C_COMPILER_ID} for ${CMAKE_SYSTEM_NAME}); use WEIGHTS_FORMAT c")
   endif()
@@ -269,11 +295,10 @@ function(coreai_add_model target)
   set(out_c "${out_dir}/${prefix}.c")
   set(out_w "${out_dir}/${prefix}_weights.c")
   set(out_extra)
-  set(format_options)
+  set(format_options --weights-format ${ARG_WEIGHTS_FORMAT})
   if(ARG_WEIGHTS_FORMAT STREQUAL "incbin")
     set(out_bin "${out_dir}/${prefix}_weights.bin")
     set(out_extra "${out_bin}")
-    set(format_options --weights-format incbin)
   endif()
   set(depfile "${out_dir}/${prefix}.d")
 

@@ -73,7 +73,8 @@ bool cg_emit_program(void *mem_ctx, const cg_module *module, const cg_program_pl
          * about 17 M floats or more cannot be held (and would not compile). */
         cg_diag_error(diag, 0,
                       "the weights (%" PRIu64 " bytes) are too large to write as C initializers: their text "
-                      "exceeds the 256 MiB this generator can hold in one piece",
+                      "exceeds the 256 MiB this generator can hold in one piece (the default --weights-format "
+                      "incbin has no such limit)",
                       weight_bytes);
         talloc_free(tmp);
         return false;

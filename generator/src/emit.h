@@ -16,9 +16,10 @@
 typedef struct cg_emit_options {
     const char *prefix;     /* C prefix: NAME of NAME.h, NAME_main(), ... */
     const char *model_name; /* model file name as shown in banners (no directories) */
-    /* Weights as binary data (--weights-format incbin): NAME_weights.bin holds
-     * every constant's bytes and NAME_weights.c is one top-level __asm__ block
-     * that .incbin's them into weights_section, each at weights_align. */
+    /* Weights as binary data (--weights-format incbin, coreai-gen's default):
+     * NAME_weights.bin holds every constant's bytes and NAME_weights.c is one
+     * top-level __asm__ block that .incbin's them into weights_section, each
+     * at weights_align. false: C initializers in NAME_weights.c. */
     bool weights_incbin;
     const char *weights_section; /* incbin only; NULL: .rodata.coreai_weights */
     uint64_t weights_align;      /* incbin only; 0: COREAI_ALIGNMENT */

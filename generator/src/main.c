@@ -26,7 +26,7 @@ enum { EXIT_OK = 0, EXIT_INVALID = 1, EXIT_USAGE = 2 };
 static const char usage_text[] =
     "usage: coreai-gen generate MODEL -o DIR [--prefix NAME] [--no-composite-kernels]\n"
     "                           [--no-fuse] [--depfile FILE] [--stamp FILE] [--stats]\n"
-    "                           [--weights-format c|incbin] [--weights-section NAME]\n"
+    "                           [--weights-format incbin|c] [--weights-section NAME]\n"
     "                           [--weights-align N]\n"
     "       coreai-gen check MODEL [--max-model-size BYTES]\n"
     "       coreai-gen print MODEL [--max-model-size BYTES]\n"
@@ -47,10 +47,11 @@ static const char usage_text[] =
     "                            if given, else DIR/NAME.c)\n"
     "  --stamp FILE              rewrite FILE on every successful run (a build-system timestamp)\n"
     "  --stats                   print workspace, liveness lower bound and weight bytes\n"
-    "  --weights-format FORMAT   c (default): the constants as C initializers in NAME_weights.c;\n"
-    "                            incbin: their bytes in DIR/NAME_weights.bin, linked by an\n"
-    "                            assembler .incbin in NAME_weights.c (GCC/Clang, ELF targets;\n"
-    "                            compile it with -Wa,-I,DIR)\n"
+    "  --weights-format FORMAT   incbin (default): the constants' bytes in DIR/NAME_weights.bin,\n"
+    "                            linked by an assembler .incbin in NAME_weights.c (GCC/Clang,\n"
+    "                            ELF targets; compile it with -Wa,-I,DIR);\n"
+    "                            c: the constants as C initializers in NAME_weights.c (any C\n"
+    "                            compiler; for small models)\n"
     "  --weights-section NAME    incbin: the section of the weights (default .rodata.coreai_weights)\n"
     "  --weights-align N         incbin: alignment of each constant, a power of two, at least\n"
     "                            and by default 64 (COREAI_ALIGNMENT)\n"
@@ -73,6 +74,7 @@ typedef struct cli {
     bool stats;
     uint64_t max_model_size;
     bool weights_incbin;
+    bool weights_format_given;
     const char *weights_section;
     uint64_t weights_align;
 } cli;
@@ -88,7 +90,8 @@ static int usage_error(const char *fmt, const char *arg)
 /* Returns -1 to continue, or an exit status. */
 static int parse_args(int argc, char **argv, cli *c)
 {
-    *c = (cli){.composite_kernels = true, .fuse = true, .max_model_size = CG_DEFAULT_MAX_MODEL_SIZE};
+    *c = (cli){.composite_kernels = true, .fuse = true, .max_model_size = CG_DEFAULT_MAX_MODEL_SIZE,
+               .weights_incbin = true};
     if (argc < 2)
         return usage_error("%s", "no command given");
     for (int i = 1; i < argc; i++) {
@@ -133,6 +136,7 @@ static int parse_args(int argc, char **argv, cli *c)
             if (strcmp(v, "c") && strcmp(v, "incbin"))
                 return usage_error("--weights-format '%s' is not c or incbin", v);
             c->weights_incbin = !strcmp(v, "incbin");
+            c->weights_format_given = true;
         } else if (!strcmp(a, "--weights-section")) {
             if (!has_value)
                 return usage_error("%s needs a section name", a);
@@ -183,10 +187,11 @@ static int parse_args(int argc, char **argv, cli *c)
     if (gen && (!c->out_dir || !c->out_dir[0]))
         return usage_error("%s", "generate needs -o DIR");
     if (!gen && (c->out_dir || c->prefix || c->depfile || c->stamp || c->stats || !c->composite_kernels || !c->fuse ||
-                 c->weights_incbin || c->weights_section || c->weights_align))
+                 c->weights_format_given || c->weights_section || c->weights_align))
         return usage_error("%s takes no generation options", c->command);
     if (!c->weights_incbin && (c->weights_section || c->weights_align))
-        return usage_error("%s", "--weights-section and --weights-align need --weights-format incbin");
+        return usage_error("%s", "--weights-section and --weights-align need --weights-format incbin (the default), "
+                                 "not c");
     if (c->prefix && !cg_cname_is_valid(c->prefix))
         return usage_error("--prefix '%s' is not a valid C identifier", c->prefix);
     return -1;

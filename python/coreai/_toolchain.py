@@ -208,19 +208,74 @@ def _runtime_objects(rt: Path, cc: list, flags: list) -> list:
     return objs
 
 
-def build_library(model_path, prefix: str, composite_kernels: bool = True) -> Path:
-    """coreai-gen generate + cc -shared; returns the path of the cached .so."""
+WEIGHTS_FORMATS = ("c", "incbin")
+
+_incbin_ok_cache: dict = {}
+
+
+def incbin_supported(cc: list | None = None) -> bool:
+    """Whether the C compiler can link weights with the GNU assembler's
+    .incbin: GCC or Clang (__GNUC__) for a little-endian ELF target (__ELF__),
+    as its predefined macros say."""
+    cc = c_compiler() if cc is None else cc
+    key = tuple(cc)
+    if key not in _incbin_ok_cache:
+        try:
+            r = subprocess.run(cc + ["-dM", "-E", "-x", "c", os.devnull], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True)
+            macros = set(line.split()[1] for line in r.stdout.splitlines() if line.startswith("#define "))
+            little = "#define __BYTE_ORDER__ __ORDER_LITTLE_ENDIAN__" in r.stdout
+            _incbin_ok_cache[key] = r.returncode == 0 and {"__GNUC__", "__ELF__"} <= macros and little
+        except OSError:
+            _incbin_ok_cache[key] = False
+    return _incbin_ok_cache[key]
+
+
+def default_weights_format(cc: list | None = None) -> str:
+    """incbin where the compiler supports it (incbin_supported), else c."""
+    return "incbin" if incbin_supported(cc) else "c"
+
+
+def model_sources(out_dir, prefix: str) -> list:
+    """The C sources coreai-gen wrote for prefix in out_dir: NAME.c and the
+    weights sources (NAME_weights.c, then NAME_weights_1.c, ...)."""
+    out_dir = Path(out_dir)
+    chunks = []
+    for p in out_dir.glob(f"{glob.escape(prefix)}_weights_*.c"):
+        k = p.stem[len(prefix) + len("_weights_"):]
+        if k.isdigit():
+            chunks.append((int(k), p))
+    weights = out_dir / f"{prefix}_weights.c"
+    return [out_dir / f"{prefix}.c"] + ([weights] if weights.is_file() else []) + [p for _, p in sorted(chunks)]
+
+
+def model_compile_flags(out_dir) -> list:
+    """What compiling the generated sources needs besides the runtime's
+    include directory: the assembler finds the weights blob in out_dir."""
+    return [f"-Wa,-I,{Path(out_dir)}"]
+
+
+def build_library(model_path, prefix: str, composite_kernels: bool = True, weights_format: str | None = None) -> Path:
+    """coreai-gen generate + cc -shared; returns the path of the cached .so.
+    weights_format: "incbin" or "c"; None: default_weights_format()."""
     model_path = Path(model_path)
     gen = find_coreai_gen()
     rt = runtime_dir(gen)
     cc = c_compiler()
+    if weights_format is None:
+        weights_format = default_weights_format(cc)
+    if weights_format not in WEIGHTS_FORMATS:
+        raise ValueError(f"weights_format {weights_format!r} is not one of {', '.join(WEIGHTS_FORMATS)}")
+    if weights_format == "incbin" and not incbin_supported(cc):
+        raise ToolchainError(f"weights_format 'incbin' needs GCC or Clang for a little-endian ELF target; "
+                             f"{' '.join(cc)} is not (use weights_format='c')")
     flags = ["-std=c11", "-O2", "-fPIC", "-I", str(rt / "include")]
     h = hashlib.sha256()
     # the model text records the weights' SHA-256, so it pins the weights too
     h.update(model_path.read_bytes())
     h.update(Path(gen).read_bytes())
     _hash_files(h, _runtime_files(rt))
-    h.update(repr((cc, flags, prefix, composite_kernels)).encode())
+    h.update(repr((cc, flags, prefix, composite_kernels, weights_format)).encode())
     key = h.hexdigest()[:32]
     d = cache_root() / f"model-{key}"
     lib = d / f"lib{prefix}.so"
@@ -229,11 +284,11 @@ def build_library(model_path, prefix: str, composite_kernels: bool = True) -> Pa
     objs = _runtime_objects(rt, cc, flags)
     tmp = Path(tempfile.mkdtemp(dir=cache_root(), prefix=".model-"))
     try:
-        cmd = [gen, "generate", str(model_path), "-o", str(tmp), "--prefix", prefix]
+        cmd = [gen, "generate", str(model_path), "-o", str(tmp), "--prefix", prefix, "--weights-format", weights_format]
         if not composite_kernels:
             cmd.append("--no-composite-kernels")
         _run(cmd, "coreai-gen generate")
-        _run(cc + flags + ["-shared", str(tmp / f"{prefix}.c"), str(tmp / f"{prefix}_weights.c")]
+        _run(cc + flags + model_compile_flags(tmp) + ["-shared"] + [str(p) for p in model_sources(tmp, prefix)]
              + [str(o) for o in objs] + ["-o", str(tmp / lib.name), "-lm"], "compiling the generated model")
         try:
             os.replace(tmp, d)

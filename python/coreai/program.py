@@ -90,20 +90,26 @@ class AIAsset:
         self.weights_path = Path(weights_path) if weights_path is not None else None
         self.initial_states = {k: dict(v) for k, v in (initial_states or {}).items()}
 
-    def executable(self, *, composite_kernels: bool = True, prefix: str | None = None) -> "_ExecutableContext":
+    def executable(self, *, composite_kernels: bool = True, prefix: str | None = None,
+                   weights_format: str | None = None) -> "_ExecutableContext":
         """`async with asset.executable() as m:` generates C with coreai-gen,
-        compiles and loads it; `m.load_function(name)` gives a callable."""
-        return _ExecutableContext(self, composite_kernels, prefix)
+        compiles and loads it; `m.load_function(name)` gives a callable.
+        weights_format: how the constants are linked, "incbin" (a binary
+        blob, GCC/Clang on ELF) or "c" (C initializers); None picks incbin
+        where the C compiler supports it."""
+        return _ExecutableContext(self, composite_kernels, prefix, weights_format)
 
     def __repr__(self) -> str:
         return f"<AIAsset {self.model_path}>"
 
 
 class _ExecutableContext:
-    def __init__(self, asset: AIAsset, composite_kernels: bool, prefix: str | None) -> None:
+    def __init__(self, asset: AIAsset, composite_kernels: bool, prefix: str | None,
+                 weights_format: str | None = None) -> None:
         self.asset = asset
         self.composite_kernels = composite_kernels
         self.prefix = prefix
+        self.weights_format = weights_format
         self.executable = None
 
     def _open(self):
@@ -111,7 +117,7 @@ class _ExecutableContext:
         from .runtime import AIExecutable
 
         prefix = self.prefix or _toolchain.c_prefix(self.asset.model_path)
-        lib = _toolchain.build_library(self.asset.model_path, prefix, self.composite_kernels)
+        lib = _toolchain.build_library(self.asset.model_path, prefix, self.composite_kernels, self.weights_format)
         self.executable = AIExecutable(lib, prefix, self.asset.initial_states)
         return self.executable
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # coreai-gen generate --weights-format incbin (weights as a linked binary
-# blob). Needs COREAI_GEN and COREAI_SOURCE_DIR; ctest sets both. Builds and
-# bit-identical outputs: tests/cmake/run_incbin.sh, e2e.*.incbin_same_bits.
+# blob, the default) and c (C initializers). Needs COREAI_GEN and
+# COREAI_SOURCE_DIR; ctest sets both. Builds and bit-identical outputs:
+# tests/cmake/run_incbin.sh, e2e.*.cform_same_bits.
 
 setup() {
     : "${COREAI_GEN:?}" "${COREAI_SOURCE_DIR:?}"
@@ -21,15 +22,19 @@ teardown() {
     [[ "$output" == *"--weights-align N"* ]]
 }
 
-@test "--weights-format c is the default, byte for byte, and writes no blob" {
+@test "--weights-format incbin is the default, byte for byte; c writes no blob" {
     "$COREAI_GEN" generate "$MODEL" -o "$TMP/default"
+    "$COREAI_GEN" generate "$MODEL" -o "$TMP/b" --weights-format incbin
+    diff -r "$TMP/default" "$TMP/b"
+    [ -s "$TMP/b/feedforward_weights.bin" ]
     "$COREAI_GEN" generate "$MODEL" -o "$TMP/c" --weights-format c
-    diff -r "$TMP/default" "$TMP/c"
     [ ! -e "$TMP/c/feedforward_weights.bin" ]
+    grep -q 'COREAI_ALIGNED(COREAI_ALIGNMENT) const float feedforward_g1_c1_packed_nk\[16384\] = {' \
+        "$TMP/c/feedforward_weights.c"
 }
 
-@test "incbin: same NAME.h and NAME.c, a blob and an asm source naming it bare" {
-    "$COREAI_GEN" generate "$MODEL" -o "$TMP/c"
+@test "incbin: same NAME.h and NAME.c as c, a blob and an asm source naming it bare" {
+    "$COREAI_GEN" generate "$MODEL" -o "$TMP/c" --weights-format c
     "$COREAI_GEN" generate "$MODEL" -o "$TMP/b" --weights-format incbin
     cmp "$TMP/c/feedforward.h" "$TMP/b/feedforward.h"
     cmp "$TMP/c/feedforward.c" "$TMP/b/feedforward.c"
@@ -79,7 +84,7 @@ teardown() {
     [[ "$output" == *"is not a power of two"* ]]
     run "$COREAI_GEN" generate "$MODEL" -o "$TMP/x" --weights-format incbin --weights-align 32
     [ "$status" -eq 2 ]
-    run "$COREAI_GEN" generate "$MODEL" -o "$TMP/x" --weights-section .w
+    run "$COREAI_GEN" generate "$MODEL" -o "$TMP/x" --weights-format c --weights-section .w
     [ "$status" -eq 2 ]
     [[ "$output" == *"need --weights-format incbin"* ]]
     run "$COREAI_GEN" check "$MODEL" --weights-format incbin

@@ -10,8 +10,10 @@
 #     256 in .coreai_weights aligned to 2**8, every constant a read-only
 #     object of the size NAME.c declares;
 #   * the source names the blob by its bare name (no build paths);
-#   * a changed blob rebuilds the weights object (OBJECT_DEPENDS), and a
-#     second build does nothing.
+#   * without WEIGHTS_FORMAT the model is built incbin (the default for GCC
+#     and Clang on ELF);
+#   * a changed blob rebuilds the weights object (OBJECT_DEPENDS) and relinks
+#     the runner, and a second build does nothing.
 set -euo pipefail
 if [ $# -lt 2 ]; then
     echo "usage: $0 SOURCE_DIR COREAI_GEN [COMPILER...]" >&2
@@ -86,6 +88,11 @@ for cc in "${compilers[@]}"; do
     b_sizes=$(nm -S --size-sort "$obj" | awk '{ print $2, $4 }' | sort)
     [ "$c_sizes" = "$b_sizes" ] || fail "[$cc] symbol sizes differ from the C initializers: $c_sizes / $b_sizes"
 
+    [ -s "$build/coreai/feedforward_default/feedforward_weights.bin" ] \
+        || fail "[$cc] no WEIGHTS_FORMAT: no blob, so not incbin by default"
+    "$src/tests/e2e/same_bits.sh" "$build/feedforward_c-run" "$build/feedforward_default-run" "$work/ff" \
+        "$work/out-$cc-default" >/dev/null || fail "[$cc] feedforward, default format: outputs differ"
+
     step "[$cc] dependency tracking"
     cmake --build "$build" --target incbin_runners >"$log" 2>&1 || { cat "$log"; fail "[$cc] second build"; }
     if grep -E -q "Generating|Building|Linking" "$log"; then cat "$log"; fail "[$cc] a second build did work"; fi
@@ -93,6 +100,8 @@ for cc in "${compilers[@]}"; do
     cmake --build "$build" --target incbin_runners >"$log" 2>&1 || { cat "$log"; fail "[$cc] rebuild"; }
     grep -q "feedforward_incbin.dir/.*feedforward_weights.c.o" "$log" \
         || { cat "$log"; fail "[$cc] a changed blob did not rebuild the weights object"; }
+    grep -q "Linking C executable feedforward_incbin-run" "$log" \
+        || { cat "$log"; fail "[$cc] a changed blob did not relink the runner"; }
     ran=$((ran + 1))
     step "[$cc] ok: 6 models bit-identical, sections and alignment checked"
 done
