@@ -29,6 +29,7 @@ typedef struct cg_attr_spec {
     const char *name;
     cg_attr_kind kind;
     bool required;
+    bool symbolic; /* an si64[] that may also be given as dim[] (format 2) */
 } cg_attr_spec;
 
 struct cg_op_info;
@@ -44,20 +45,58 @@ typedef struct cg_op_info {
     bool multi_result;         /* any number of results (elementwise_kernel) */
 } cg_op_info;
 
-static const char *const attr_kind_names[] = {"si64", "f32", "f64", "bool", "str", "si64[]", "f32[]", "str[]"};
+static const char *const attr_kind_names[] = {"si64", "f32", "f64", "bool", "str", "si64[]", "f32[]", "str[]",
+                                              "dim", "dim[]"};
+
+/* Symbolic extents built while inferring (a concat's sum, a slice's length)
+ * live here; cg_op_infer sets it for the duration of one call. */
+static void *infer_mem;
 
 static char *type_str(const cg_type *t)
 {
     /* Diagnostics are rare; a static ring keeps call sites readable. */
-    static char ring[8][128];
+    static char ring[8][256];
     static int next;
     char *s = ring[next++ & 7];
     size_t n = 0;
-    n += (size_t)snprintf(s + n, 128 - n, "tensor<");
-    for (int i = 0; i < t->rank && n < 100; i++)
-        n += (size_t)snprintf(s + n, 128 - n, "%lldx", (long long)t->dims[i]);
-    snprintf(s + n, 128 - n, "%s>", cg_dtype_name(t->dtype));
+    n += (size_t)snprintf(s + n, 256 - n, "tensor<");
+    for (int i = 0; i < t->rank && n < 200; i++) {
+        char e[64];
+        if (t->sym[i])
+            n += (size_t)snprintf(s + n, 256 - n, "[%s]x", cg_dim_format(e, sizeof e, t->sym[i]));
+        else
+            n += (size_t)snprintf(s + n, 256 - n, "%lldx", (long long)t->dims[i]);
+    }
+    snprintf(s + n, 256 - n, "%s>", cg_dtype_name(t->dtype));
     return s;
+}
+
+/* "12" or "seq+2", for messages. */
+static char *ext_str(cg_ext e)
+{
+    static char ring[4][64];
+    static int next;
+    char *s = ring[next++ & 3];
+    if (e.d)
+        return cg_dim_format(s, 64, e.d);
+    snprintf(s, 64, "%lld", (long long)e.v);
+    return s;
+}
+
+static cg_ext ext(const cg_type *t, int axis) { return cg_type_ext(t, axis); }
+
+/* Appends extent e as the next axis of t. */
+static void push(cg_type *t, cg_ext e) { cg_type_set_ext(t, t->rank++, e); }
+
+/* A symbolic extent where a fixed one is needed: weights, channels,
+ * windows. */
+static bool need_fixed(const cg_op *op, const cg_type *t, int axis, const char *what, cg_diag *diag)
+{
+    if (t->sym[axis] == NULL)
+        return true;
+    cg_diag_error(diag, op->line, "%s: %s (axis %d of %s) is symbolic; it must be a fixed extent", op->kind, what,
+                  axis, type_str(t));
+    return false;
 }
 
 /* "[1 2 3]" of an si64[] attribute, for messages. */
@@ -351,13 +390,13 @@ static bool infer_matmul(const cg_op_info *info, const cg_op *op, cg_type *out, 
         return false;
     }
     bool ta = cg_attr_get_bool(op, "transpose_a", false), tb = cg_attr_get_bool(op, "transpose_b", false);
-    int64_t m = ta ? a->dims[a->rank - 1] : a->dims[a->rank - 2];
-    int64_t ka = ta ? a->dims[a->rank - 2] : a->dims[a->rank - 1];
-    int64_t kb = tb ? b->dims[b->rank - 1] : b->dims[b->rank - 2];
-    int64_t n = tb ? b->dims[b->rank - 2] : b->dims[b->rank - 1];
-    if (ka != kb) {
-        cg_diag_error(diag, op->line, "coreai.matmul: inner dimensions differ (%lld vs %lld) for %s x %s",
-                      (long long)ka, (long long)kb, type_str(a), type_str(b));
+    cg_ext m = ta ? ext(a, a->rank - 1) : ext(a, a->rank - 2);
+    cg_ext ka = ta ? ext(a, a->rank - 2) : ext(a, a->rank - 1);
+    cg_ext kb = tb ? ext(b, b->rank - 1) : ext(b, b->rank - 2);
+    cg_ext n = tb ? ext(b, b->rank - 2) : ext(b, b->rank - 1);
+    if (!cg_ext_equal(ka, kb)) {
+        cg_diag_error(diag, op->line, "coreai.matmul: inner dimensions differ (%s vs %s) for %s x %s",
+                      ext_str(ka), ext_str(kb), type_str(a), type_str(b));
         return false;
     }
     cg_type ba = *a, bb = *b, batch;
@@ -373,8 +412,8 @@ static bool infer_matmul(const cg_op_info *info, const cg_op *op, cg_type *out, 
         return false;
     }
     *out = batch;
-    out->dims[out->rank++] = m;
-    out->dims[out->rank++] = n;
+    push(out, m);
+    push(out, n);
     return true;
 }
 
@@ -389,24 +428,26 @@ static bool infer_linear(const cg_op_info *info, const cg_op *op, cg_type *out, 
         return false;
     }
     bool wt = cg_attr_get_bool(op, "weight_transposed", false);
+    if (!need_fixed(op, w, 0, "the weight's extent", diag) || !need_fixed(op, w, 1, "the weight's extent", diag))
+        return false;
     int64_t in = wt ? w->dims[0] : w->dims[1], outf = wt ? w->dims[1] : w->dims[0];
-    if (x->dims[x->rank - 1] != in) {
-        cg_diag_error(diag, op->line, "coreai.linear: input %s has %lld features but weight %s expects %lld",
-                      type_str(x), (long long)x->dims[x->rank - 1], type_str(w), (long long)in);
+    if (!cg_ext_equal(ext(x, x->rank - 1), cg_ext_fixed(in))) {
+        cg_diag_error(diag, op->line, "coreai.linear: input %s has %s features but weight %s expects %lld",
+                      type_str(x), ext_str(ext(x, x->rank - 1)), type_str(w), (long long)in);
         return false;
     }
     if (op->n_operands == 3) {
         const cg_type *b = &op->operands[2]->type;
         if (!need_dtype(op, b, "the bias", info->dtypes, diag))
             return false;
-        if (b->rank != 1 || b->dims[0] != outf) {
+        if (b->rank != 1 || !cg_ext_equal(ext(b, 0), cg_ext_fixed(outf))) {
             cg_diag_error(diag, op->line, "coreai.linear: bias must be tensor<%lldxf32>, got %s",
                           (long long)outf, type_str(b));
             return false;
         }
     }
     *out = *x;
-    out->dims[out->rank - 1] = outf;
+    cg_type_set_ext(out, out->rank - 1, cg_ext_fixed(outf));
     return true;
 }
 
@@ -424,9 +465,10 @@ static bool infer_reduce(const cg_op_info *info, const cg_op *op, cg_type *out, 
     }
     bool extreme = strcmp(op->kind, "coreai.reduce_max") == 0 || strcmp(op->kind, "coreai.reduce_min") == 0;
     for (int i = 0; extreme && i < x->rank; i++) {
-        if ((mask & (1u << i)) && x->dims[i] == 0) {
-            cg_diag_error(diag, op->line, "%s: axis %d of %s is empty; the %s of no elements is undefined",
-                          op->kind, i, type_str(x), op->kind + 14);
+        if ((mask & (1u << i)) && cg_ext_min(ext(x, i)) <= 0) {
+            cg_diag_error(diag, op->line, "%s: axis %d of %s is %s; the %s of no elements is undefined",
+                          op->kind, i, type_str(x), x->sym[i] ? "empty for some values of its symbols" : "empty",
+                          op->kind + 14);
             return false;
         }
     }
@@ -434,9 +476,9 @@ static bool infer_reduce(const cg_op_info *info, const cg_op *op, cg_type *out, 
     cg_type r = {.dtype = x->dtype};
     for (int i = 0; i < x->rank; i++) {
         if (!(mask & (1u << i)))
-            r.dims[r.rank++] = x->dims[i];
+            push(&r, ext(x, i));
         else if (keep)
-            r.dims[r.rank++] = 1;
+            push(&r, cg_ext_fixed(1));
     }
     *out = r;
     return true;
@@ -449,18 +491,18 @@ static bool infer_argmax(const cg_op_info *info, const cg_op *op, cg_type *out, 
     if (!need_dtype(op, x, "the operand", info->dtypes, diag) ||
         !axis_in_range(op, attr(op, "axis"), x->rank, x, &axis, diag))
         return false;
-    if (x->dims[axis] == 0) {
-        cg_diag_error(diag, op->line, "coreai.argmax: axis %lld of %s is empty; there is no maximum to point at",
-                      (long long)axis, type_str(x));
+    if (cg_ext_min(ext(x, (int)axis)) <= 0) {
+        cg_diag_error(diag, op->line, "coreai.argmax: axis %lld of %s is %s; there is no maximum to point at",
+                      (long long)axis, type_str(x), x->sym[axis] ? "empty for some values of its symbols" : "empty");
         return false;
     }
     bool keep = cg_attr_get_bool(op, "keep_dims", false);
     cg_type r = {.dtype = CG_DTYPE_I64};
     for (int i = 0; i < x->rank; i++) {
         if (i != axis)
-            r.dims[r.rank++] = x->dims[i];
+            push(&r, ext(x, i));
         else if (keep)
-            r.dims[r.rank++] = 1;
+            push(&r, cg_ext_fixed(1));
     }
     *out = r;
     return true;
@@ -484,7 +526,13 @@ static bool infer_reshape(const cg_op_info *info, const cg_op *op, cg_type *out,
     const cg_type *x = &op->operands[0]->type, *r = &op->results[0]->type;
     if (!need_dtype(op, x, "the operand", info->dtypes, diag))
         return false;
-    if (r->dtype != x->dtype || cg_type_numel(r) != cg_type_numel(x)) {
+    cg_ext xe[CG_MAX_RANK], re[CG_MAX_RANK];
+    for (int i = 0; i < x->rank; i++)
+        xe[i] = ext(x, i);
+    for (int i = 0; i < r->rank; i++)
+        re[i] = ext(r, i);
+    /* the element counts are equal for every value of the symbols */
+    if (r->dtype != x->dtype || !cg_ext_product_equal(xe, x->rank, re, r->rank)) {
         cg_diag_error(diag, op->line, "coreai.reshape: cannot reshape %s to %s", type_str(x), type_str(r));
         return false;
     }
@@ -513,7 +561,7 @@ static bool infer_transpose(const cg_op_info *info, const cg_op *op, cg_type *ou
     }
     *out = *x;
     for (size_t i = 0; i < perm->count; i++)
-        out->dims[i] = x->dims[perm->ints[i]];
+        cg_type_set_ext(out, (int)i, ext(x, (int)perm->ints[i]));
     return true;
 }
 
@@ -551,17 +599,59 @@ static bool infer_concat(const cg_op_info *info, const cg_op *op, cg_type *out, 
         const cg_type *t = &op->operands[i]->type;
         bool ok = t->rank == x0->rank;
         for (int d = 0; ok && d < t->rank; d++)
-            ok = d == axis || t->dims[d] == x0->dims[d];
+            ok = d == axis || cg_ext_equal(ext(t, d), ext(x0, d));
         if (!ok) {
             cg_diag_error(diag, op->line, "coreai.concat: operand %zu is %s but operand 0 is %s; all extents "
                           "but axis %lld must be equal", i, type_str(t), type_str(x0), (long long)axis);
             return false;
         }
-        if (!cg_add_i64(out->dims[axis], t->dims[axis], &out->dims[axis])) {
+        cg_ext sum;
+        bool fits = cg_ext_add(infer_mem, ext(out, (int)axis), ext(t, (int)axis), &sum);
+        if (fits)
+            cg_type_set_ext(out, (int)axis, sum);
+        if (!fits) {
             cg_diag_error(diag, op->line, "coreai.concat: the extents along axis %lld overflow (operand %zu is %s)",
                           (long long)axis, i, type_str(t));
             return false;
         }
+    }
+    return true;
+}
+
+/* Entry i of an si64[] or dim[] attribute as an extent. */
+static cg_ext attr_ext(const cg_attr *a, size_t i)
+{
+    bool dim = a->kind == CG_ATTR_DIM_ARRAY || a->kind == CG_ATTR_DIM;
+    return (cg_ext){a->ints[i], dim ? a->dims[i] : NULL};
+}
+
+/* Largest value of e - f (an extent difference), or false on overflow. */
+static bool ext_diff_max(cg_ext e, cg_ext f, int64_t *out)
+{
+    cg_ext d;
+    if (!cg_ext_sub(infer_mem, e, f, &d))
+        return false;
+    *out = d.v;
+    return true;
+}
+
+/*
+ * A region [begin, begin + len) of an axis of extent x, some of them
+ * symbolic: false (reported) when it lies outside x for every value of the
+ * symbols. Whether it fits for the values of a call is checked when the
+ * entrypoint runs (docs/model-format.md, "Symbols").
+ */
+static bool region_possible(const cg_op *op, int d, const cg_type *t, cg_ext begin, cg_ext len, cg_ext x,
+                            cg_diag *diag)
+{
+    cg_ext end;
+    int64_t room;
+    if (!cg_ext_add(infer_mem, begin, len, &end) || !ext_diff_max(x, end, &room) ||
+        (begin.d ? begin.d->max : begin.v) < 0 || (len.d ? len.d->max : len.v) < 0 || room < 0) {
+        cg_diag_error(diag, op->line, "%s: axis %d of %s: the region [%s, %s + %s) lies outside [0, %s) for "
+                      "every value of the symbols", op->kind, d, type_str(t), ext_str(begin), ext_str(begin),
+                      ext_str(len), ext_str(x));
+        return false;
     }
     return true;
 }
@@ -582,17 +672,81 @@ static bool infer_slice(const cg_op_info *info, const cg_op *op, cg_type *out, c
     }
     *out = *x;
     for (int d = 0; d < x->rank; d++) {
-        int64_t bd = b->ints[d], ed = e->ints[d], sd = s->ints[d];
-        if (bd < 0 || bd > ed || ed > x->dims[d] || sd < 1) {
-            cg_diag_error(diag, op->line, "coreai.slice: axis %d of %s: begin %lld, end %lld, step %lld; need "
-                          "0 <= begin <= end <= %lld and step >= 1", d, type_str(x), (long long)bd, (long long)ed,
-                          (long long)sd, (long long)x->dims[d]);
+        cg_ext be = attr_ext(b, (size_t)d), ee = attr_ext(e, (size_t)d), xe = ext(x, d);
+        int64_t sd = s->ints[d];
+        if (be.d == NULL && ee.d == NULL && xe.d == NULL) {
+            int64_t bd = be.v, ed = ee.v;
+            if (bd < 0 || bd > ed || ed > x->dims[d] || sd < 1) {
+                cg_diag_error(diag, op->line, "coreai.slice: axis %d of %s: begin %lld, end %lld, step %lld; need "
+                              "0 <= begin <= end <= %lld and step >= 1", d, type_str(x), (long long)bd,
+                              (long long)ed, (long long)sd, (long long)x->dims[d]);
+                return false;
+            }
+            /* ceil((end - begin) / step) without end - begin + step - 1, which
+             * overflows for x[::sys.maxsize] (step INT64_MAX: one element) */
+            cg_type_set_ext(out, d, cg_ext_fixed(cg_ceil_div_i64(ed - bd, sd)));
+            continue;
+        }
+        cg_ext len;
+        if (sd < 1 || !cg_ext_sub(infer_mem, ee, be, &len)) {
+            cg_diag_error(diag, op->line, "coreai.slice: axis %d of %s: begin %s, end %s, step %lld; need "
+                          "0 <= begin <= end <= %s and step >= 1", d, type_str(x), ext_str(be), ext_str(ee),
+                          (long long)sd, ext_str(xe));
             return false;
         }
-        /* ceil((end - begin) / step) without end - begin + step - 1, which
-         * overflows for x[::sys.maxsize] (step INT64_MAX: one element) */
-        out->dims[d] = cg_ceil_div_i64(ed - bd, sd);
+        if (!region_possible(op, d, x, be, len, xe, diag))
+            return false;
+        if (len.d != NULL && sd != 1) {
+            cg_diag_error(diag, op->line, "coreai.slice: axis %d of %s: a slice of symbolic length %s needs step 1, "
+                          "got %lld", d, type_str(x), ext_str(len), (long long)sd);
+            return false;
+        }
+        cg_type_set_ext(out, d, len.d ? len : cg_ext_fixed(cg_ceil_div_i64(len.v, sd)));
     }
+    return true;
+}
+
+static bool infer_slice_update(const cg_op_info *info, const cg_op *op, cg_type *out, cg_diag *diag)
+{
+    const cg_type *x = &op->operands[0]->type, *u = &op->operands[1]->type;
+    const cg_attr *b = attr(op, "begins");
+    if (!need_operands(info, op, 0, 2, diag))
+        return false;
+    if (u->rank != x->rank || (int)b->count != x->rank) {
+        cg_diag_error(diag, op->line, "coreai.slice_update: the update %s, attribute 'begins' (%zu values) and "
+                      "the operand %s must have the same rank", type_str(u), b->count, type_str(x));
+        return false;
+    }
+    for (int d = 0; d < x->rank; d++) {
+        cg_ext be = attr_ext(b, (size_t)d), ue = ext(u, d), xe = ext(x, d);
+        if (be.d == NULL && ue.d == NULL && xe.d == NULL) {
+            if (be.v < 0 || be.v > xe.v || ue.v > xe.v - be.v) {
+                cg_diag_error(diag, op->line, "coreai.slice_update: axis %d: the update %s at begin %lld does not "
+                              "fit %s", d, type_str(u), (long long)be.v, type_str(x));
+                return false;
+            }
+            continue;
+        }
+        if (!region_possible(op, d, x, be, ue, xe, diag))
+            return false;
+    }
+    *out = *x;
+    return true;
+}
+
+static bool infer_dim_value(const cg_op_info *info, const cg_op *op, cg_type *out, cg_diag *diag)
+{
+    const cg_type *r = &op->results[0]->type;
+    const cg_attr *v = attr(op, "value");
+    if (!need_dtype(op, r, "the result", info->dtypes, diag))
+        return false;
+    int64_t lo = v->dims[0] ? v->dims[0]->min : v->ints[0], hi = v->ints[0];
+    if (r->dtype == CG_DTYPE_I32 && (lo < INT32_MIN || hi > INT32_MAX)) {
+        cg_diag_error(diag, v->line, "coreai.dim_value: the value %s ranges over [%lld, %lld], beyond i32",
+                      ext_str(attr_ext(v, 0)), (long long)lo, (long long)hi);
+        return false;
+    }
+    *out = *r;
     return true;
 }
 
@@ -616,11 +770,11 @@ static bool infer_gather(const cg_op_info *info, const cg_op *op, cg_type *out, 
     }
     cg_type r = {.dtype = x->dtype};
     for (int d = 0; d < axis; d++)
-        r.dims[r.rank++] = x->dims[d];
+        push(&r, ext(x, d));
     for (int d = 0; d < idx->rank; d++)
-        r.dims[r.rank++] = idx->dims[d];
+        push(&r, ext(idx, d));
     for (int d = (int)axis + 1; d < x->rank; d++)
-        r.dims[r.rank++] = x->dims[d];
+        push(&r, ext(x, d));
     *out = r;
     return true;
 }
@@ -649,8 +803,13 @@ static bool infer_pad(const cg_op_info *info, const cg_op *op, cg_type *out, cg_
         return false;
     *out = *x;
     for (int d = 0; d < x->rank; d++) {
-        if (!cg_add_i64(out->dims[d], pads->ints[d], &out->dims[d]) ||
-            !cg_add_i64(out->dims[d], pads->ints[x->rank + d], &out->dims[d])) {
+        int64_t both;
+        cg_ext padded;
+        bool fits = cg_add_i64(pads->ints[d], pads->ints[x->rank + d], &both) &&
+                    cg_ext_lin(infer_mem, ext(x, d), 1, cg_ext_fixed(0), 0, both, &padded);
+        if (fits)
+            cg_type_set_ext(out, d, padded);
+        if (!fits) {
             cg_diag_error(diag, pads->line, "coreai.pad: attribute 'pads' %s overflows axis %d of %s",
                           ints_str(pads), d, type_str(x));
             return false;
@@ -711,7 +870,8 @@ static bool need_nchw(const cg_op_info *info, const cg_op *op, const cg_type *x,
         cg_diag_error(diag, op->line, "%s: the input must be [N, C, H, W], got %s", op->kind, type_str(x));
         return false;
     }
-    return true;
+    return need_fixed(op, x, 1, "the channel count", diag) && need_fixed(op, x, 2, "the height", diag) &&
+           need_fixed(op, x, 3, "the width", diag);
 }
 
 /* Output extent of one spatial axis; false (with a message) when the
@@ -765,7 +925,7 @@ static bool infer_conv2d(const cg_op_info *info, const cg_op *op, cg_type *out, 
         return false;
     }
     int64_t c = x->dims[1];
-    if (w->rank != 4) {
+    if (w->rank != 4 || cg_type_is_dynamic(w)) {
         cg_diag_error(diag, op->line, "coreai.conv2d: the weight must be [O, C / groups, KH, KW], got %s", type_str(w));
         return false;
     }
@@ -780,7 +940,7 @@ static bool infer_conv2d(const cg_op_info *info, const cg_op *op, cg_type *out, 
         const cg_type *b = &op->operands[2]->type;
         if (!need_dtype(op, b, "the bias", info->dtypes, diag))
             return false;
-        if (b->rank != 1 || b->dims[0] != w->dims[0]) {
+        if (b->rank != 1 || b->sym[0] || b->dims[0] != w->dims[0]) {
             cg_diag_error(diag, op->line, "coreai.conv2d: bias must be tensor<%lldxf32>, got %s",
                           (long long)w->dims[0], type_str(b));
             return false;
@@ -792,7 +952,7 @@ static bool infer_conv2d(const cg_op_info *info, const cg_op *op, cg_type *out, 
         !window_extent(op, x, "width", x->dims[3], p ? p->ints[1] : 0, p ? p->ints[3] : 0, w->dims[3],
                        s ? s->ints[1] : 1, dl ? dl->ints[1] : 1, false, &ow, diag))
         return false;
-    *out = (cg_type){.dtype = x->dtype, .rank = 4, .dims = {x->dims[0], w->dims[0], oh, ow}};
+    *out = (cg_type){.dtype = x->dtype, .rank = 4, .dims = {x->dims[0], w->dims[0], oh, ow}, .sym = {x->sym[0]}};
     return true;
 }
 
@@ -813,49 +973,51 @@ static bool infer_pool(const cg_op_info *info, const cg_op *op, cg_type *out, cg
         !window_extent(op, x, "width", x->dims[3], p ? p->ints[1] : 0, p ? p->ints[3] : 0, k->ints[1],
                        s ? s->ints[1] : k->ints[1], dl ? dl->ints[1] : 1, ceil_mode, &ow, diag))
         return false;
-    *out = (cg_type){.dtype = x->dtype, .rank = 4, .dims = {x->dims[0], x->dims[1], oh, ow}};
+    *out = (cg_type){.dtype = x->dtype, .rank = 4, .dims = {x->dims[0], x->dims[1], oh, ow}, .sym = {x->sym[0]}};
     return true;
 }
 
 /* ---- the table ------------------------------------------------------------ */
 
-static const cg_attr_spec no_attrs[] = {{NULL, 0, false}};
+static const cg_attr_spec no_attrs[] = {{NULL, 0, false, false}};
 #define NO_ATTRS no_attrs
 
 static const cg_attr_spec matmul_attrs[] = {
-    {"transpose_a", CG_ATTR_BOOL, false}, {"transpose_b", CG_ATTR_BOOL, false}, {NULL, 0, false}};
-static const cg_attr_spec linear_attrs[] = {{"weight_transposed", CG_ATTR_BOOL, false}, {NULL, 0, false}};
+    {"transpose_a", CG_ATTR_BOOL, false, false}, {"transpose_b", CG_ATTR_BOOL, false, false}, {NULL, 0, false, false}};
+static const cg_attr_spec linear_attrs[] = {{"weight_transposed", CG_ATTR_BOOL, false, false}, {NULL, 0, false, false}};
 static const cg_attr_spec reduce_attrs[] = {
-    {"axes", CG_ATTR_SI64_ARRAY, true}, {"keep_dims", CG_ATTR_BOOL, false}, {NULL, 0, false}};
+    {"axes", CG_ATTR_SI64_ARRAY, true, false}, {"keep_dims", CG_ATTR_BOOL, false, false}, {NULL, 0, false, false}};
 static const cg_attr_spec argmax_attrs[] = {
-    {"axis", CG_ATTR_SI64, true}, {"keep_dims", CG_ATTR_BOOL, false}, {NULL, 0, false}};
-static const cg_attr_spec transpose_attrs[] = {{"perm", CG_ATTR_SI64_ARRAY, true}, {NULL, 0, false}};
-static const cg_attr_spec axis_attrs[] = {{"axis", CG_ATTR_SI64, true}, {NULL, 0, false}};
-static const cg_attr_spec gelu_attrs[] = {{"approximate", CG_ATTR_STR, false}, {NULL, 0, false}};
-static const cg_attr_spec clamp_attrs[] = {{"min", CG_ATTR_F32, false}, {"max", CG_ATTR_F32, false}, {NULL, 0, false}};
+    {"axis", CG_ATTR_SI64, true, false}, {"keep_dims", CG_ATTR_BOOL, false, false}, {NULL, 0, false, false}};
+static const cg_attr_spec transpose_attrs[] = {{"perm", CG_ATTR_SI64_ARRAY, true, false}, {NULL, 0, false, false}};
+static const cg_attr_spec axis_attrs[] = {{"axis", CG_ATTR_SI64, true, false}, {NULL, 0, false, false}};
+static const cg_attr_spec gelu_attrs[] = {{"approximate", CG_ATTR_STR, false, false}, {NULL, 0, false, false}};
+static const cg_attr_spec clamp_attrs[] = {{"min", CG_ATTR_F32, false, false}, {"max", CG_ATTR_F32, false, false}, {NULL, 0, false, false}};
 static const cg_attr_spec ewk_attrs[] = {
-    {"name", CG_ATTR_STR, true}, {"source", CG_ATTR_STR, true}, {"input_names", CG_ATTR_STR_ARRAY, true},
-    {"output_names", CG_ATTR_STR_ARRAY, true}, {NULL, 0, false}};
+    {"name", CG_ATTR_STR, true, false}, {"source", CG_ATTR_STR, true, false}, {"input_names", CG_ATTR_STR_ARRAY, true, false},
+    {"output_names", CG_ATTR_STR_ARRAY, true, false}, {NULL, 0, false, false}};
 static const cg_attr_spec slice_attrs[] = {
-    {"begins", CG_ATTR_SI64_ARRAY, true}, {"ends", CG_ATTR_SI64_ARRAY, true}, {"steps", CG_ATTR_SI64_ARRAY, true},
-    {NULL, 0, false}};
-static const cg_attr_spec pad_attrs[] = {{"pads", CG_ATTR_SI64_ARRAY, true}, {"value", CG_ATTR_F64, false}, {NULL, 0, false}};
-static const cg_attr_spec iota_attrs[] = {{"start", CG_ATTR_F64, true}, {"step", CG_ATTR_F64, true}, {NULL, 0, false}};
-static const cg_attr_spec fill_attrs[] = {{"value", CG_ATTR_F64, true}, {NULL, 0, false}};
+    {"begins", CG_ATTR_SI64_ARRAY, true, true}, {"ends", CG_ATTR_SI64_ARRAY, true, true},
+    {"steps", CG_ATTR_SI64_ARRAY, true, false}, {NULL, 0, false, false}};
+static const cg_attr_spec slice_update_attrs[] = {{"begins", CG_ATTR_SI64_ARRAY, true, true}, {NULL, 0, false, false}};
+static const cg_attr_spec dim_value_attrs[] = {{"value", CG_ATTR_DIM, true, false}, {NULL, 0, false, false}};
+static const cg_attr_spec pad_attrs[] = {{"pads", CG_ATTR_SI64_ARRAY, true, false}, {"value", CG_ATTR_F64, false, false}, {NULL, 0, false, false}};
+static const cg_attr_spec iota_attrs[] = {{"start", CG_ATTR_F64, true, false}, {"step", CG_ATTR_F64, true, false}, {NULL, 0, false, false}};
+static const cg_attr_spec fill_attrs[] = {{"value", CG_ATTR_F64, true, false}, {NULL, 0, false, false}};
 static const cg_attr_spec conv_attrs[] = {
-    {"strides", CG_ATTR_SI64_ARRAY, false}, {"pads", CG_ATTR_SI64_ARRAY, false},
-    {"dilations", CG_ATTR_SI64_ARRAY, false}, {"groups", CG_ATTR_SI64, false}, {NULL, 0, false}};
+    {"strides", CG_ATTR_SI64_ARRAY, false, false}, {"pads", CG_ATTR_SI64_ARRAY, false, false},
+    {"dilations", CG_ATTR_SI64_ARRAY, false, false}, {"groups", CG_ATTR_SI64, false, false}, {NULL, 0, false, false}};
 static const cg_attr_spec max_pool_attrs[] = {
-    {"kernel_size", CG_ATTR_SI64_ARRAY, true}, {"strides", CG_ATTR_SI64_ARRAY, false},
-    {"pads", CG_ATTR_SI64_ARRAY, false}, {"dilations", CG_ATTR_SI64_ARRAY, false}, {"ceil_mode", CG_ATTR_BOOL, false},
-    {NULL, 0, false}};
+    {"kernel_size", CG_ATTR_SI64_ARRAY, true, false}, {"strides", CG_ATTR_SI64_ARRAY, false, false},
+    {"pads", CG_ATTR_SI64_ARRAY, false, false}, {"dilations", CG_ATTR_SI64_ARRAY, false, false}, {"ceil_mode", CG_ATTR_BOOL, false, false},
+    {NULL, 0, false, false}};
 static const cg_attr_spec avg_pool_attrs[] = {
-    {"kernel_size", CG_ATTR_SI64_ARRAY, true}, {"strides", CG_ATTR_SI64_ARRAY, false},
-    {"pads", CG_ATTR_SI64_ARRAY, false}, {"ceil_mode", CG_ATTR_BOOL, false},
-    {"count_include_pad", CG_ATTR_BOOL, false}, {NULL, 0, false}};
+    {"kernel_size", CG_ATTR_SI64_ARRAY, true, false}, {"strides", CG_ATTR_SI64_ARRAY, false, false},
+    {"pads", CG_ATTR_SI64_ARRAY, false, false}, {"ceil_mode", CG_ATTR_BOOL, false, false},
+    {"count_include_pad", CG_ATTR_BOOL, false, false}, {NULL, 0, false, false}};
 static const cg_attr_spec sum_pool_attrs[] = {
-    {"kernel_size", CG_ATTR_SI64_ARRAY, true}, {"strides", CG_ATTR_SI64_ARRAY, true},
-    {"dilations", CG_ATTR_SI64_ARRAY, true}, {"pads", CG_ATTR_SI64_ARRAY, false}, {NULL, 0, false}};
+    {"kernel_size", CG_ATTR_SI64_ARRAY, true, false}, {"strides", CG_ATTR_SI64_ARRAY, true, false},
+    {"dilations", CG_ATTR_SI64_ARRAY, true, false}, {"pads", CG_ATTR_SI64_ARRAY, false, false}, {NULL, 0, false, false}};
 
 #define UNARY_F(k) {k, 1, 1, infer_unary, NO_ATTRS, DT_FLOAT, false}
 
@@ -903,6 +1065,8 @@ static const cg_op_info op_table[] = {
     {"coreai.broadcast_to", 1, 1, infer_broadcast_to, NO_ATTRS, DT_ALL, false},
     {"coreai.concat", 1, SIZE_MAX, infer_concat, axis_attrs, DT_ALL, false},
     {"coreai.slice", 1, 1, infer_slice, slice_attrs, DT_ALL, false},
+    {"coreai.slice_update", 2, 2, infer_slice_update, slice_update_attrs, DT_ALL, false},
+    {"coreai.dim_value", 0, 0, infer_dim_value, dim_value_attrs, DT_NUMERIC, false},
     {"coreai.gather", 2, 2, infer_gather, axis_attrs, DT_ALL, false},
     {"coreai.pad", 1, 1, infer_pad, pad_attrs, DT_NUMERIC, false},
     {"coreai.iota", 0, 0, infer_iota, iota_attrs, DT_NUMERIC, false},
@@ -942,7 +1106,8 @@ static bool check_attrs(const cg_op_info *info, const cg_op *op, cg_diag *diag)
             cg_diag_error(diag, a->line, "%s has no attribute '%s'", op->kind, a->name);
             return false;
         }
-        if (a->kind != spec->kind) {
+        bool as_dims = spec->symbolic && spec->kind == CG_ATTR_SI64_ARRAY && a->kind == CG_ATTR_DIM_ARRAY;
+        if (a->kind != spec->kind && !as_dims) {
             cg_diag_error(diag, a->line, "attribute '%s' of %s must be %s, not %s", a->name, op->kind,
                           attr_kind_names[spec->kind], attr_kind_names[a->kind]);
             return false;
@@ -958,7 +1123,7 @@ static bool check_attrs(const cg_op_info *info, const cg_op *op, cg_diag *diag)
     return true;
 }
 
-bool cg_op_infer(const cg_op *op, cg_type *out, cg_diag *diag)
+bool cg_op_infer(void *mem_ctx, const cg_op *op, cg_type *out, cg_diag *diag)
 {
     const cg_op_info *info = op_info(op->kind);
     if (!info) {
@@ -983,5 +1148,8 @@ bool cg_op_infer(const cg_op *op, cg_type *out, cg_diag *diag)
     }
     if (!check_attrs(info, op, diag))
         return false;
-    return info->infer(info, op, out, diag);
+    infer_mem = mem_ctx;
+    bool ok = info->infer(info, op, out, diag);
+    infer_mem = NULL;
+    return ok;
 }

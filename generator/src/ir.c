@@ -67,17 +67,30 @@ bool cg_type_equal(const cg_type *a, const cg_type *b)
     if (a->dtype != b->dtype || a->rank != b->rank)
         return false;
     for (int i = 0; i < a->rank; i++) {
-        if (a->dims[i] != b->dims[i])
+        if (a->dims[i] != b->dims[i] || !cg_dim_equal(a->sym[i], b->sym[i]))
             return false;
     }
     return true;
 }
 
+bool cg_type_is_dynamic(const cg_type *type)
+{
+    for (int i = 0; i < type->rank; i++) {
+        if (type->sym[i] != NULL)
+            return true;
+    }
+    return false;
+}
+
 char *cg_type_to_string(void *mem_ctx, const cg_type *type)
 {
     char *s = talloc_strdup(mem_ctx, "tensor<");
-    for (int i = 0; s != NULL && i < type->rank; i++)
-        s = talloc_asprintf_append_buffer(s, "%lldx", (long long)type->dims[i]);
+    for (int i = 0; s != NULL && i < type->rank; i++) {
+        if (type->sym[i] != NULL)
+            s = talloc_asprintf_append_buffer(s, "[%s]x", cg_dim_to_string(s, type->sym[i]));
+        else
+            s = talloc_asprintf_append_buffer(s, "%lldx", (long long)type->dims[i]);
+    }
     if (s != NULL)
         s = talloc_asprintf_append_buffer(s, "%s>", cg_dtype_name(type->dtype));
     return s;

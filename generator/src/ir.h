@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dim.h"
+
 #define CG_MAX_RANK 8
 
 typedef enum cg_dtype {
@@ -25,10 +27,14 @@ typedef enum cg_dtype {
     CG_DTYPE_COUNT
 } cg_dtype;
 
+/* A dimension is fixed (sym[i] == NULL, extent dims[i]) or symbolic (model
+ * format 2: sym[i] is the expression, dims[i] its largest value over the
+ * symbols' ranges, which is what the planner sizes buffers for). */
 typedef struct cg_type {
     cg_dtype dtype;
     int rank;
     int64_t dims[CG_MAX_RANK];
+    const cg_dim *sym[CG_MAX_RANK];
 } cg_type;
 
 typedef enum cg_attr_kind {
@@ -39,7 +45,9 @@ typedef enum cg_attr_kind {
     CG_ATTR_STR,        /* "str"    text                          -> str */
     CG_ATTR_SI64_ARRAY, /* "si64[]" whitespace-separated integers -> ints[0..count) */
     CG_ATTR_F32_ARRAY,  /* "f32[]"  whitespace-separated floats   -> floats[0..count) */
-    CG_ATTR_STR_ARRAY   /* "str[]"  whitespace-separated tokens   -> strs[0..count) */
+    CG_ATTR_STR_ARRAY,  /* "str[]"  whitespace-separated tokens   -> strs[0..count) */
+    CG_ATTR_DIM,        /* "dim"    one extent (format 2)         -> ints[0], dims[0] */
+    CG_ATTR_DIM_ARRAY   /* "dim[]"  whitespace-separated extents  -> ints[0..count), dims[0..count) */
 } cg_attr_kind;
 
 typedef struct cg_attr {
@@ -51,6 +59,9 @@ typedef struct cg_attr {
     double *floats; /* F32 (already rounded to float precision), F64, F32_ARRAY */
     const char *str;
     const char **strs; /* STR_ARRAY */
+    /* DIM, DIM_ARRAY: a number is ints[i] with dims[i] NULL; an expression
+     * (dim.h) is dims[i], with its upper bound in ints[i] */
+    const cg_dim **dims;
 } cg_attr;
 
 typedef struct cg_attr_list {
@@ -152,6 +163,8 @@ typedef struct cg_entrypoint {
 typedef struct cg_module {
     const char *path;          /* model file as given on the command line */
     int format_version;
+    /* Format 2: the symbols extents may name (dim.h), in file order. */
+    cg_symbols symbols;
     const char *weights_href;  /* NULL when the model has no external constants */
     const char *weights_path;  /* href resolved against the model's directory */
     const char *weights_sha256;
@@ -172,6 +185,15 @@ size_t cg_dtype_size(cg_dtype dtype);
 int64_t cg_type_numel(const cg_type *type);
 size_t cg_type_bytes(const cg_type *type);
 bool cg_type_equal(const cg_type *a, const cg_type *b);
+/* Whether any dimension of the type is symbolic. */
+bool cg_type_is_dynamic(const cg_type *type);
+/* Dimension `axis` as an extent, and back. */
+static inline cg_ext cg_type_ext(const cg_type *t, int axis) { return (cg_ext){t->dims[axis], t->sym[axis]}; }
+static inline void cg_type_set_ext(cg_type *t, int axis, cg_ext e)
+{
+    t->dims[axis] = e.v;
+    t->sym[axis] = e.d;
+}
 /* "tensor<2x16x64xf32>" (rank 0: "tensor<f32>"), talloc'd on mem_ctx */
 char *cg_type_to_string(void *mem_ctx, const cg_type *type);
 

@@ -22,6 +22,8 @@ static const struct {
     {"si64[]", CG_ATTR_SI64_ARRAY},
     {"f32[]", CG_ATTR_F32_ARRAY},
     {"str[]", CG_ATTR_STR_ARRAY},
+    {"dim", CG_ATTR_DIM},
+    {"dim[]", CG_ATTR_DIM_ARRAY},
 };
 
 static bool cg_attr_kind_parse(const char *text, cg_attr_kind *out)
@@ -38,12 +40,13 @@ static bool cg_attr_kind_parse(const char *text, cg_attr_kind *out)
 static bool cg_attr_is_scalar(cg_attr_kind kind)
 {
     return kind == CG_ATTR_SI64 || kind == CG_ATTR_F32 || kind == CG_ATTR_F64 ||
-           kind == CG_ATTR_BOOL;
+           kind == CG_ATTR_BOOL || kind == CG_ATTR_DIM;
 }
 
 static bool cg_attr_is_int(cg_attr_kind kind)
 {
-    return kind == CG_ATTR_SI64 || kind == CG_ATTR_BOOL || kind == CG_ATTR_SI64_ARRAY;
+    return kind == CG_ATTR_SI64 || kind == CG_ATTR_BOOL || kind == CG_ATTR_SI64_ARRAY || kind == CG_ATTR_DIM ||
+           kind == CG_ATTR_DIM_ARRAY;
 }
 
 /* One token of a numeric or bool attribute into slot i. */
@@ -68,6 +71,17 @@ static bool cg_load_attr_token(cg_load *load, cg_attr *attr, const char *type_na
         st = cg_parse_f64(tok, &attr->floats[i]);
         expected = "a decimal or hex float";
         break;
+    case CG_ATTR_DIM:
+    case CG_ATTR_DIM_ARRAY: {
+        /* a number, or an expression of the module's symbols (dim.h) */
+        char err[256];
+        if (!cg_dim_parse(attr->dims, &load->module->symbols, tok, &attr->ints[i], &attr->dims[i], err,
+                          sizeof err)) {
+            cg_load_error(load, attr->line, "attribute '%s' (%s): %s", attr->name, type_name, err);
+            return false;
+        }
+        return true;
+    }
     case CG_ATTR_BOOL:
         st = CG_NUM_OK;
         if (strcmp(tok, "true") == 0)
@@ -134,6 +148,11 @@ static bool cg_load_attr(cg_load *load, void *owner, xmlNodePtr node, cg_attr *a
         talloc_free(type_name);
         return true;
     }
+    if ((attr->kind == CG_ATTR_DIM || attr->kind == CG_ATTR_DIM_ARRAY) && load->module->format_version < 2) {
+        cg_load_error(load, attr->line, "attribute '%s': type '%s' needs model format 2 (this file declares "
+                      "format %d)", attr->name, type_name, load->module->format_version);
+        return false;
+    }
     if (cg_attr_is_scalar(attr->kind) && count != 1) {
         cg_load_error(load, attr->line, "attribute '%s' (%s) needs exactly one value, got %zu",
                       attr->name, type_name, count);
@@ -146,6 +165,11 @@ static bool cg_load_attr(cg_load *load, void *owner, xmlNodePtr node, cg_attr *a
         attr->floats = talloc_zero_array(owner, double, count);
     if (attr->ints == NULL && attr->floats == NULL)
         return cg_load_oom(load);
+    if (attr->kind == CG_ATTR_DIM || attr->kind == CG_ATTR_DIM_ARRAY) {
+        attr->dims = talloc_zero_array(owner, const cg_dim *, count + 1);
+        if (attr->dims == NULL)
+            return cg_load_oom(load);
+    }
 
     char *cursor = text;
     size_t i = 0;

@@ -133,6 +133,11 @@ static bool cg_graph_load_const(cg_graph_load *gl, xmlNodePtr node)
     /* check the id first: a clash is the more basic mistake */
     if (!cg_graph_define(gl, value))
         return false;
+    if (cg_type_is_dynamic(&value->type)) {
+        cg_load_error(gl->load, value->line, "constant '%s' has a symbolic extent; a constant's shape is fixed",
+                      value->id);
+        return false;
+    }
     graph->consts[graph->n_consts++] = value;
     return cg_load_const_data(gl->load, value, node);
 }

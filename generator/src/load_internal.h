@@ -15,6 +15,9 @@
 #include "ir.h"
 #include "symtab.h"
 
+/* The newest model format the loader reads (docs/model-format.md). */
+#define CG_FORMAT_NEWEST 2
+
 /* State of one cg_module_load() call. */
 typedef struct cg_load {
     void *scratch;           /* freed when loading ends, success or not */

@@ -3,6 +3,7 @@
  */
 /* realpath() */
 #define _XOPEN_SOURCE 700
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,6 +122,102 @@ static cg_entrypoint *cg_load_entrypoint(cg_load *load, xmlNodePtr node)
     return ep;
 }
 
+/* A symbol without max: the message names the first entrypoint input whose
+ * shape uses it (what the user has to bound), found in the document since
+ * no graph is loaded yet. */
+static void cg_load_unbounded(cg_load *load, xmlNodePtr root, const cg_symbol *sym)
+{
+    size_t len = strlen(sym->name);
+    for (xmlNodePtr e = cg_dom_first(root); e != NULL; e = cg_dom_next(e)) {
+        if (!cg_dom_is(e, "entrypoint"))
+            continue;
+        char *gname = cg_dom_prop(load->scratch, e, "graph");
+        xmlNodePtr g = NULL;
+        for (xmlNodePtr c = cg_dom_first(root); c != NULL && gname != NULL && g == NULL; c = cg_dom_next(c)) {
+            char *n = cg_dom_is(c, "graph") ? cg_dom_prop(load->scratch, c, "name") : NULL;
+            if (n != NULL && strcmp(n, gname) == 0)
+                g = c;
+        }
+        if (g == NULL)
+            continue;
+        size_t n_states = cg_dom_count(e, "state"), arg = 0;
+        for (xmlNodePtr a = cg_dom_first(g); a != NULL; a = cg_dom_next(a)) {
+            if (!cg_dom_is(a, "arg"))
+                continue;
+            size_t index = arg++;
+            char *shape = cg_dom_prop(load->scratch, a, "shape");
+            char *cursor = shape;
+            int axis = 0;
+            for (char *tok; cursor != NULL && (tok = cg_token_next(&cursor)) != NULL; axis++) {
+                for (char *p = strstr(tok, sym->name); p != NULL; p = strstr(p + 1, sym->name)) {
+                    bool left = p == tok || !(isalnum((unsigned char)p[-1]) || p[-1] == '_');
+                    bool right = !(isalnum((unsigned char)p[len]) || p[len] == '_');
+                    if (!left || !right)
+                        continue;
+                    /* the entrypoint's name for the argument */
+                    const char *what = index < n_states ? "state" : "input";
+                    size_t k = index < n_states ? index : index - n_states, i = 0;
+                    char *io = NULL;
+                    for (xmlNodePtr c = cg_dom_first(e); c != NULL && io == NULL; c = cg_dom_next(c)) {
+                        if (cg_dom_is(c, what) && i++ == k)
+                            io = cg_dom_prop(load->scratch, c, "name");
+                    }
+                    cg_load_error(load, sym->line, "%s '%s' of entrypoint '%s' has dimension %d = '%s' with no "
+                                  "upper bound: give symbol '%s' a max (coreai-gen sizes the workspace for the "
+                                  "largest extent)", what, io ? io : "?", cg_dom_prop(load->scratch, e, "name"),
+                                  axis, tok, sym->name);
+                    return;
+                }
+            }
+        }
+    }
+    cg_load_error(load, sym->line, "symbol '%s' has no upper bound: give it a max (coreai-gen sizes the workspace "
+                  "for the largest extent)", sym->name);
+}
+
+static bool cg_load_symbol(cg_load *load, xmlNodePtr root, xmlNodePtr node, cg_symtab *names)
+{
+    cg_symbols *syms = &load->module->symbols;
+    cg_symbol *sym = &syms->items[syms->count];
+    sym->line = cg_dom_line(node);
+    sym->name = cg_dom_prop(load->module, node, "name");
+    char *min = cg_dom_prop(load->scratch, node, "min");
+    char *max = cg_dom_has(node, "max") ? cg_dom_prop(load->scratch, node, "max") : NULL;
+    if (sym->name == NULL || min == NULL || (cg_dom_has(node, "max") && max == NULL))
+        return cg_load_oom(load);
+    if (load->module->format_version < 2) {
+        cg_load_error(load, sym->line, "<symbol> needs model format 2 (this file declares format %d)",
+                      load->module->format_version);
+        return false;
+    }
+    uint64_t lo, hi = 0;
+    if (cg_parse_u64(min, &lo) != CG_NUM_OK || lo > (uint64_t)INT64_MAX) {
+        cg_load_error(load, sym->line, "symbol '%s': min '%s' is out of range", sym->name, min);
+        return false;
+    }
+    if (max == NULL) {
+        cg_load_unbounded(load, root, sym);
+        return false;
+    }
+    if (cg_parse_u64(max, &hi) != CG_NUM_OK || hi > (uint64_t)INT64_MAX) {
+        cg_load_error(load, sym->line, "symbol '%s': max '%s' is out of range", sym->name, max);
+        return false;
+    }
+    if (lo > hi) {
+        cg_load_error(load, sym->line, "symbol '%s': min %s is greater than max %s", sym->name, min, max);
+        return false;
+    }
+    sym->min = (int64_t)lo;
+    sym->max = (int64_t)hi;
+    syms->count++;
+    int first = 0;
+    if (cg_symtab_get(names, sym->name, &first) != NULL) {
+        cg_load_error(load, sym->line, "symbol '%s' redefined (first defined at line %d)", sym->name, first);
+        return false;
+    }
+    return cg_symtab_put(names, sym->name, sym, sym->line) || cg_load_oom(load);
+}
+
 /* Adds name to table, or reports where it was first defined. */
 static bool cg_load_unique(cg_load *load, cg_symtab *table, const char *what,
                            const char *name, void *object, int line)
@@ -144,8 +241,16 @@ bool cg_load_module(cg_load *load, xmlDocPtr doc)
         return cg_load_oom(load);
     load->module = module;
     module->path = talloc_strdup(module, load->path);
-    /* the schema admits format="1" only */
-    module->format_version = 1;
+    /* the schema admits format 1 and 2 only */
+    char *format = cg_dom_prop(load->scratch, root, "format");
+    if (format == NULL)
+        return cg_load_oom(load);
+    module->format_version = strcmp(format, "2") == 0 ? 2 : 1;
+    size_t n_symbols = cg_dom_count(root, "symbol");
+    module->symbols.items = talloc_zero_array(module, cg_symbol, n_symbols + 1);
+    cg_symtab *symbol_names = cg_symtab_new(load->scratch);
+    if (module->symbols.items == NULL || symbol_names == NULL)
+        return cg_load_oom(load);
 
     size_t n_graphs = cg_dom_count(root, "graph");
     size_t n_entrypoints = cg_dom_count(root, "entrypoint");
@@ -161,6 +266,9 @@ bool cg_load_module(cg_load *load, xmlDocPtr doc)
         if (cg_dom_is(c, "weights")) {
             if (!cg_load_weights(load, c))
                 return false;
+        } else if (cg_dom_is(c, "symbol")) {
+            if (!cg_load_symbol(load, root, c, symbol_names))
+                return false;
         } else if (cg_dom_is(c, "graph")) {
             cg_graph *graph = cg_load_graph(load, c);
             if (graph == NULL)
@@ -173,6 +281,13 @@ bool cg_load_module(cg_load *load, xmlDocPtr doc)
             cg_entrypoint *ep = cg_load_entrypoint(load, c);
             if (ep == NULL)
                 return false;
+            if (ep->n_outputs == 0 && (module->format_version < 2 || ep->n_states == 0)) {
+                cg_load_error(load, ep->line, "entrypoint '%s' has no outputs%s", ep->name,
+                              module->format_version < 2 ? ": model format 1 needs at least one (format 2 allows "
+                                                           "none when the entrypoint has states)"
+                                                         : " and no states, so it computes nothing");
+                return false;
+            }
             module->entrypoints[module->n_entrypoints++] = ep;
             if (!cg_load_unique(load, entry_names, "entrypoint", ep->name, ep, ep->line))
                 return false;

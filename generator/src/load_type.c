@@ -28,25 +28,46 @@ static bool cg_load_shape(cg_load *load, int line, const char *text, cg_type *ty
     char *cursor = copy;
     type->rank = 0;
     for (char *tok; (tok = cg_token_next(&cursor)) != NULL;) {
-        uint64_t extent;
-        cg_num_status st = cg_parse_u64(tok, &extent);
-        if (st == CG_NUM_SYNTAX) {
-            cg_load_error(load, line, "invalid shape '%s': '%s' is not a non-negative "
-                          "decimal integer", text, tok);
-            goto out;
+        const cg_symbols *syms = &load->module->symbols;
+        const cg_dim *sym = NULL;
+        int64_t e;
+        bool plain = true;
+        for (const char *c = tok; *c && plain; c++)
+            plain = *c >= '0' && *c <= '9';
+        if (plain || syms->count == 0) {
+            uint64_t extent;
+            cg_num_status st = cg_parse_u64(tok, &extent);
+            if (st == CG_NUM_SYNTAX) {
+                cg_load_error(load, line, "invalid shape '%s': '%s' is not a non-negative "
+                              "decimal integer", text, tok);
+                goto out;
+            }
+            if (st != CG_NUM_OK || extent > (uint64_t)INT64_MAX) {
+                cg_load_error(load, line, "invalid shape '%s': extent %s is too large", text, tok);
+                goto out;
+            }
+            e = (int64_t)extent;
+        } else {
+            char err[256];
+            if (!cg_dim_parse(load->module, syms, tok, &e, &sym, err, sizeof err)) {
+                cg_load_error(load, line, "invalid shape '%s': %s", text, err);
+                goto out;
+            }
+            if (e < 0) {
+                cg_load_error(load, line, "invalid shape '%s': extent '%s' is %s", text, tok,
+                              sym ? "negative for every value of its symbols" : "negative");
+                goto out;
+            }
         }
-        if (st != CG_NUM_OK || extent > (uint64_t)INT64_MAX) {
-            cg_load_error(load, line, "invalid shape '%s': extent %s is too large", text, tok);
-            goto out;
-        }
-        int64_t e = (int64_t)extent;
         if (e > 0) {
             if (product > limit / e) {
-                cg_load_error(load, line, "shape '%s' has too many elements", text);
+                cg_load_error(load, line, "shape '%s' has too many elements%s", text,
+                              syms->count ? " (at the largest values of its symbols)" : "");
                 goto out;
             }
             product *= e;
         }
+        type->sym[type->rank] = sym;
         type->dims[type->rank++] = e;
     }
     ok = true;

@@ -231,11 +231,11 @@ static bool cg_xml_check_enums(cg_load *load, xmlNodePtr node)
     static const struct {
         const char *element, *attribute, *choices;
     } enums[] = {
-        {"coreai-model", "format", "1"},
+        {"coreai-model", "format", "1 2"},
         {"arg", "dtype", "f32 f16 bf16 i64 i32 bool"},
         {"const", "dtype", "f32 f16 bf16 i64 i32 bool"},
         {"result", "dtype", "f32 f16 bf16 i64 i32 bool"},
-        {"attr", "type", "si64 f32 f64 bool str si64[] f32[] str[]"},
+        {"attr", "type", "si64 f32 f64 bool str si64[] f32[] str[] dim dim[]"},
     };
     for (xmlNodePtr n = node; n != NULL; n = n->next) {
         if (n->type != XML_ELEMENT_NODE)
@@ -266,8 +266,34 @@ static bool cg_xml_check_enums(cg_load *load, xmlNodePtr node)
     return true;
 }
 
+/* A format number this generator does not know is named before anything
+ * else is checked: the rest of the file is written for another reader. */
+static bool cg_xml_check_format(cg_load *load, xmlNodePtr root)
+{
+    if (root == NULL || !cg_dom_is(root, "coreai-model") || !cg_dom_has(root, "format"))
+        return true; /* the schema's message */
+    char *v = cg_dom_prop(load->scratch, root, "format");
+    if (v == NULL)
+        return cg_load_oom(load);
+    uint64_t n;
+    if (cg_parse_u64(v, &n) == CG_NUM_OK && n > CG_FORMAT_NEWEST) {
+        cg_load_error(load, cg_dom_line(root), "model format %s is newer than this coreai-gen reads (formats 1 to "
+                      "%d): update coreai-gen (or convert the model with the converter that matches it)", v,
+                      CG_FORMAT_NEWEST);
+        return false;
+    }
+    if (cg_parse_u64(v, &n) == CG_NUM_OK && n == 0) {
+        cg_load_error(load, cg_dom_line(root), "model format 0 does not exist (formats are 1 to %d)",
+                      CG_FORMAT_NEWEST);
+        return false;
+    }
+    return true;
+}
+
 bool cg_load_xml_validate(cg_load *load, xmlDocPtr doc)
 {
+    if (!cg_xml_check_format(load, xmlDocGetRootElement(doc)))
+        return false;
     if (!cg_xml_check_enums(load, xmlDocGetRootElement(doc)))
         return false;
     xmlRelaxNGPtr schema = cg_xml_schema_compile(load);

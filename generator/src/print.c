@@ -72,8 +72,12 @@ static void cg_print_string_list(cg_printer *p, const char *const *items, size_t
 static void cg_print_type(cg_printer *p, const cg_type *type)
 {
     cg_out(p, "tensor<");
-    for (int i = 0; i < type->rank; i++)
-        cg_out(p, "%lldx", (long long)type->dims[i]);
+    for (int i = 0; i < type->rank; i++) {
+        if (type->sym[i] != NULL)
+            cg_out(p, "[%s]x", cg_dim_to_string(p->scratch, type->sym[i]));
+        else
+            cg_out(p, "%lldx", (long long)type->dims[i]);
+    }
     cg_out(p, "%s>", cg_dtype_name(type->dtype));
 }
 
@@ -135,6 +139,17 @@ static void cg_print_attr_value(cg_printer *p, const cg_attr *attr)
         break;
     case CG_ATTR_STR_ARRAY:
         cg_print_string_list(p, attr->strs, attr->count);
+        break;
+    case CG_ATTR_DIM:
+    case CG_ATTR_DIM_ARRAY:
+        cg_out(p, "%s", attr->kind == CG_ATTR_DIM_ARRAY ? "[" : "");
+        for (size_t i = 0; i < attr->count; i++) {
+            if (attr->dims[i] != NULL)
+                cg_out(p, "%s%s", i > 0 ? ", " : "", cg_dim_to_string(p->scratch, attr->dims[i]));
+            else
+                cg_out(p, "%s%lld", i > 0 ? ", " : "", (long long)attr->ints[i]);
+        }
+        cg_out(p, "%s : dim", attr->kind == CG_ATTR_DIM_ARRAY ? "]" : "");
         break;
     }
 }
@@ -361,6 +376,10 @@ char *cg_module_print(void *mem_ctx, const cg_module *module)
     }
 
     cg_out(&p, "module {\n");
+    for (size_t i = 0; i < module->symbols.count; i++) {
+        const cg_symbol *s = &module->symbols.items[i];
+        cg_out(&p, "  coreai.symbol %s : [%lld, %lld]\n", s->name, (long long)s->min, (long long)s->max);
+    }
     for (size_t i = 0; i < module->n_graphs; i++)
         cg_print_graph(&p, module->graphs[i]);
     for (size_t i = 0; i < module->n_entrypoints; i++)

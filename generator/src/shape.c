@@ -6,11 +6,13 @@ bool cg_shape_broadcast(const cg_type *a, const cg_type *b, cg_type *out)
     cg_type r = {.dtype = a->dtype, .rank = rank};
     for (int i = 0; i < rank; i++) {
         int ia = a->rank - rank + i, ib = b->rank - rank + i;
-        int64_t da = ia >= 0 ? a->dims[ia] : 1;
-        int64_t db = ib >= 0 ? b->dims[ib] : 1;
-        if (da != db && da != 1 && db != 1)
+        cg_ext da = ia >= 0 ? cg_type_ext(a, ia) : cg_ext_fixed(1);
+        cg_ext db = ib >= 0 ? cg_type_ext(b, ib) : cg_ext_fixed(1);
+        /* a symbolic extent broadcasts only against itself or a fixed 1,
+         * whatever value it takes at run time */
+        if (!cg_ext_equal(da, db) && !cg_ext_is(da, 1) && !cg_ext_is(db, 1))
             return false;
-        r.dims[i] = da == 1 ? db : da;
+        cg_type_set_ext(&r, i, cg_ext_is(da, 1) ? db : da);
     }
     *out = r;
     return true;
@@ -35,7 +37,7 @@ void cg_shape_broadcast_strides(const cg_type *in, const cg_type *out, int64_t s
         strides[i] = 0;
     for (int i = 0; i < out->rank; i++) {
         int j = in->rank - out->rank + i;
-        if (j >= 0 && in->dims[j] != 1)
+        if (j >= 0 && !cg_ext_is(cg_type_ext(in, j), 1))
             strides[i] = dense[j];
     }
 }

@@ -55,7 +55,7 @@ static bool verify_op(const cg_symtab *graphs, cg_op *op, cg_diag *diag)
         cg_diag_error(diag, op->line, "out of memory");
         return false;
     }
-    bool ok = cg_op_infer(op, inferred, diag);
+    bool ok = cg_op_infer(inferred, op, inferred, diag);
     for (size_t r = 0; ok && r < op->n_results; r++) {
         if (!cg_type_equal(&inferred[r], &op->results[r]->type)) {
             char *a = cg_type_to_string(op, &inferred[r]);
@@ -159,7 +159,103 @@ static bool names_unique(const cg_entrypoint *e, cg_diag *diag)
     return true;
 }
 
-static bool verify_entrypoint(const cg_symtab *graphs, cg_entrypoint *e, cg_diag *diag)
+/* The first symbol of t outside `given` (a flag per symbol), or SIZE_MAX. */
+static size_t missing_symbol(const cg_type *t, const bool *given)
+{
+    for (int i = 0; i < t->rank; i++) {
+        for (size_t k = 0; t->sym[i] && k < t->sym[i]->n_terms; k++) {
+            if (!given[t->sym[i]->terms[k].sym])
+                return t->sym[i]->terms[k].sym;
+        }
+    }
+    return SIZE_MAX;
+}
+
+static bool report_missing(const cg_module *m, const cg_entrypoint *e, const cg_graph *g, const cg_value *v,
+                           size_t sym, cg_diag *diag)
+{
+    cg_diag_error(diag, v->line, "entrypoint '%s': value '%s' of graph @%s is %s, but symbol '%s' is in the shape "
+                  "of none of the entrypoint's inputs, so a caller could not give its value", e->name, v->id,
+                  g->name, cg_type_to_string((void *)v, &v->type), m->symbols.items[sym].name);
+    return false;
+}
+
+/*
+ * The symbols of an entrypoint are those in the shapes of its inputs (the
+ * caller passes their values); every graph it runs, callees included, may
+ * use only those. States keep fixed shapes: the state struct is laid out at
+ * generation time.
+ */
+static bool verify_entry_symbols(const cg_module *m, const cg_entrypoint *e, cg_diag *diag)
+{
+    const cg_graph *g = e->graph;
+    for (size_t i = 0; i < e->n_states; i++) {
+        if (cg_type_is_dynamic(&g->args[i]->type)) {
+            cg_diag_error(diag, e->line, "state '%s' of entrypoint '%s' is %s: a state's shape must be fixed", e->states[i],
+                          e->name, cg_type_to_string((void *)e, &g->args[i]->type));
+            return false;
+        }
+    }
+    if (m->symbols.count == 0)
+        return true;
+    void *tmp = talloc_new(NULL);
+    bool *given = talloc_zero_array(tmp, bool, m->symbols.count);
+    bool *seen = talloc_zero_array(tmp, bool, m->n_graphs + 1);
+    const cg_graph **stack = talloc_array(tmp, const cg_graph *, m->n_graphs + 1);
+    if (!given || !seen || !stack) {
+        talloc_free(tmp);
+        cg_diag_error(diag, e->line, "out of memory");
+        return false;
+    }
+    for (size_t i = 0; i < e->n_inputs; i++) {
+        const cg_type *t = &g->args[e->n_states + i]->type;
+        for (int d = 0; d < t->rank; d++) {
+            for (size_t k = 0; t->sym[d] && k < t->sym[d]->n_terms; k++)
+                given[t->sym[d]->terms[k].sym] = true;
+        }
+    }
+    bool ok = true;
+    size_t depth = 0;
+    stack[depth++] = g;
+    seen[g->index] = true;
+    while (ok && depth > 0) {
+        const cg_graph *h = stack[--depth];
+        size_t s;
+        for (size_t i = 0; ok && i < h->n_args; i++) {
+            if ((s = missing_symbol(&h->args[i]->type, given)) != SIZE_MAX)
+                ok = report_missing(m, e, h, h->args[i], s, diag);
+        }
+        for (size_t i = 0; ok && i < h->n_ops; i++) {
+            const cg_op *op = h->ops[i];
+            for (size_t r = 0; ok && r < op->n_results; r++) {
+                if ((s = missing_symbol(&op->results[r]->type, given)) != SIZE_MAX)
+                    ok = report_missing(m, e, h, op->results[r], s, diag);
+            }
+            for (size_t a = 0; ok && a < op->attrs.count; a++) {
+                const cg_attr *at = &op->attrs.items[a];
+                for (size_t j = 0; ok && at->dims && j < at->count; j++) {
+                    for (size_t k = 0; ok && at->dims[j] && k < at->dims[j]->n_terms; k++) {
+                        if (!given[at->dims[j]->terms[k].sym]) {
+                            cg_diag_error(diag, at->line, "entrypoint '%s': attribute '%s' of %s in graph @%s names "
+                                          "symbol '%s', which is in the shape of none of the entrypoint's inputs",
+                                          e->name, at->name, op->kind, h->name,
+                                          m->symbols.items[at->dims[j]->terms[k].sym].name);
+                            ok = false;
+                        }
+                    }
+                }
+            }
+            if (op->callee && !seen[op->callee->index]) {
+                seen[op->callee->index] = true;
+                stack[depth++] = op->callee;
+            }
+        }
+    }
+    talloc_free(tmp);
+    return ok;
+}
+
+static bool verify_entrypoint(const cg_module *m, const cg_symtab *graphs, cg_entrypoint *e, cg_diag *diag)
 {
     cg_graph *g = cg_symtab_get(graphs, e->graph_name, NULL);
     if (!g) {
@@ -183,7 +279,7 @@ static bool verify_entrypoint(const cg_symtab *graphs, cg_entrypoint *e, cg_diag
             return false;
         }
     }
-    return names_unique(e, diag);
+    return names_unique(e, diag) && verify_entry_symbols(m, e, diag);
 }
 
 /* Graphs by name, for the callees the loader left unresolved and for the
@@ -227,7 +323,7 @@ bool cg_module_verify(cg_module *m, cg_diag *diag)
         ok = false;
     }
     for (size_t i = 0; ok && i < m->n_entrypoints; i++)
-        ok = verify_entrypoint(graphs, m->entrypoints[i], diag);
+        ok = verify_entrypoint(m, graphs, m->entrypoints[i], diag);
     talloc_free(tmp);
     return ok;
 }
