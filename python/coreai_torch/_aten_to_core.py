@@ -1029,9 +1029,37 @@ def _slice_axis(x, axis, start, end, step, loc):
     return coreai.slice(x, b, e, s, loc=loc)
 
 
+def _size(vm, a):
+    """A size argument: an int, or the int / ir.Dim of a size node."""
+    if isinstance(a, fx.Node):
+        v = vm[a.name]
+        if isinstance(v, (int, ir.Dim)):
+            return v
+        raise NotImplementedError(f"'{a.name}' is a tensor where a size is expected")
+    if isinstance(a, ir.Dim) or a is None:
+        return a
+    return int(a)
+
+
 def _norm_range(start, end, extent):
-    start = 0 if start is None else int(start)
-    end = extent if end is None else int(end)
+    start = 0 if start is None else start
+    end = extent if end is None else end
+    if any(isinstance(v, ir.Dim) for v in (start, end, extent)):
+        # Python's clamping cannot be decided for a symbolic bound: a
+        # negative int counts from the end, an int at or past the largest
+        # extent means the end, anything else is taken as given (and
+        # checked against the extent when the entrypoint runs)
+        hi = ir.dim_bounds(extent)[1] if isinstance(extent, ir.Dim) else extent
+        if isinstance(start, int) and start < 0:
+            start = extent + start
+        if isinstance(end, int) and end < 0:
+            end = extent + end
+        if isinstance(end, int) and hi is not None and end >= hi:
+            end = extent
+        if isinstance(start, int) and hi is not None and start >= hi:
+            start = extent
+        return start, end
+    start, end = int(start), int(end)
     if start < 0:
         start += extent
     if end < 0:
@@ -1047,9 +1075,10 @@ def _slice(vm, node, loc):
     if x.type.rank == 0:
         return x
     axis = _dims(_arg(node, 1, "dim", 0), x.type.rank)[0]
-    start, end = _norm_range(_arg(node, 2, "start", None), _arg(node, 3, "end", None), x.type.shape[axis])
+    start, end = _norm_range(_size(vm, _arg(node, 2, "start", None)), _size(vm, _arg(node, 3, "end", None)),
+                             x.type.shape[axis])
     step = int(_arg(node, 4, "step", 1))
-    if start == 0 and end == x.type.shape[axis] and step == 1:
+    if isinstance(start, int) and start == 0 and end == x.type.shape[axis] and step == 1:
         return x
     return _slice_axis(x, axis, start, end, step, loc)
 
@@ -1489,8 +1518,12 @@ def _arange(vm, node, loc):
     if name.endswith(".default"):
         start, step = 0, 1
     else:
-        start = node.args[0]
+        start = _size(vm, node.args[0]) if isinstance(node.args[0], fx.Node) else node.args[0]
         step = node.args[2] if len(node.args) > 2 else 1
+    if isinstance(start, ir.Dim):
+        # [start, start + step, ...] = start + step * [0, 1, ...]
+        r = coreai.iota(shape[0], 0.0, float(step), dt, loc=loc)
+        return coreai.add(r, coreai.dim_value(start, dt, loc=loc), loc=loc)
     return coreai.iota(shape[0], float(start), float(step), dt, loc=loc)
 
 

@@ -28,6 +28,7 @@ from coreai._compiler.dialects import coreai
 __all__ = [
     "get_operand",
     "get_operands",
+    "get_extent",
     "ir_dtype",
     "node_meta",
     "node_shape",
@@ -58,13 +59,17 @@ def ir_dtype(dtype: torch.dtype) -> "ir.DType":
 
 
 def node_meta(node: fx.Node) -> Tuple[Tuple[int, ...], torch.dtype]:
-    """(shape, torch dtype) of a tensor-valued node, from its metadata."""
+    """(shape, torch dtype) of a tensor-valued node, from its metadata; a
+    symbolic size (``torch.export`` with ``dynamic_shapes``) is an
+    ``ir.Dim``."""
+    from ._symbolic import extent
+
     tm = node.meta.get("tensor_meta")
     if tm is not None and hasattr(tm, "shape"):
-        return tuple(int(d) for d in tm.shape), tm.dtype
+        return tuple(extent(d, f"node '{node.name}' dimension {i}") for i, d in enumerate(tm.shape)), tm.dtype
     val = node.meta.get("val")
     if isinstance(val, torch.Tensor):
-        return tuple(int(d) for d in val.shape), val.dtype
+        return tuple(extent(d, f"node '{node.name}' dimension {i}") for i, d in enumerate(val.shape)), val.dtype
     raise ValueError(f"node '{node.name}' ({node.format_node()}) has no tensor metadata")
 
 
@@ -88,9 +93,14 @@ def _scalar_dtype(value: Any, like: Optional["ir.DType"]) -> "ir.DType":
 
 def as_value(values_map, arg: Any, dtype: Optional["ir.DType"] = None, loc=None) -> "ir.Value":
     """The Value of an FX argument (a node or a Python number), cast to
-    ``dtype`` when given."""
+    ``dtype`` when given. A symbolic size (a ``SymInt`` node, an ``ir.Dim``)
+    becomes a ``coreai.dim_value``, its value at run time."""
     if isinstance(arg, fx.Node):
         v = values_map[arg.name]
+        if isinstance(v, (ir.Dim, ir.Symbol)):
+            return coreai.dim_value(v, dtype if dtype is not None and dtype is not ir.bool_ else ir.i64, loc=loc)
+        if isinstance(v, (int, float, bool)) and not isinstance(v, ir.Value):
+            return as_value(values_map, v, dtype, loc)
         if not isinstance(v, ir.Value):
             raise ValueError(f"node '{arg.name}' is not a tensor value")
         if dtype is not None and v.type.element_type is not dtype:
@@ -100,6 +110,8 @@ def as_value(values_map, arg: Any, dtype: Optional["ir.DType"] = None, loc=None)
         if dtype is not None and arg.type.element_type is not dtype:
             return coreai.cast(arg, dtype, loc=loc)
         return arg
+    if isinstance(arg, (ir.Dim, ir.Symbol)):
+        return coreai.dim_value(arg, dtype if dtype is not None and dtype is not ir.bool_ else ir.i64, loc=loc)
     if isinstance(arg, torch.Tensor):
         dt = dtype or ir_dtype(arg.dtype)
         return coreai.constant(arg.detach().to(torch.float32) if arg.dtype == torch.float64 else arg, dt, loc=loc)
@@ -134,6 +146,21 @@ def get_operand(values_map, node: fx.Node, index: Union[int, str], loc=None) -> 
     if isinstance(arg, fx.Node):
         return as_value(values_map, arg, None, loc)
     return as_value(values_map, arg, like if isinstance(arg, (int, float)) and not isinstance(arg, bool) else None, loc)
+
+
+def get_extent(values_map, node: fx.Node, index: Union[int, str]):
+    """``node.args[index]`` (or ``node.kwargs[index]``) as a size: an int, or
+    an ``ir.Dim`` when it is a symbolic size of the export (``torch.export``
+    with ``dynamic_shapes``), e.g. a cache offset ``ctx - seq``."""
+    arg = _arg(node, index)
+    if isinstance(arg, fx.Node):
+        v = values_map[arg.name]
+        if isinstance(v, (int, ir.Dim)):
+            return v
+        raise ValueError(f"argument {index!r} of node '{node.name}' is not a size (got {v!r})")
+    from ._symbolic import extent
+
+    return extent(arg, f"argument {index!r} of node '{node.name}'")
 
 
 def get_operands(values_map, node: fx.Node, indices: Sequence[Union[int, str]], loc=None) -> List["ir.Value"]:

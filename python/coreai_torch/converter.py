@@ -55,6 +55,7 @@ from ._program import (
 from ._torch_metal_kernel import TorchMetalKernel
 from ._utils import ir_dtype, node_meta
 from ._recurrent import patch_recurrent
+from . import _symbolic
 from .externalize import (
     Externalizer,
     SubProgram,
@@ -218,6 +219,8 @@ class LoweringContext:
         self.externalized: Dict[Tuple, ir.Graph] = {}
         self.subprograms: Dict[str, SubProgram] = {}
         self.by_signature: Dict[str, ir.Graph] = {}
+        # symbols of the module by name (each export's sizes map onto them)
+        self.symbols: Dict[str, ir.Symbol] = {}
         # lowering an externalized graph's body: no pattern becomes a composite inside it
         self.in_composite_body = False
 
@@ -481,16 +484,24 @@ class TorchConverter:
             raise ValueError(f"entrypoint '{staged.entrypoint_name}': names must be unique across states, "
                              f"inputs and outputs, got {all_names}")
 
+        placeholders = {n.name: n for n in view.placeholders()}
+        io = list(zip(states, state_names)) + list(zip(plain_inputs, input_names))
+        try:
+            table = _symbolic.ExportSymbols(staged.program, [(name, placeholders[spec.name]) for spec, name in io],
+                                            ctx.symbols)
+        except _symbolic.SymbolicShapeError as e:
+            raise UnsupportedOpError(f"entrypoint '{staged.entrypoint_name}': {e}") from None
+        with _symbolic.active(table):
+            self._convert_entry_body(ctx, staged, view, states, state_names, plain_inputs, input_names,
+                                     output_names, placeholders, table)
+
+    def _convert_entry_body(self, ctx, staged, view, states, state_names, plain_inputs, input_names, output_names,
+                            placeholders, table) -> None:
+        for s in table.map.values():
+            ctx.module.add_symbol(s)
         graph = ir.Graph(ctx.unique_graph_name(staged.entrypoint_name))
         vm = ValuesMap(ctx)
-        placeholders = {n.name: n for n in view.placeholders()}
         for spec, name in list(zip(states, state_names)) + list(zip(plain_inputs, input_names)):
-            val = placeholders[spec.name].meta.get("val")
-            for axis, d in enumerate(getattr(val, "shape", ())):
-                if isinstance(d, torch.SymInt):
-                    raise UnsupportedOpError(
-                        f"input '{name}' dimension {axis} is dynamic ({d}, from torch.export's dynamic_shapes); "
-                        "model format v1 has fixed shapes: export without dynamic_shapes for that dimension")
             shape, dt = node_meta(placeholders[spec.name])
             if dt in _INEXACT_DTYPES:
                 raise UnsupportedOpError(
@@ -511,7 +522,7 @@ class TorchConverter:
         with ir.InsertionPoint(graph):
             self._lower_graph(ctx, view, vm)
             results = []
-            out_by_index = list(zip(view.outputs, out_nodes))
+            out_by_index = list(zip(view.outputs, view.output_nodes()))
             for spec in states:
                 kind = BUFFER_MUTATION if spec.kind == BUFFER else USER_INPUT_MUTATION
                 idx = next(i for i, (o, _) in enumerate(out_by_index) if o.kind == kind and o.target == spec.target)
@@ -559,6 +570,20 @@ class TorchConverter:
                 raise UnsupportedOpError(f"unsupported FX node {node.format_node()} ({node.op})")
             if not node.users:
                 continue  # dead (e.g. the unused results of a multi-result op)
+            val = node.meta.get("val")
+            if isinstance(val, (torch.SymInt, torch.SymBool)) or (
+                    isinstance(val, (int, bool)) and not isinstance(val, torch.Tensor)
+                    and qualified_name(node.target) in _SIZE_OPS):
+                # a size (sym_size, arithmetic on sizes): its expression, which
+                # lowerings read as an int or ir.Dim; a SymBool only feeds
+                # _assert_scalar checks, which the entrypoint's own range
+                # checks make at run time
+                if isinstance(val, (torch.SymInt, int)) and not isinstance(val, bool):
+                    try:
+                        vm[node.name] = _symbolic.extent(val, f"{_where(node)}size '{node.name}'")
+                    except _symbolic.SymbolicShapeError as e:
+                        raise UnsupportedOpError(f"{_where(node)}{e}") from None
+                continue
             if self._try_fold(vm, node, params):
                 continue
             _refuse_inexact_dtypes(node)
@@ -953,12 +978,16 @@ def _check_lowered_types(node: fx.Node, result: Any) -> None:
     elif isinstance(result, (list, tuple)) and isinstance(val, (list, tuple)):
         pairs = [(r, v) for r, v in zip(result, val) if isinstance(r, ir.Value) and isinstance(v, torch.Tensor)]
     for i, (r, v) in enumerate(pairs):
-        want = ir.TensorType(tuple(int(d) for d in v.shape), ir_dtype(v.dtype))
+        want = ir.TensorType(tuple(_symbolic.extent(d) for d in v.shape), ir_dtype(v.dtype))
         if r.type != want:
             which = f" result {i}" if len(pairs) > 1 else ""
             raise AssertionError(
                 f"{_where(node)}the lowering of '{qualified_name(node.target)}' (node '{node.name}'){which} gave "
                 f"{r.type}; torch.export recorded {want}")
+
+
+# ops whose result is a size, never a tensor (their value is its expression)
+_SIZE_OPS = {"aten::sym_size.int", "aten::sym_numel.default", "add", "sub", "mul", "floordiv", "neg"}
 
 
 def _where(node: fx.Node) -> str:

@@ -13,7 +13,9 @@ import math
 import numpy as np
 
 from . import infer as _inf
+from .dims import Dim
 from .dtypes import DType, small_float_from_f64, storage_to_float64
+from .ir import Attr, TensorType
 
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
 
@@ -276,8 +278,20 @@ def evaluate_op(op, inputs: list) -> list:
         ax = _inf.normalize_axis(a("axis"), ts[0].rank)
         return [np.concatenate([np.asarray(x) for x in inputs], axis=ax)]
     if kind == "coreai.slice":
+        for b, e, d in zip(a("begins"), a("ends"), ts[0].shape):
+            if not 0 <= b <= e <= d:
+                raise EvalError(f"coreai.slice: [{b}, {e}) lies outside [0, {d})")
         idx = tuple(slice(b, e, s) for b, e, s in zip(a("begins"), a("ends"), a("steps")))
         return [np.array(np.asarray(inputs[0])[idx])]
+    if kind == "coreai.slice_update":
+        out = np.array(inputs[0], copy=True)
+        for b, u, d in zip(a("begins"), ts[1].shape, ts[0].shape):
+            if not (0 <= b and b + u <= d):
+                raise EvalError(f"coreai.slice_update: [{b}, {b + u}) lies outside [0, {d})")
+        out[tuple(slice(b, b + u) for b, u in zip(a("begins"), ts[1].shape))] = inputs[1]
+        return [out]
+    if kind == "coreai.dim_value":
+        return [_store(np.full(rt.shape, a("value"), dtype=np.float64), rt)]
     if kind == "coreai.gather":
         x, idx = inputs
         ax = _inf.normalize_axis(a("axis"), ts[0].rank)
@@ -310,8 +324,74 @@ def evaluate_op(op, inputs: list) -> list:
     raise EvalError(f"no host semantics for {kind}")
 
 
-def run_graph(module, graph, args: list) -> list:
-    """Interpret `graph` on argument data (storage arrays); returns its outputs."""
+class _Typed:
+    __slots__ = ("type",)
+
+    def __init__(self, t) -> None:
+        self.type = t
+
+
+class _AtValues:
+    """An op with its symbolic extents replaced by their values for one call
+    (what evaluate_op reads: kind, attributes, operand and result types)."""
+
+    def __init__(self, op, values: dict) -> None:
+        self.kind = op.kind
+        self.operands = [_Typed(_concrete(v.type, values)) for v in op.operands]
+        self.results = [_Typed(_concrete(r.type, values)) for r in op.results]
+        self.attributes = {}
+        for k, at in op.attributes.items():
+            if at.kind == "dim":
+                at = Attr("si64", _value(at.value, values))
+            elif at.kind == "dim[]":
+                at = Attr("si64[]", [_value(x, values) for x in at.value])
+            self.attributes[k] = at
+
+
+def _value(e, values: dict) -> int:
+    return e.evaluate(values) if isinstance(e, Dim) else int(e)
+
+
+def _concrete(t, values: dict):
+    if not t.is_dynamic:
+        return t
+    shape = [_value(d, values) for d in t.shape]
+    if any(d < 0 for d in shape):
+        raise EvalError(f"{t} has a negative extent for the symbols' values {values}")
+    return TensorType(shape, t.element_type)
+
+
+def bind_symbols(types: list, arrays: list) -> dict:
+    """Symbol values from the shapes of input arrays of these types (each
+    symbol taken from an extent `c*s + k` in it alone, then every extent
+    checked); ValueError when they disagree or leave a symbol's range."""
+    values: dict = {}
+    ranges = {}
+    for t, x in zip(types, arrays):
+        shape = np.shape(x)
+        if len(shape) != t.rank:
+            raise ValueError(f"an input of type {t} has shape {tuple(shape)} (rank {len(shape)})")
+        for d, n in zip(t.shape, shape):
+            if isinstance(d, Dim) and len(d.terms) == 1:
+                (sym, c), = d.terms.items()
+                ranges[sym.name] = sym
+                if sym.name not in values and (n - d.constant) % c == 0:
+                    values[sym.name] = (n - d.constant) // c
+    for name, sym in ranges.items():
+        v = values.get(name)
+        if v is None or v < sym.min or v > sym.max:
+            raise ValueError(f"symbol '{name}' = {v} is outside its range [{sym.min}, {sym.max}]")
+    for t, x in zip(types, arrays):
+        want = tuple(_value(d, values) if not isinstance(d, Dim) or all(s.name in values for s in d.terms)
+                     else None for d in t.shape)
+        if any(w is None for w in want) or tuple(np.shape(x)) != want:
+            raise ValueError(f"an input of type {t} has shape {tuple(np.shape(x))}, not {want} for {values}")
+    return values
+
+
+def run_graph(module, graph, args: list, values: dict | None = None) -> list:
+    """Interpret `graph` on argument data (storage arrays); returns its
+    outputs. `values` gives the symbols of a symbolic graph."""
     env = {}
     for v, x in zip(graph.arguments, args):
         env[v] = np.asarray(x)
@@ -324,9 +404,9 @@ def run_graph(module, graph, args: list) -> list:
             callee = module.find_graph(op.callee) if module is not None else None
             if callee is None:
                 raise EvalError(f"coreai.invoke: unknown graph @{op.callee}")
-            outs = run_graph(module, callee, ins)
+            outs = run_graph(module, callee, ins, values)
         else:
-            outs = evaluate_op(op, ins)
+            outs = evaluate_op(_AtValues(op, values) if values else op, ins)
         for r, x in zip(op.results, outs):
             env[r] = x
     return [env[v] for v in graph.outputs]
@@ -349,12 +429,15 @@ def interpret(module, entrypoint: str, inputs: dict, states: dict | None = None)
             args.append(np.asarray(e.initial_states[s]).astype(t.element_type.storage).reshape(t.shape))
         else:
             args.append(np.zeros(t.shape, t.element_type.storage))
-    for i, n in enumerate(e.inputs):
-        t = g.arguments[len(e.states) + i].type
+    for n in e.inputs:
         if n not in inputs:
             raise ValueError(f"missing input '{n}'")
+    in_types = [g.arguments[len(e.states) + i].type for i in range(len(e.inputs))]
+    values = bind_symbols(in_types, [inputs[n] for n in e.inputs]) if any(t.is_dynamic for t in in_types) else {}
+    for i, n in enumerate(e.inputs):
+        t = _concrete(in_types[i], values)
         args.append(np.asarray(inputs[n]).astype(t.element_type.storage).reshape(t.shape))
-    outs = run_graph(module, g, args)
+    outs = run_graph(module, g, args, values)
     ns = len(e.states)
     result = {n: outs[ns + i] for i, n in enumerate(e.outputs)}
     result.update({n: outs[i] for i, n in enumerate(e.states)})

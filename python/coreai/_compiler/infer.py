@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from .dims import Dim, dim_bounds, product_equal
 from .dtypes import DType
 from .ir import MAX_RANK, Attr, TensorType
 
@@ -130,7 +131,11 @@ _schema(["coreai.argmax"], {"axis": ("si64", True), "keep_dims": ("bool", False)
 _schema(["coreai.softmax"], {"axis": ("si64", True)})
 _schema(["coreai.transpose"], {"perm": ("si64[]", True)})
 _schema(["coreai.concat"], {"axis": ("si64", True)})
-_schema(["coreai.slice"], {"begins": ("si64[]", True), "ends": ("si64[]", True), "steps": ("si64[]", True)})
+# "si64[]|dim[]": the dim[] form may name symbols (format 2)
+_schema(["coreai.slice"], {"begins": ("si64[]|dim[]", True), "ends": ("si64[]|dim[]", True),
+                           "steps": ("si64[]", True)})
+_schema(["coreai.slice_update"], {"begins": ("si64[]|dim[]", True)})
+_schema(["coreai.dim_value"], {"value": ("dim", True)})
 _schema(["coreai.gather"], {"axis": ("si64", True)})
 _schema(["coreai.pad"], {"pads": ("si64[]", True), "value": ("f64", False)})
 _schema(["coreai.iota"], {"start": ("f64", True), "step": ("f64", True)})
@@ -158,12 +163,13 @@ for _k in UNARY_FLOAT + UNARY_NUMERIC + REDUCE + (
         "coreai.max_pool2d", "coreai.avg_pool2d", "coreai.sumpool2d"):
     _ARITY[_k] = (1, 1)
 _ARITY.update({"coreai.where": (3, 3), "coreai.linear": (2, 3), "coreai.conv2d": (2, 3),
+               "coreai.slice_update": (2, 2), "coreai.dim_value": (0, 0),
                "coreai.gather": (2, 2), "coreai.concat": (1, None), "coreai.iota": (0, 0),
                "coreai.fill": (0, 0), "coreai.elementwise_kernel": (0, None)})
 
 # ops whose result type the op states itself (the builder passes it)
 DECLARED = frozenset({"coreai.reshape", "coreai.cast", "coreai.broadcast_to", "coreai.iota",
-                      "coreai.fill", "coreai.elementwise_kernel"})
+                      "coreai.fill", "coreai.elementwise_kernel", "coreai.dim_value"})
 
 
 def attr_schema(kind: str) -> dict:
@@ -189,7 +195,7 @@ def infer(kind: str, operand_types: Sequence[TensorType], attrs: dict, declared:
         if name not in schema:
             fail(kind, ts, f"has no attribute '{name}'")
         want = schema[name][0]
-        if not isinstance(a, Attr) or a.kind != want:
+        if not isinstance(a, Attr) or a.kind not in want.split("|"):
             got = a.kind if isinstance(a, Attr) else type(a).__name__
             fail(kind, ts, f"attribute '{name}' must be {want}, not {got}")
     for name, (_, required) in schema.items():
@@ -380,8 +386,9 @@ def _reduce(kind, ts, attrs, declared):
         fail(kind, ts, f"axes {list(_attr(attrs, 'axes'))} out of range or repeated for rank {x.rank}")
     if kind in ("coreai.reduce_max", "coreai.reduce_min"):
         for a in axes:
-            if x.shape[a] == 0:
-                fail(kind, ts, f"axis {a} is empty; the {kind[14:]} of no elements is undefined")
+            if dim_bounds(x.shape[a])[0] <= 0:
+                what = "empty for some values of its symbols" if isinstance(x.shape[a], Dim) else "empty"
+                fail(kind, ts, f"axis {a} is {what}; the {kind[14:]} of no elements is undefined")
     keep = _attr(attrs, "keep_dims", False)
     shape = []
     for i, d in enumerate(x.shape):
@@ -398,8 +405,8 @@ def _argmax(kind, ts, attrs, declared):
     a = normalize_axis(_attr(attrs, "axis"), x.rank)
     if a is None:
         fail(kind, ts, f"axis {_attr(attrs, 'axis')} out of range for rank {x.rank}")
-    if x.shape[a] == 0:
-        fail(kind, ts, f"axis {a} is empty")
+    if dim_bounds(x.shape[a])[0] <= 0:
+        fail(kind, ts, f"axis {a} is {'empty for some values of its symbols' if isinstance(x.shape[a], Dim) else 'empty'}")
     keep = _attr(attrs, "keep_dims", False)
     shape = [d if i != a else 1 for i, d in enumerate(x.shape) if i != a or keep]
     return TensorType(shape, DType.i64)
@@ -415,7 +422,7 @@ def _softmax(kind, ts, attrs, declared):
 def _reshape(kind, ts, attrs, declared):
     _need(kind, ts, 0, ALL)
     r = _one_declared(kind, ts, declared)
-    if r.element_type is not ts[0].element_type or r.numel != ts[0].numel:
+    if r.element_type is not ts[0].element_type or not product_equal(r.shape, ts[0].shape):
         fail(kind, ts, f"cannot reshape to {r}")
     return r
 
@@ -460,6 +467,16 @@ def _concat(kind, ts, attrs, declared):
     return TensorType(shape, ts[0].element_type)
 
 
+def _region_possible(kind, ts, axis, begin, length, extent):
+    """[begin, begin + length) can lie inside [0, extent) for some value of
+    the symbols (whether it does for a call is checked at run time)."""
+    room = dim_bounds(extent - (begin + length))[1]
+    if dim_bounds(begin)[1] is not None and dim_bounds(begin)[1] < 0 or \
+            dim_bounds(length)[1] is not None and dim_bounds(length)[1] < 0 or room is not None and room < 0:
+        fail(kind, ts, f"axis {axis}: the region [{begin}, {begin} + {length}) lies outside [0, {extent}) for every "
+                       "value of the symbols")
+
+
 def _slice(kind, ts, attrs, declared):
     _need(kind, ts, 0, ALL)
     x = ts[0]
@@ -468,11 +485,47 @@ def _slice(kind, ts, attrs, declared):
         fail(kind, ts, f"begins, ends and steps need {x.rank} entries each, got {len(b)}, {len(e)}, {len(s)}")
     shape = []
     for i, d in enumerate(x.shape):
-        if not (0 <= b[i] <= e[i] <= d) or s[i] < 1:
-            fail(kind, ts, f"axis {i}: begin {b[i]}, end {e[i]}, step {s[i]} is not a valid slice of "
-                           f"extent {d} (0 <= begin <= end <= extent, step >= 1)")
-        shape.append(-(-(e[i] - b[i]) // s[i]))
+        if not any(isinstance(v, Dim) for v in (b[i], e[i], d)):
+            if not (0 <= b[i] <= e[i] <= d) or s[i] < 1:
+                fail(kind, ts, f"axis {i}: begin {b[i]}, end {e[i]}, step {s[i]} is not a valid slice of "
+                               f"extent {d} (0 <= begin <= end <= extent, step >= 1)")
+            shape.append(-(-(e[i] - b[i]) // s[i]))
+            continue
+        if s[i] < 1:
+            fail(kind, ts, f"axis {i}: step {s[i]} must be >= 1")
+        length = e[i] - b[i]
+        _region_possible(kind, ts, i, b[i], length, d)
+        if isinstance(length, Dim) and s[i] != 1:
+            fail(kind, ts, f"axis {i}: a slice of symbolic length {length} needs step 1, got {s[i]}")
+        shape.append(length if isinstance(length, Dim) else -(-length // s[i]))
     return TensorType(shape, x.element_type)
+
+
+def _slice_update(kind, ts, attrs, declared):
+    _need(kind, ts, 0, ALL)
+    _need(kind, ts, 1, ALL)
+    _same_dtype(kind, ts, [0, 1])
+    x, u = ts
+    b = list(_attr(attrs, "begins"))
+    if u.rank != x.rank or len(b) != x.rank:
+        fail(kind, ts, f"the update, attribute 'begins' ({len(b)} values) and the operand must have the same rank")
+    for i in range(x.rank):
+        if not any(isinstance(v, Dim) for v in (b[i], u.shape[i], x.shape[i])):
+            if not (0 <= b[i] <= x.shape[i] and u.shape[i] <= x.shape[i] - b[i]):
+                fail(kind, ts, f"axis {i}: the update at begin {b[i]} does not fit")
+            continue
+        _region_possible(kind, ts, i, b[i], u.shape[i], x.shape[i])
+    return x
+
+
+def _dim_value(kind, ts, attrs, declared):
+    r = _one_declared(kind, ts, declared)
+    if r.element_type not in NUMERIC:
+        fail(kind, ts, f"result {r} must be f32, i32 or i64")
+    lo, hi = dim_bounds(_attr(attrs, "value"))
+    if r.element_type is DType.i32 and (lo < -2 ** 31 or hi is None or hi >= 2 ** 31):
+        fail(kind, ts, f"the value {_attr(attrs, 'value')} ranges beyond i32")
+    return r
 
 
 def _gather(kind, ts, attrs, declared):
@@ -519,7 +572,10 @@ def _iota(kind, ts, attrs, declared):
         _int_value(kind, ts, "start", start, DType.i64)
         _int_value(kind, ts, "step", step, DType.i64)
         _int_value(kind, ts, "start", start, r.element_type)
-        last = start + max(r.shape[0] - 1, 0) * step
+        n = dim_bounds(r.shape[0])[1]
+        if n is None:
+            fail(kind, ts, f"result {r} has an unbounded extent")
+        last = start + max(n - 1, 0) * step
         lo, hi = _INT_RANGE[r.element_type]
         if not (lo <= last < hi):
             fail(kind, ts, f"the last element {last!r} does not fit {r}")
@@ -554,12 +610,19 @@ def _window(kind, ts, attrs, kernel, dilated, stride_default):
     return oh, ow
 
 
+def _fixed_spatial(kind, ts, x):
+    for a, what in ((1, "the channel count"), (2, "the height"), (3, "the width")):
+        if isinstance(x.shape[a], Dim):
+            fail(kind, ts, f"{what} (axis {a}) is symbolic; it must be a fixed extent")
+
+
 def _conv2d(kind, ts, attrs, declared):
     for i in range(len(ts)):
         _need(kind, ts, i, F32, ("the input", "the weight", "the bias")[i])
     x, w = ts[0], ts[1]
     if x.rank != 4 or w.rank != 4:
         fail(kind, ts, "input and weight must have rank 4 (NCHW, OIHW)")
+    _fixed_spatial(kind, ts, x)
     groups = _attr(attrs, "groups", 1)
     if groups < 1 or x.shape[1] % groups or w.shape[0] % groups:
         fail(kind, ts, f"groups {groups} must divide the {x.shape[1]} input and {w.shape[0]} output channels")
@@ -577,6 +640,7 @@ def _pool(kind, ts, attrs, declared):
     x = ts[0]
     if x.rank != 4:
         fail(kind, ts, "input must have rank 4 (NCHW)")
+    _fixed_spatial(kind, ts, x)
     kernel = _ints(kind, ts, attrs, "kernel_size", 2, None, 1)
     oh, ow = _window(kind, ts, attrs, kernel, kind != "coreai.avg_pool2d", kernel)
     return TensorType((x.shape[0], x.shape[1], oh, ow), x.element_type)
@@ -607,5 +671,5 @@ _RULES.update({
     "coreai.broadcast_to": _broadcast_to, "coreai.concat": _concat, "coreai.slice": _slice,
     "coreai.gather": _gather, "coreai.pad": _pad, "coreai.iota": _iota, "coreai.fill": _fill,
     "coreai.conv2d": _conv2d, "coreai.max_pool2d": _pool, "coreai.avg_pool2d": _pool,
-    "coreai.sumpool2d": _pool,
+    "coreai.sumpool2d": _pool, "coreai.slice_update": _slice_update, "coreai.dim_value": _dim_value,
 })

@@ -15,12 +15,13 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from . import dtypes as _dt
+from .dims import Dim, Symbol, dim_bounds
 from .dtypes import DType, bf16, bool_, f16, f32, i32, i64  # noqa: F401  (re-exported)
 from .numbers import f32_round
 
 __all__ = [
     "DType", "f32", "f16", "bf16", "i64", "i32", "bool_",
-    "TensorType", "Value", "Location", "Attr", "Operation", "CompositeDecl",
+    "Symbol", "Dim", "TensorType", "Value", "Location", "Attr", "Operation", "CompositeDecl",
     "Graph", "Entrypoint", "Module", "InsertionPoint", "MAX_RANK",
 ]
 
@@ -51,17 +52,23 @@ def check_identifier(text, what: str) -> str:
 # ---------------------------------------------------------------------------
 
 class TensorType:
-    """A ranked tensor type: shape (tuple of non-negative ints, rank <= 8) and element type."""
+    """A ranked tensor type: shape (rank <= 8; each extent a non-negative int
+    or a symbolic ``Dim``, model format 2) and element type."""
 
     __slots__ = ("_shape", "_element_type")
 
     def __init__(self, shape: Sequence[int], element_type) -> None:
         try:
-            dims = tuple(_as_int(d, "extent") for d in shape)
+            dims = tuple(_as_extent(d) for d in shape)
         except TypeError:
-            raise ValueError(f"tensor shape must be a sequence of ints, got {shape!r}") from None
-        if any(d < 0 for d in dims):
-            raise ValueError(f"tensor shape {dims} has a negative extent")
+            raise ValueError(f"tensor shape must be a sequence of ints or symbolic extents, got {shape!r}") from None
+        for d in dims:
+            if isinstance(d, Dim):
+                hi = dim_bounds(d)[1]
+                if hi is not None and hi < 0:
+                    raise ValueError(f"tensor shape has extent {d}, negative for every value of its symbols")
+            elif d < 0:
+                raise ValueError(f"tensor shape {dims} has a negative extent")
         if len(dims) > MAX_RANK:
             raise ValueError(f"tensor shape {dims} has rank {len(dims)}; at most {MAX_RANK} is supported")
         self._shape = dims
@@ -82,10 +89,29 @@ class TensorType:
         return len(self._shape)
 
     @property
+    def is_dynamic(self) -> bool:
+        """Whether an extent is symbolic."""
+        return any(isinstance(d, Dim) for d in self._shape)
+
+    @property
     def numel(self) -> int:
+        """The element count (a TypeError for a symbolic shape: see max_numel)."""
+        if self.is_dynamic:
+            raise TypeError(f"{self} has a symbolic shape: its element count is not fixed")
         n = 1
         for d in self._shape:
             n *= d
+        return n
+
+    @property
+    def max_numel(self) -> int | None:
+        """The element count at the symbols' largest values (None if unbounded)."""
+        n = 1
+        for d in self._shape:
+            hi = dim_bounds(d)[1]
+            if hi is None:
+                return None
+            n *= hi
         return n
 
     @property
@@ -106,7 +132,8 @@ class TensorType:
         return hash((self._shape, self._element_type))
 
     def __str__(self) -> str:
-        return "tensor<" + "".join(f"{d}x" for d in self._shape) + self._element_type.text + ">"
+        return "tensor<" + "".join(f"[{d}]x" if isinstance(d, Dim) else f"{d}x" for d in self._shape) + \
+            self._element_type.text + ">"
 
     def __repr__(self) -> str:
         return f"TensorType({self._shape}, {self._element_type!r})"
@@ -118,6 +145,14 @@ def _as_int(x, what: str) -> int:
     if isinstance(x, (int, np.integer)):
         return int(x)
     raise TypeError(what)
+
+
+def _as_extent(x):
+    if isinstance(x, Symbol):
+        return x.dim()
+    if isinstance(x, Dim):
+        return x
+    return _as_int(x, "extent")
 
 
 # ---------------------------------------------------------------------------
@@ -159,7 +194,7 @@ class Location:
     __repr__ = __str__
 
 
-ATTR_KINDS = ("si64", "f32", "f64", "bool", "str", "si64[]", "f32[]", "str[]")
+ATTR_KINDS = ("si64", "f32", "f64", "bool", "str", "si64[]", "f32[]", "str[]", "dim", "dim[]")
 
 
 class Attr:
@@ -182,6 +217,8 @@ class Attr:
             return value
         if isinstance(value, (bool, np.bool_)):
             return cls("bool", value)
+        if isinstance(value, (Dim, Symbol)):
+            return cls("dim", value)
         if isinstance(value, (int, np.integer)):
             return cls("si64", value)
         if isinstance(value, (float, np.floating)):
@@ -194,6 +231,8 @@ class Attr:
             items = list(value)
             if all(isinstance(v, str) for v in items) and items:
                 return cls("str[]", items)
+            if any(isinstance(v, (Dim, Symbol)) for v in items):
+                return cls("dim[]", items)
             if all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in items):
                 return cls("si64[]", items)
             if all(isinstance(v, (int, float, np.integer, np.floating)) for v in items):
@@ -261,6 +300,10 @@ def _normalise_attr(kind: str, value):
         return one_str(value, False)
     if kind == "si64[]":
         return tuple(one_int(v) for v in items(value))
+    if kind == "dim":
+        return _as_extent(value) if not isinstance(value, (int, np.integer)) else one_int(value)
+    if kind == "dim[]":
+        return tuple(_as_extent(v) if isinstance(v, (Dim, Symbol)) else one_int(v) for v in items(value))
     if kind == "f32[]":
         return tuple(one_float(v, True) for v in items(value))
     return tuple(one_str(v, True) for v in items(value))
@@ -556,8 +599,8 @@ class Entrypoint:
         self.states = [check_symbol(s, "state name") for s in states]
         self.inputs = [check_symbol(s, "input name") for s in inputs]
         self.outputs = [check_symbol(s, "output name") for s in outputs]
-        if not self.outputs:
-            raise ValueError(f"entrypoint '{name}' needs at least one output")
+        if not self.outputs and not self.states:
+            raise ValueError(f"entrypoint '{name}' needs at least one output (or a state it updates)")
         seen = set()
         for n in self.states + self.inputs + self.outputs:
             if n in seen:
@@ -628,7 +671,43 @@ class Module:
     def __init__(self) -> None:
         self.graphs: list[Graph] = []
         self.entrypoints: list[Entrypoint] = []
+        # symbols the extents may name (format 2); those found in types but
+        # not listed here are added when the module is saved
+        self.symbols: list[Symbol] = []
 
+    def add_symbol(self, symbol: Symbol) -> Symbol:
+        """Declares a symbol (a Symbol, or a name with min/max via Symbol())."""
+        if not isinstance(symbol, Symbol):
+            raise ValueError(f"add_symbol needs an ir.Symbol, got {symbol!r}")
+        for s in self.symbols:
+            if s.name == symbol.name:
+                if s != symbol:
+                    raise ValueError(f"the module already has a symbol '{s.name}' with another range "
+                                     f"([{s.min}, {s.max}] vs [{symbol.min}, {symbol.max}])")
+                return s
+        self.symbols.append(symbol)
+        return symbol
+
+    def all_symbols(self) -> list:
+        """The declared symbols, then those the types name, in first-use order."""
+        out = list(self.symbols)
+        for g in self.graphs:
+            types = [a.type for a in g.arguments] + [r.type for op in g.operations for r in op.results]
+            for t in types:
+                for d in t.shape:
+                    if isinstance(d, Dim):
+                        for s in d.symbols():
+                            if s not in out:
+                                out.append(s)
+            for op in g.operations:
+                for a in op.attributes.values():
+                    vals = a.value if a.kind == "dim[]" else (a.value,) if a.kind == "dim" else ()
+                    for v in vals:
+                        if isinstance(v, Dim):
+                            for s in v.symbols():
+                                if s not in out:
+                                    out.append(s)
+        return out
     def add_graph(self, graph: Graph) -> Graph:
         if not isinstance(graph, Graph):
             raise ValueError(f"add_graph needs an ir.Graph, got {graph!r}")
@@ -700,6 +779,9 @@ def _check_entrypoint(e: Entrypoint, g: Graph) -> None:
             f"entrypoint '{e.name}' has {ns} states, {ni} inputs and {no} outputs, so graph @{g.name} "
             f"needs {ns + ni} arguments and {ns + no} results, but it has {len(g.arguments)} and {len(g.outputs)}")
     for i, s in enumerate(e.states):
+        if g.arguments[i].type.is_dynamic:
+            raise ValueError(f"state '{s}' of entrypoint '{e.name}' is {g.arguments[i].type}: a state's shape "
+                             "must be fixed")
         if g.arguments[i].type != g.outputs[i].type:
             raise ValueError(f"state '{s}' of entrypoint '{e.name}' is {g.arguments[i].type} but its update "
                              f"is {g.outputs[i].type}")

@@ -1,4 +1,4 @@
-"""Model file (format v1) -> ir.Module: the inverse of serialize.py.
+"""Model file (formats 1 and 2) -> ir.Module: the inverse of serialize.py.
 
 Value ids of the file are not kept (a graph numbers its values by
 position), so loading a file this package saved and saving it again gives
@@ -14,11 +14,13 @@ from pathlib import Path
 
 import numpy as np
 
+from .dims import Symbol, parse_extent
 from .dtypes import DType, to_storage
 from .infer import DECLARED, OpError, infer
 from .ir import Attr, CompositeDecl, Graph, Module, Operation, TensorType
 
-_ATTR_KINDS = ("si64", "f32", "f64", "bool", "str", "si64[]", "f32[]", "str[]")
+_ATTR_KINDS = ("si64", "f32", "f64", "bool", "str", "si64[]", "f32[]", "str[]", "dim", "dim[]")
+NEWEST_FORMAT = 2
 
 
 def _err(path, msg) -> ValueError:
@@ -42,13 +44,21 @@ def _int(tok: str) -> int:
     return int(t)
 
 
-def _parse_attr(el, path) -> tuple:
+def _parse_attr(el, path, symbols=None) -> tuple:
     name, kind, text = el.get("name"), el.get("type"), el.text or ""
     if kind not in _ATTR_KINDS:
         raise _err(path, f"attribute '{name}' has unknown type '{kind}'")
+    if kind in ("dim", "dim[]") and symbols is None:
+        raise _err(path, f"attribute '{name}': type '{kind}' needs model format 2")
     try:
         toks = text.split()
-        if kind == "str":
+        if kind == "dim[]":
+            value = [parse_extent(t, symbols) for t in toks]
+        elif kind == "dim":
+            if len(toks) != 1:
+                raise ValueError(f"needs exactly one value, got {len(toks)}")
+            value = parse_extent(toks[0], symbols)
+        elif kind == "str":
             value = text
         elif kind == "si64[]":
             value = [_int(t) for t in toks]
@@ -73,9 +83,9 @@ def _parse_attr(el, path) -> tuple:
         raise _err(path, f"attribute '{name}' ({kind}): {e}") from None
 
 
-def _type(el, path) -> TensorType:
+def _type(el, path, symbols=None) -> TensorType:
     try:
-        shape = [int(t) for t in (el.get("shape") or "").split()]
+        shape = [parse_extent(t, symbols or {}) for t in (el.get("shape") or "").split()]
         return TensorType(shape, el.get("dtype"))
     except ValueError as e:
         raise _err(path, f"<{el.tag} id={el.get('id')!r}>: {e}") from None
@@ -123,8 +133,24 @@ def load_module(path) -> Module:
         root = ET.fromstring(raw)
     except ET.ParseError as e:
         raise _err(path, f"malformed XML: {e}") from None
-    if root.tag != "coreai-model" or root.get("format") != "1":
-        raise _err(path, "not a Core AI model file of format 1")
+    fmt = root.get("format")
+    if root.tag != "coreai-model" or fmt not in ("1", "2"):
+        if root.tag == "coreai-model" and (fmt or "").isdigit() and int(fmt) > NEWEST_FORMAT:
+            raise _err(path, f"model format {fmt} is newer than this package reads (formats 1 to {NEWEST_FORMAT})")
+        raise _err(path, "not a Core AI model file of format 1 or 2")
+    symbols = None
+    m = Module()
+    if fmt == "2":
+        symbols = {}
+        for sel in root.findall("symbol"):
+            if sel.get("max") is None:
+                raise _err(path, f"symbol '{sel.get('name')}' has no upper bound (max)")
+            s = Symbol(sel.get("name"), int(sel.get("min")), int(sel.get("max")))
+            if s.name in symbols:
+                raise _err(path, f"symbol '{s.name}' redefined")
+            symbols[s.name] = m.add_symbol(s)
+    elif root.findall("symbol"):
+        raise _err(path, "<symbol> needs model format 2 (this file declares format 1)")
     weights = None
     w = root.find("weights")
     if w is not None:
@@ -138,13 +164,12 @@ def load_module(path) -> Module:
             raise _err(wpath, f"size {len(weights)} differs from the {w.get('size')} the model records")
         if hashlib.sha256(weights).hexdigest() != w.get("sha256"):
             raise _err(wpath, "SHA-256 differs from the one the model records")
-    m = Module()
     pending_invokes = []
     for gel in root.findall("graph"):
         composite = None
         cel = gel.find("composite-decl")
         if cel is not None:
-            attrs = dict(_parse_attr(a, path) for a in cel.findall("attr"))
+            attrs = dict(_parse_attr(a, path, symbols) for a in cel.findall("attr"))
             composite = CompositeDecl(cel.get("op"), [e.text for e in cel.findall("input-name")],
                                       [e.text for e in cel.findall("output-name")], attrs)
         g = Graph(gel.get("name"), private=gel.get("private") == "true", noinline=gel.get("noinline") == "true",
@@ -164,9 +189,11 @@ def load_module(path) -> Module:
 
         for el in gel:
             if el.tag == "arg":
-                define(el.get("id"), g.add_argument(_type(el, path), el.get("name")))
+                define(el.get("id"), g.add_argument(_type(el, path, symbols), el.get("name")))
             elif el.tag == "const":
-                t = _type(el, path)
+                t = _type(el, path, symbols)
+                if t.is_dynamic:
+                    raise _err(path, f"constant '{el.get('id')}' has a symbolic extent; a constant's shape is fixed")
                 op = Operation("coreai.constant", [], [t])
                 data = np.array(_const_data(el, t, weights, path), order="C", copy=True)
                 data.setflags(write=False)
@@ -176,8 +203,8 @@ def load_module(path) -> Module:
             elif el.tag == "op":
                 kind = el.get("kind")
                 operands = [use(o.get("ref")) for o in el.findall("operand")]
-                attrs = dict(_parse_attr(a, path) for a in el.findall("attr"))
-                results = [_type(r, path) for r in el.findall("result")]
+                attrs = dict(_parse_attr(a, path, symbols) for a in el.findall("attr"))
+                results = [_type(r, path, symbols) for r in el.findall("result")]
                 if kind == "coreai.invoke":
                     op = Operation(kind, operands, results, attrs, callee=el.get("callee"))
                     pending_invokes.append((g, op))

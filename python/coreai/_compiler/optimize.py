@@ -53,6 +53,8 @@ def _rewrite(graph, visit) -> int:
 def _fold(op):
     if op.kind in _NEVER_FOLD or not all(v.is_constant and not v.is_host_constant for v in op.operands):
         return None
+    if any(r.type.is_dynamic for r in op.results) or op.kind == "coreai.dim_value":
+        return None  # a value known only when the entrypoint runs
     in_elems = sum(v.type.numel for v in op.operands)
     out_elems = sum(r.type.numel for r in op.results)
     if out_elems > in_elems + FOLD_GROWTH_LIMIT:

@@ -53,6 +53,10 @@ def _attr_value(a) -> str:
         return "[" + ", ".join(str(x) for x in v) + "]"
     if k == "f32[]":
         return "[" + ", ".join(format_f32(x) for x in v) + "]"
+    if k == "dim":
+        return f"{v} : dim"
+    if k == "dim[]":
+        return "[" + ", ".join(str(x) for x in v) + "] : dim"
     return _string_list(v)  # str[]
 
 
@@ -151,7 +155,8 @@ def _entrypoint(e) -> str:
 
 def print_module(module) -> str:
     layout = layout_weights(module.graphs)
-    return ("module {\n" + "".join(_graph(g, layout) for g in module.graphs)
+    symbols = "".join(f"  coreai.symbol {s.name} : [{s.min}, {s.max}]\n" for s in module.all_symbols())
+    return ("module {\n" + symbols + "".join(_graph(g, layout) for g in module.graphs)
             + "".join(_entrypoint(e) for e in module.entrypoints) + "}\n")
 
 

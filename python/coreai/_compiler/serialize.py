@@ -1,4 +1,6 @@
-"""Module -> model file (format v1, docs/model-format.md) + weights file.
+"""Module -> model file (docs/model-format.md) + weights file: format 1, or
+format 2 when the module has symbolic extents or an entrypoint without
+outputs.
 
 Deterministic: the bytes depend only on the program (graph order, op order,
 attribute names sorted, value ids by position), never on dict order, object
@@ -18,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .dims import Dim
 from .dtypes import DType, small_float_to_f64
 from .ir import Module, Operation
 from .numbers import xml_float
@@ -127,6 +130,10 @@ def attr_text(a) -> str:
         return " ".join(str(x) for x in v)
     if k == "f32[]":
         return " ".join(xml_float(x) for x in v)
+    if k == "dim":
+        return str(v)
+    if k == "dim[]":
+        return " ".join(str(x) for x in v)
     return " ".join(_esc_text(x) for x in v)  # str[]
 
 
@@ -149,10 +156,45 @@ def inline_text(op: Operation) -> str:
     return " ".join(xml_float(x) for x in vals.tolist())
 
 
+def format_version(module: Module) -> int:
+    """2 when the module needs it (symbols, dim attributes, an entrypoint
+    without outputs), else 1, which every coreai-gen reads."""
+    if module.all_symbols() or any(not e.outputs for e in module.entrypoints):
+        return 2
+    return 1
+
+
+def _check_bounded(module: Module, symbols) -> None:
+    for s in symbols:
+        if s.max is not None:
+            continue
+        for e in module.entrypoints:
+            g = module.find_graph(e.graph)
+            for k, a in enumerate(g.arguments):
+                for axis, d in enumerate(a.type.shape):
+                    if isinstance(d, Dim) and s in d.terms:
+                        what = "state" if k < len(e.states) else "input"
+                        name = e.states[k] if k < len(e.states) else e.inputs[k - len(e.states)]
+                        raise ValueError(f"{what} '{name}' of entrypoint '{e.name}' has dimension {axis} = '{d}' with "
+                                         f"no upper bound: give symbol '{s.name}' a max (coreai-gen sizes the "
+                                         "workspace for the largest extent)")
+        raise ValueError(f"symbol '{s.name}' has no upper bound: give it a max (coreai-gen sizes the workspace for "
+                         "the largest extent)")
+
+
 def module_to_xml(module: Module, layout: WeightsLayout, weights_href: str | None) -> str:
-    out = ['<?xml version="1.0" encoding="UTF-8"?>', '<coreai-model format="1">']
+    symbols = module.all_symbols()
+    names = {}
+    for s in symbols:
+        if s.name in names:
+            raise ValueError(f"two symbols are named '{s.name}' with different ranges ([{names[s.name].min}, "
+                             f"{names[s.name].max}] and [{s.min}, {s.max}])")
+        names[s.name] = s
+    _check_bounded(module, symbols)
+    out = ['<?xml version="1.0" encoding="UTF-8"?>', f'<coreai-model format="{format_version(module)}">']
     if layout:
         out.append(f'  <weights href="{_esc_attr(weights_href)}" size="{layout.size}" sha256="{layout.sha256}"/>')
+    out += [f'  <symbol name="{s.name}" min="{s.min}" max="{s.max}"/>' for s in symbols]
     for g in module.graphs:
         flags = (' private="true"' if g.private else "") + (' noinline="true"' if g.noinline else "")
         out.append(f'  <graph name="{g.name}"{flags}>')

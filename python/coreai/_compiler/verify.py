@@ -3,6 +3,7 @@ and verifier would reject, reported in Python terms (ValueError)."""
 from __future__ import annotations
 
 from .infer import DECLARED, OpError, infer
+from .dims import Dim
 from .ir import Module, _check_entrypoint
 
 
@@ -28,6 +29,7 @@ def verify_module(module: Module) -> None:
         if g is None:
             raise ValueError(f"entrypoint '{e.name}' runs unknown graph @{e.graph}")
         _check_entrypoint(e, g)
+        _check_entry_symbols(module, e, g)
 
 
 def _verify_graph(module: Module, g) -> None:
@@ -71,6 +73,44 @@ def _verify_graph(module: Module, g) -> None:
             raise ValueError(f"graph @{g.name} returns a value ({v.type}) that is not defined in it")
         if v.is_host_constant:
             raise ValueError(f"graph @{g.name} returns host constant %{v.id}; host constants cannot be saved")
+
+
+def _names(t) -> set:
+    return {s.name for d in t.shape if isinstance(d, Dim) for s in d.symbols()}
+
+
+def _check_entry_symbols(module: Module, e, g) -> None:
+    """Every symbol the entrypoint's graphs use (callees included) is in the
+    shape of one of its inputs: the caller gives the values (coreai-gen's
+    verify_entry_symbols)."""
+    given = set()
+    for a in g.arguments[len(e.states):]:
+        given |= _names(a.type)
+    seen, stack = {g.name}, [g]
+    while stack:
+        h = stack.pop()
+        values = list(h.arguments) + [r for op in h.operations for r in op.results]
+        for v in values:
+            missing = sorted(_names(v.type) - given)
+            if missing:
+                raise ValueError(f"entrypoint '{e.name}': value %{v.id} of graph @{h.name} is {v.type}, but symbol "
+                                 f"'{missing[0]}' is in the shape of none of the entrypoint's inputs, so a caller "
+                                 "could not give its value")
+        for op in h.operations:
+            for name, a in op.attributes.items():
+                vals = a.value if a.kind == "dim[]" else (a.value,) if a.kind == "dim" else ()
+                for x in vals:
+                    if isinstance(x, Dim):
+                        missing = sorted({s.name for s in x.symbols()} - given)
+                        if missing:
+                            raise ValueError(f"entrypoint '{e.name}': attribute '{name}' of {op.kind} in graph "
+                                             f"@{h.name} names symbol '{missing[0]}', which is in the shape of none "
+                                             "of the entrypoint's inputs")
+            if op.kind == "coreai.invoke" and op.callee not in seen:
+                callee = module.find_graph(op.callee)
+                if callee is not None:
+                    seen.add(op.callee)
+                    stack.append(callee)
 
 
 def _at(op) -> str:

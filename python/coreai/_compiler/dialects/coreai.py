@@ -20,6 +20,7 @@ from typing import Sequence
 import numpy as np
 
 from .. import ir
+from ..dims import Dim, Symbol
 from ..dtypes import DType, is_unsigned_numpy, to_storage
 from ..infer import OpError, infer
 from ..ir import Attr, InsertionPoint, Location, Operation, TensorType, Value
@@ -33,7 +34,8 @@ __all__ = [
     "relu", "rsqrt", "sqrt", "exp", "log", "tanh", "sigmoid", "silu", "erf", "sin", "cos",
     "reciprocal", "floor", "ceil", "neg", "abs", "gelu", "clamp",
     "matmul", "linear", "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "argmax", "softmax",
-    "reshape", "transpose", "broadcast_to", "concat", "slice", "gather", "pad", "iota", "fill",
+    "reshape", "transpose", "broadcast_to", "concat", "slice", "slice_update", "gather", "pad", "iota", "fill",
+    "dim_value",
     "conv2d", "max_pool2d", "avg_pool2d", "sumpool2d", "elementwise_kernel", "invoke",
 ]
 
@@ -233,10 +235,26 @@ def _ints_of(x, what: str, kind: str, n: int | None = None, pair: bool = False) 
     return vals
 
 
+def _is_sym(x) -> bool:
+    return isinstance(x, (Dim, Symbol))
+
+
+def _extents_of(x, what: str, kind: str, n: int | None = None) -> list:
+    """Like _ints_of, keeping symbolic extents (Dim, Symbol) as they are."""
+    if isinstance(x, (list, tuple)) and _b.any(_is_sym(v) for v in x):
+        vals = [v.dim() if isinstance(v, Symbol) else v if _is_sym(v) else _ints_of(v, what, kind, 1)[0] for v in x]
+        if n is not None and len(vals) != n:
+            raise ValueError(f"{kind}: {what} needs {n} values, got {vals}")
+        return vals
+    if _is_sym(x):
+        return [x.dim() if isinstance(x, Symbol) else x]
+    return _ints_of(x, what, kind, n)
+
+
 def _shape_of(shape, kind: str) -> list:
     if isinstance(shape, TensorType):
         return list(shape.shape)
-    return _ints_of(shape, "shape", kind)
+    return _extents_of(shape, "shape", kind)
 
 
 # ---------------------------------------------------------------------------
@@ -435,6 +453,8 @@ def reshape(x, shape, *, loc=None) -> Value:
     """x with a new shape (one extent may be -1: inferred)."""
     kind = "coreai.reshape"
     dims = _shape_of(shape, kind)
+    if isinstance(x, Value) and (x.type.is_dynamic or _b.any(_is_sym(d) for d in dims)) and -1 in dims:
+        raise ValueError(f"{kind}({x.type}): give every extent of a symbolic shape (no -1), got {dims}")
     if isinstance(x, Value) and dims.count(-1) == 1:
         known = 1
         for d in dims:
@@ -443,7 +463,7 @@ def reshape(x, shape, *, loc=None) -> Value:
         if known == 0 or x.type.numel % known:
             raise ValueError(f"{kind}({x.type}): cannot infer -1 in shape {dims}")
         dims[dims.index(-1)] = x.type.numel // known
-    if _b.any(d < 0 for d in dims):
+    if _b.any(not _is_sym(d) and d < 0 for d in dims):
         raise ValueError(f"{kind}({x.type if isinstance(x, Value) else x!r}): invalid shape {dims}")
     et = x.type.element_type if isinstance(x, Value) else None
     if et is None:
@@ -483,10 +503,12 @@ def slice(x, begins, ends, steps=None, *, loc=None) -> Value:  # noqa: A001
     if not isinstance(x, Value):
         raise ValueError(f"{kind}: the operand must be a Value, got {x!r}")
     rank = x.type.rank
-    b = _ints_of(begins, "begins", kind, rank)
-    e = _ints_of(ends, "ends", kind, rank)
+    b = _extents_of(begins, "begins", kind, rank)
+    e = _extents_of(ends, "ends", kind, rank)
     s = _ints_of(steps, "steps", kind, rank) if steps is not None else [1] * rank
     for i, d in enumerate(x.type.shape):
+        if _b.any(_is_sym(v) for v in (b[i], e[i], d)):
+            continue  # a symbolic bound is taken as given: checked when the entrypoint runs
         if b[i] < 0:
             b[i] = _b.max(b[i] + d, 0)
         if e[i] < 0:
@@ -495,8 +517,29 @@ def slice(x, begins, ends, steps=None, *, loc=None) -> Value:  # noqa: A001
         e[i] = _b.min(e[i], d)
         if e[i] < b[i]:
             e[i] = b[i]
-    attrs = {"begins": Attr("si64[]", b), "ends": Attr("si64[]", e), "steps": Attr("si64[]", s)}
+    sym = _b.any(_is_sym(v) for v in b + e)
+    attrs = {"begins": Attr("dim[]" if sym else "si64[]", b), "ends": Attr("dim[]" if sym else "si64[]", e),
+             "steps": Attr("si64[]", s)}
     return _one(_emit(kind, [x], attrs, (), loc))
+
+
+def slice_update(x, update, begins, *, loc=None) -> Value:
+    """x with the region [begins, begins + update.shape) replaced by update
+    (begins may name symbols: checked against x when the entrypoint runs)."""
+    kind = "coreai.slice_update"
+    if not isinstance(x, Value) or not isinstance(update, Value):
+        raise ValueError(f"{kind}: the operand and the update must be Values")
+    b = _extents_of(begins, "begins", kind, x.type.rank)
+    attrs = {"begins": Attr("dim[]" if _b.any(_is_sym(v) for v in b) else "si64[]", b)}
+    return _one(_emit(kind, [x, update], attrs, (), loc))
+
+
+def dim_value(value, dtype=DType.i64, shape=(), *, loc=None) -> Value:
+    """A tensor holding the run-time value of an extent (a Dim, a Symbol or an
+    int) in every element."""
+    kind = "coreai.dim_value"
+    v = _extents_of(value, "value", kind, 1)[0]
+    return _one(_emit(kind, [], {"value": Attr("dim", v)}, [TensorType(_shape_of(shape, kind), dtype)], loc))
 
 
 def gather(x, indices, axis: int, *, loc=None) -> Value:
@@ -520,8 +563,8 @@ def pad(x, pads, value: float = 0.0, *, loc=None) -> Value:
 def iota(n: int, start: float = 0.0, step: float = 1.0, dtype=DType.i64, *, loc=None) -> Value:
     """[start, start + step, ...] with n elements, of a numeric dtype."""
     kind = "coreai.iota"
-    n = _ints_of(n, "n", kind, 1)[0]
-    if n < 0:
+    n = _extents_of(n, "n", kind, 1)[0]
+    if not _is_sym(n) and n < 0:
         raise ValueError(f"{kind}(): n must be >= 0, got {n}")
     attrs = {"start": Attr("f64", start), "step": Attr("f64", step)}
     return _one(_emit(kind, [], attrs, [TensorType([n], dtype)], loc))
