@@ -108,7 +108,7 @@ def match_rotate_half(node):
             and _is_f32(node)):
         return None
     shape = _shape(node)
-    if len(shape) < 2 or shape[-1] < 2 or shape[-1] % 2:
+    if len(shape) < 2 or not isinstance(shape[-1], int) or shape[-1] < 2 or shape[-1] % 2:
         return None
     d = shape[-1]
     for m1, m2 in ((node.args[0], node.args[1]), (node.args[1], node.args[0])):
