@@ -94,7 +94,6 @@ static void isa_append(char *buf, size_t cap, const char *s)
       (const coreai_softmax_params *params, const float *x, float *out), (params, x, out))            \
     X(s, coreai_status, coreai_log_softmax_f32,                                                        \
       (const coreai_log_softmax_params *params, const float *x, float *out), (params, x, out))        \
-    X(s, size_t, coreai_rope_scratch_size, (const coreai_rope_params *params), (params))              \
     X(s, coreai_status, coreai_rope_f32,                                                               \
       (const coreai_rope_params *params, const float *x, const float *cos_in, const float *sin_in,    \
        const void *positions, const float *freqs, void *scratch, size_t scratch_bytes, float *out),   \

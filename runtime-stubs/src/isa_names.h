@@ -43,7 +43,6 @@
 #define coreai_softmax_f32 COREAI_ISA_NAME(coreai_softmax_f32)
 #define coreai_log_softmax_f32 COREAI_ISA_NAME(coreai_log_softmax_f32)
 /* rope.c */
-#define coreai_rope_scratch_size COREAI_ISA_NAME(coreai_rope_scratch_size)
 #define coreai_rope_f32 COREAI_ISA_NAME(coreai_rope_f32)
 /* swiglu.c */
 #define coreai_swiglu_f32 COREAI_ISA_NAME(coreai_swiglu_f32)
