@@ -37,6 +37,7 @@ import torch.utils._pytree as pytree
 from coreai import AIProgram
 from coreai._compiler import ir
 from coreai._compiler.dialects import coreai
+from coreai._compiler.dims import SymbolicExtentError
 
 from ._aten_to_core import LOWERINGS, qualified_name
 from ._auto_functionalized import auto_functionalized_ops, lower_auto_functionalized
@@ -648,7 +649,8 @@ class TorchConverter:
             return fn(vm, node, loc)
         except UnsupportedOpError:
             raise
-        except NotImplementedError as e:
+        except (NotImplementedError, SymbolicExtentError) as e:
+            # a symbolic extent where the lowering needs a fixed number
             path = module_path_of(node)
             raise UnsupportedOpError(
                 f"{_where(node)}op '{name}' (node '{node.name}') in module '{path or '<root>'}': {e}") from e

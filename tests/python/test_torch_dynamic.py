@@ -115,3 +115,33 @@ def test_product_of_two_sizes_is_refused():
 def test_static_models_stay_format_1():
     p = convert(nn.Linear(4, 2), (torch.randn(3, 4),), None)
     assert '<coreai-model format="1">' in p.serialize()[0]
+
+
+@torch.library.custom_op("w13_test::twice", mutates_args=())
+def _twice(x: torch.Tensor) -> torch.Tensor:
+    return x * 2
+
+
+@_twice.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+class Twice(nn.Module):
+    def forward(self, x):
+        return _twice(x)
+
+
+def test_lowering_needing_a_fixed_size_names_the_node():
+    conv = TorchConverter()
+
+    @conv.register_torch_lowering("w13_test::twice.default")
+    def lower(vm, node, loc):
+        x = vm[node.args[0].name]
+        n = int(x.type.shape[1])  # a fixed number is needed here: the extent is symbolic
+        return x if n else x
+
+    ep = torch.export.export(Twice(), (torch.randn(2, 5),), dynamic_shapes={"x": {1: torch.export.Dim("n", max=9)}})
+    with pytest.raises(UnsupportedOpError, match=r"op 'w13_test::twice.default' \(node '\w+'\).*symbolic extent n "
+                                                 r"has no fixed value \(int\(\)\)"):
+        conv.add_exported_program(ep.run_decompositions(get_decomp_table())).to_coreai()

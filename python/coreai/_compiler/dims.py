@@ -14,10 +14,16 @@ from __future__ import annotations
 import re
 from typing import Dict, Iterable, Optional, Sequence, Tuple, Union
 
-__all__ = ["Symbol", "Dim", "is_dim", "dim_bounds", "product_equal", "parse_extent", "symbols_of"]
+__all__ = ["Symbol", "Dim", "SymbolicExtentError", "is_dim", "dim_bounds", "product_equal", "parse_extent",
+           "symbols_of"]
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 INT64_MAX = (1 << 63) - 1
+
+
+class SymbolicExtentError(TypeError):
+    """A symbolic extent used where a fixed value (or a form the model
+    format cannot express) is needed."""
 
 
 class Symbol:
@@ -152,7 +158,7 @@ class Dim:
         i = _as_int(o)
         if i is None:
             if isinstance(o, (Dim, Symbol)):
-                raise TypeError(f"extent ({self}) * ({o}) is not an integer affine combination of symbols")
+                raise SymbolicExtentError(f"extent ({self}) * ({o}) is not an integer affine combination of symbols")
             return NotImplemented
         return Dim.make({s: c * i for s, c in self.terms.items()}, self.constant * i)
 
@@ -161,20 +167,20 @@ class Dim:
     def __floordiv__(self, o):
         i = _as_int(o)
         if i is None or i == 0:
-            raise TypeError(f"extent ({self}) // {o!r} is not an integer affine combination of symbols")
+            raise SymbolicExtentError(f"extent ({self}) // {o!r} is not an integer affine combination of symbols")
         if any(c % i for c in self.terms.values()) or self.constant % i:
-            raise TypeError(f"extent ({self}) // {i} is not exact for every value of its symbols")
+            raise SymbolicExtentError(f"extent ({self}) // {i} is not exact for every value of its symbols")
         return Dim.make({s: c // i for s, c in self.terms.items()}, self.constant // i)
 
     def __mod__(self, o):
         i = _as_int(o)
         if i is not None and i != 0 and not any(c % i for c in self.terms.values()):
             return self.constant % i
-        raise TypeError(f"extent ({self}) % {o!r} depends on the values of its symbols")
+        raise SymbolicExtentError(f"extent ({self}) % {o!r} depends on the values of its symbols")
 
     # -- no fixed value ---------------------------------------------------------
     def _no_value(self, what: str):
-        raise TypeError(f"symbolic extent {self} has no fixed value ({what})")
+        raise SymbolicExtentError(f"symbolic extent {self} has no fixed value ({what})")
 
     def __index__(self):
         self._no_value("used as an index or a size")
@@ -214,7 +220,7 @@ class Dim:
                 return True
             if hi is not None and hi < 0:
                 return False
-        raise TypeError(f"whether {self} {op} {o} depends on the values of its symbols")
+        raise SymbolicExtentError(f"whether {self} {op} {o} depends on the values of its symbols")
 
     def __lt__(self, o):
         return self._compare(o, "<")
