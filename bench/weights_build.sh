@@ -1,8 +1,8 @@
 #!/bin/bash
 # bench/weights_build.sh [COREAI_GEN] - how long a ~100 M-parameter model
 # takes to generate and compile with its weights as C initializers
-# (--weights-format c, the default) and as a linked binary blob
-# (--weights-format incbin). A benchmark to read, not a timed test.
+# (--weights-format c) and as a linked binary blob (--weights-format
+# incbin, the default). A benchmark to read, not a timed test.
 #
 # Writes a chain of 6 f32 linears 4096 x 4096 (bench/make_linear_chain.py,
 # 100.7 M parameters, 403 MB) to $WORK (default: a temporary directory,
