@@ -263,6 +263,8 @@ static void entry_functions(cg_text *decls, cg_text *defs, cg_emit_ctx *ec, cons
         cg_text_puts(defs, "    (void)inputs;\n");
     if (e->n_states == 0)
         cg_text_puts(defs, "    (void)states;\n");
+    if (e->n_outputs == 0) /* an entrypoint that only updates its states (format 2) */
+        cg_text_puts(defs, "    (void)outputs;\n");
     cg_text_printf(defs, "    return %s(workspace", call_fn);
     for (size_t i = 0; i < e->n_inputs; i++)
         cg_text_printf(defs, ", (const %s *)inputs[%zu]", cg_c_type(p[i].type->dtype), i);
@@ -335,7 +337,7 @@ bool cg_emit_entrypoints(cg_emit_ctx *ec, char **decls, char **defs, char **desc
         tensor_descs(&tables, &shapes, out_sym, p + e->n_inputs + e->n_states, e->n_outputs);
         cg_text_printf(&entries, "    {\"%s\", %zu, %s, %zu, %s, %zu, %s, %s_invoke},\n", e->name, e->n_inputs,
                        e->n_inputs ? in_sym : "NULL", e->n_states, e->n_states ? st_sym : "NULL", e->n_outputs,
-                       out_sym, fn);
+                       e->n_outputs ? out_sym : "NULL", fn);
         talloc_free(tmp);
     }
     cg_text_puts(&entries, "};\n");
