@@ -145,3 +145,39 @@ def test_lowering_needing_a_fixed_size_names_the_node():
     with pytest.raises(UnsupportedOpError, match=r"op 'w13_test::twice.default' \(node '\w+'\).*symbolic extent n "
                                                  r"has no fixed value \(int\(\)\)"):
         conv.add_exported_program(ep.run_decompositions(get_decomp_table())).to_coreai()
+
+
+class Accumulate(nn.Module):
+    """forward returns nothing: the entrypoint only updates its state
+    (format 2; an LLM's prefill has this form)."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("acc", torch.tensor([1.0, 2.0, 3.0, 4.0]))
+
+    def forward(self, x):
+        self.acc.add_(2 * x)
+        return ()
+
+
+def test_entrypoint_without_outputs_runs_in_c(tmp_path, coreai_gen, c_compiler):
+    import asyncio
+
+    from coreai.runtime import NDArray
+
+    ep = torch.export.export(Accumulate(), (torch.ones(4),)).run_decompositions(get_decomp_table())
+    p = TorchConverter().add_exported_program(ep, state_names=["acc"]).to_coreai()
+    assert p.module.entrypoints[0].outputs == []
+    assert '<coreai-model format="2">' in p.serialize()[0]
+    asset = p.save_asset(tmp_path / "acc")
+
+    async def run():
+        async with asset.executable() as m:
+            f = m.load_function("main")
+            for _ in range(2):
+                out = await f({"x": NDArray(torch.tensor([10.0, 20.0, 30.0, 40.0]))})
+            return out
+
+    out = asyncio.run(run())
+    # [1, 2, 3, 4] + 2 * 2 * [10, 20, 30, 40], worked out by hand
+    np.testing.assert_array_equal(out["acc"].numpy(), [41.0, 82.0, 123.0, 164.0])
