@@ -21,6 +21,7 @@
  *       "peak <isa> max <g> median <g> GFLOP/s" (2 FLOP per lane per FMA).
  *   DRIVER --info
  *       program name, workspace and weights bytes, IO shapes.
+ *   --threads N (any mode): the kernels run on N threads (coreai_runner_pool).
  *
  * The driver allocates (the generated code never does) and times with
  * CLOCK_MONOTONIC around each call of the entrypoint.
@@ -33,6 +34,7 @@
 #include <time.h>
 
 #include "coreai/runtime.h"
+#include "coreai_runner.h"
 
 #include "../fma_peak.h"
 
@@ -271,7 +273,7 @@ static void print_info(const coreai_program *program)
 static int usage(const char *prog)
 {
     fprintf(stderr,
-            "usage: %s --in FILE.f32 [--in ...] [--out FILE.f32] [--repeat N] [--warmup W]\n"
+            "usage: %s --in FILE.f32 [--in ...] [--out FILE.f32] [--repeat N] [--warmup W] [--threads N]\n"
             "       %s --in FILE.f32 [--in ...] --serve\n"
             "       %s --peak [--seconds S]\n"
             "       %s --info\n",
@@ -286,6 +288,7 @@ int bench_driver_main(int argc, char **argv, const coreai_program *program)
     const char *out_path = NULL;
     long repeat = 0, warmup = 1;
     double seconds = 0.4;
+    long threads = 1;
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
         const int has_value = i + 1 < argc;
@@ -299,6 +302,8 @@ int bench_driver_main(int argc, char **argv, const coreai_program *program)
             warmup = atol(argv[++i]);
         else if (strcmp(a, "--seconds") == 0 && has_value)
             seconds = atof(argv[++i]);
+        else if (strcmp(a, "--threads") == 0 && has_value)
+            threads = atol(argv[++i]);
         else if (strcmp(a, "--serve") == 0)
             serve_mode = 1;
         else if (strcmp(a, "--peak") == 0)
@@ -317,6 +322,18 @@ int bench_driver_main(int argc, char **argv, const coreai_program *program)
     if (n_in == 0 || repeat < 0 || warmup < 0)
         return usage(argv[0]);
 
+    if (threads < 1 || threads > 256)
+        return usage(argv[0]);
+    if (threads > 1) {
+        coreai_runner_pool *pool = coreai_runner_pool_create((int32_t)threads);
+        if (pool == NULL) {
+            fprintf(stderr, "cannot start %ld threads\n", threads);
+            return 1;
+        }
+        /* lives until exit */
+        coreai_set_parallel_for(coreai_runner_pool_parallel_for, pool, (int32_t)threads);
+    }
+    fprintf(stderr, "%s\n", coreai_runtime_config());
     model m;
     if (setup(&m, program, in_paths, n_in) != 0)
         return 1;
