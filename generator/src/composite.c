@@ -14,6 +14,7 @@
 #include "composite.h"
 #include "coreai/kernels/rope.h"
 #include "shape.h"
+#include "symtab.h"
 
 /* Shapes and stride lists go from the IR's dims into the runtime's params. */
 _Static_assert(CG_MAX_RANK == COREAI_MAX_RANK, "the IR and the runtime allow the same rank");
@@ -1210,17 +1211,18 @@ void cg_composite_emit(cg_emitter *em)
         /* the same values already emitted (another graph's rope for the
          * same positions): call with those, emit nothing */
         cg_table_set *ts = em->tables;
-        size_t i = 0;
-        while (i < ts->count && strcmp(ts->keys[i], k.table_key) != 0)
-            i++;
-        if (i < ts->count) {
-            match(em->plan->graph, ts->owners[i], em->mem_ctx, &k);
+        if (ts->owners == NULL)
+            ts->owners = cg_symtab_new(ts);
+        const char *owner = ts->owners ? cg_symtab_get(ts->owners, k.table_key, NULL) : NULL;
+        if (owner) {
+            match(em->plan->graph, owner, em->mem_ctx, &k);
         } else {
-            ts->keys = talloc_realloc(ts, ts->keys, char *, ts->count + 1);
-            ts->owners = talloc_realloc(ts, ts->owners, char *, ts->count + 1);
-            ts->keys[ts->count] = talloc_steal(ts, k.table_key);
-            ts->owners[ts->count] = talloc_strdup(ts, em->fn_name);
-            ts->count++;
+            char *key = talloc_steal(ts, k.table_key);
+            char *fn = talloc_strdup(ts, em->fn_name);
+            if (!ts->owners || !fn || !cg_symtab_put(ts->owners, key, fn, 0)) {
+                cg_diag_error(em->diag, 0, "out of memory");
+                return;
+            }
             cg_emit_decl(em, "%s", k.tables);
         }
     }

@@ -110,6 +110,8 @@ static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *c
 static char *composite_list(cg_emit_ctx *ec, size_t *count)
 {
     const char **names = talloc_array(ec->mem_ctx, const char *, ec->plan->n_graphs + 1);
+    if (names == NULL)
+        return NULL;
     size_t n = 0;
     for (size_t i = 0; i < ec->plan->n_graphs; i++) {
         const cg_composite_decl *c = ec->plan->graphs[i]->graph->composite;
@@ -117,19 +119,21 @@ static char *composite_list(cg_emit_ctx *ec, size_t *count)
             names[n++] = c->op_name;
     }
     qsort(names, n, sizeof names[0], cmp_str);
-    char *s = talloc_asprintf(ec->mem_ctx, "static const char *const %s_composite_ops[%zu] = {", ec->prefix,
-                              n > 0 ? n : 1);
+    cg_text t = cg_text_new(ec->mem_ctx);
+    cg_text_printf(&t, "static const char *const %s_composite_ops[%zu] = {", ec->prefix, n > 0 ? n : 1);
     size_t distinct = 0;
     for (size_t i = 0; i < n; i++) {
         if (i > 0 && strcmp(names[i], names[i - 1]) == 0)
             continue;
-        s = talloc_asprintf_append_buffer(s, "%s\"%s\"", distinct ? ", " : "", names[i]);
+        cg_text_printf(&t, "%s\"%s\"", distinct ? ", " : "", names[i]);
         distinct++;
     }
     if (distinct == 0)
-        s = talloc_strdup_append_buffer(s, "NULL");
+        cg_text_puts(&t, "NULL");
     *count = distinct;
-    return talloc_strdup_append_buffer(s, "};\n");
+    cg_text_puts(&t, "};\n");
+    talloc_free(names);
+    return cg_text_take(&t);
 }
 
 /*
@@ -341,7 +345,7 @@ bool cg_emit_entrypoints(cg_emit_ctx *ec, char **decls, char **defs, char **desc
         talloc_free(tmp);
     }
     cg_text_puts(&entries, "};\n");
-    size_t n_comp;
+    size_t n_comp = 0;
     char *comp = composite_list(ec, &n_comp);
     cg_text desc = cg_text_new(ec->mem_ctx);
     cg_text_puts(&desc, shapes.s ? shapes.s : "");

@@ -1,114 +1,173 @@
 #include <ctype.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <string.h>
 
 #include <talloc.h>
 
 #include "emit_internal.h"
+#include "text.h"
 
-static char *signature(cg_emit_ctx *ec, const cg_graph_plan *gp, const char *fn)
+static void signature(cg_text *t, const cg_graph_plan *gp, const char *fn)
 {
     const cg_graph *g = gp->graph;
-    char *s = talloc_asprintf(ec->mem_ctx, "static coreai_status %s(uint8_t *ws", fn);
+    cg_text_printf(t, "static coreai_status %s(uint8_t *ws", fn);
     for (size_t i = 0; i < g->n_args; i++)
-        s = talloc_asprintf_append_buffer(s, ", const %s *a%zu", cg_c_type(g->args[i]->type.dtype), i);
+        cg_text_printf(t, ", const %s *a%zu", cg_c_type(g->args[i]->type.dtype), i);
     for (size_t i = 0; i < g->n_outputs; i++)
-        s = talloc_asprintf_append_buffer(s, ", %s *r%zu", cg_c_type(g->outputs[i]->type.dtype), i);
-    return talloc_strdup_append_buffer(s, ")");
+        cg_text_printf(t, ", %s *r%zu", cg_c_type(g->outputs[i]->type.dtype), i);
+    cg_text_puts(t, ")");
 }
 
-static char *describe(cg_emit_ctx *ec, const cg_graph_plan *gp)
+static void describe(cg_text *t, cg_emit_ctx *ec, const cg_graph_plan *gp)
 {
     const cg_graph *g = gp->graph;
-    char *s = talloc_asprintf(ec->mem_ctx, "/* @%s", g->name);
+    cg_text_printf(t, "/* @%s", g->name);
     if (g->composite)
-        s = talloc_asprintf_append_buffer(s, ": composite \"%s\", %s", g->composite->op_name,
-                                          gp->use_kernel ? "runtime kernel" : "lowered from its body");
-    s = talloc_strdup_append_buffer(s, "\n");
+        cg_text_printf(t, ": composite \"%s\", %s", g->composite->op_name,
+                       gp->use_kernel ? "runtime kernel" : "lowered from its body");
+    cg_text_puts(t, "\n");
+    /* the type strings are freed as they go: 20 000 arguments must not
+     * keep 20 000 strings alive */
+    void *tmp = talloc_new(ec->mem_ctx);
     for (size_t i = 0; i < g->n_args; i++) {
         const char *name = g->composite ? g->composite->input_names[i] : g->args[i]->coreai_name;
-        s = talloc_asprintf_append_buffer(s, " *   a%zu: %s%s%s\n", i, cg_type_to_string(ec->mem_ctx, &g->args[i]->type),
-                                          name ? " " : "", name ? name : "");
+        char *type = cg_type_to_string(tmp, &g->args[i]->type);
+        cg_text_printf(t, " *   a%zu: %s%s%s\n", i, type ? type : "", name ? " " : "", name ? name : "");
+        talloc_free(type);
     }
-    for (size_t i = 0; i < g->n_outputs; i++)
-        s = talloc_asprintf_append_buffer(s, " *   r%zu: %s\n", i, cg_type_to_string(ec->mem_ctx, &g->outputs[i]->type));
+    for (size_t i = 0; i < g->n_outputs; i++) {
+        char *type = cg_type_to_string(tmp, &g->outputs[i]->type);
+        cg_text_printf(t, " *   r%zu: %s\n", i, type ? type : "");
+        talloc_free(type);
+    }
+    talloc_free(tmp);
     if (!gp->use_kernel)
-        s = talloc_asprintf_append_buffer(s, " *   frame: %" PRIu64 " bytes of workspace\n", gp->frame_size);
-    return talloc_strdup_append_buffer(s, " */\n");
+        cg_text_printf(t, " *   frame: %" PRIu64 " bytes of workspace\n", gp->frame_size);
+    cg_text_puts(t, " */\n");
 }
 
-/* Whether identifier `name` occurs as a whole token in text. */
-static bool mentions(const char *text, const char *name)
+static bool ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+/* Marks in used[] every parameter the body names as a whole token (aN or
+ * rN, N without leading zeros, as signature() spells them): one pass over
+ * the body, not one search per parameter. */
+static void mark_params(const char *body, bool *used_a, size_t n_a, bool *used_r, size_t n_r)
 {
-    size_t n = strlen(name);
-    for (const char *p = strstr(text, name); p; p = strstr(p + 1, name)) {
-        bool left = p == text || !(isalnum((unsigned char)p[-1]) || p[-1] == '_');
-        bool right = !(isalnum((unsigned char)p[n]) || p[n] == '_');
-        if (left && right)
-            return true;
+    const char *p = body;
+    while (*p) {
+        if (!ident_char(*p)) {
+            p++;
+            continue;
+        }
+        const char *tok = p;
+        while (ident_char(*p))
+            p++;
+        size_t len = (size_t)(p - tok);
+        if (len < 2 || (tok[0] != 'a' && tok[0] != 'r') || (tok[1] == '0' && len > 2))
+            continue;
+        size_t idx = 0;
+        bool digits = true;
+        for (const char *d = tok + 1; d < p && digits; d++) {
+            if (!isdigit((unsigned char)*d) || idx > (SIZE_MAX - 9) / 10)
+                digits = false;
+            else
+                idx = idx * 10 + (size_t)(*d - '0');
+        }
+        if (!digits)
+            continue;
+        if (tok[0] == 'a' && idx < n_a)
+            used_a[idx] = true;
+        else if (tok[0] == 'r' && idx < n_r)
+            used_r[idx] = true;
     }
-    return false;
 }
 
 /* -Wunused-parameter must hold for every generated function. */
-static char *unused_params(cg_emit_ctx *ec, const cg_graph *g, const char *body)
+static void unused_params(cg_text *t, cg_emit_ctx *ec, const cg_graph *g, const char *body)
 {
-    char *s = talloc_strdup(ec->mem_ctx, "");
-    for (size_t i = 0; i < g->n_args; i++) {
-        char *n = talloc_asprintf(s, "a%zu", i);
-        if (!mentions(body, n))
-            s = talloc_asprintf_append_buffer(s, "    (void)%s;\n", n);
+    bool *used_a = talloc_zero_array(ec->mem_ctx, bool, g->n_args + 1);
+    bool *used_r = talloc_zero_array(ec->mem_ctx, bool, g->n_outputs + 1);
+    if (!used_a || !used_r) {
+        talloc_free(used_a);
+        talloc_free(used_r);
+        cg_diag_error(ec->diag, 0, "out of memory");
+        return;
     }
-    for (size_t i = 0; i < g->n_outputs; i++) {
-        char *n = talloc_asprintf(s, "r%zu", i);
-        if (!mentions(body, n))
-            s = talloc_asprintf_append_buffer(s, "    (void)%s;\n", n);
-    }
-    return s;
+    mark_params(body, used_a, g->n_args, used_r, g->n_outputs);
+    for (size_t i = 0; i < g->n_args; i++)
+        if (!used_a[i])
+            cg_text_printf(t, "    (void)a%zu;\n", i);
+    for (size_t i = 0; i < g->n_outputs; i++)
+        if (!used_r[i])
+            cg_text_printf(t, "    (void)r%zu;\n", i);
+    talloc_free(used_a);
+    talloc_free(used_r);
 }
 
 /* One statement of the list as C. */
-static char *statement(cg_emit_ctx *ec, const cg_call *c)
+static void statement(cg_text *t, const cg_call *c)
 {
-    if (c->code)
-        return talloc_strdup(ec->mem_ctx, c->code);
-    char *s = talloc_asprintf(ec->mem_ctx, c->tail ? "    return %s(" : "    COREAI_TRY(%s(", c->fn);
+    if (c->code) {
+        cg_text_puts(t, c->code);
+        return;
+    }
+    cg_text_printf(t, c->tail ? "    return %s(" : "    COREAI_TRY(%s(", c->fn);
     bool first = true;
     if (c->params) {
-        s = talloc_asprintf_append_buffer(s, "&%s", c->params);
+        cg_text_printf(t, "&%s", c->params);
         first = false;
     }
     for (size_t i = 0; i < c->n_args; i++) {
-        s = talloc_asprintf_append_buffer(s, "%s%s", first ? "" : ", ", c->args[i]);
+        cg_text_printf(t, "%s%s", first ? "" : ", ", c->args[i]);
         first = false;
     }
-    s = talloc_strdup_append_buffer(s, c->tail ? ");" : "));");
+    cg_text_puts(t, c->tail ? ");" : "));");
     if (c->comment)
-        s = talloc_asprintf_append_buffer(s, " /* %s */", c->comment);
-    return talloc_strdup_append_buffer(s, "\n");
+        cg_text_printf(t, " /* %s */", c->comment);
+    cg_text_puts(t, "\n");
 }
 
+/* All text is built in doubling buffers (text.h): appending to talloc
+ * strings copied the whole text each time, quadratic in its size. */
 char *cg_emit_graph_functions(cg_emit_ctx *ec, char **params)
 {
-    char *out = talloc_strdup(ec->mem_ctx, "");
-    *params = talloc_strdup(ec->mem_ctx, "");
-    for (size_t i = 0; i < ec->low->n_graphs; i++) {
+    cg_text out = cg_text_new(ec->mem_ctx), par = cg_text_new(ec->mem_ctx);
+    bool ok = true;
+    for (size_t i = 0; i < ec->low->n_graphs && ok; i++) {
         const cg_call_list *list = ec->low->graphs[i];
         const cg_graph_plan *gp = list->gp;
-        char *body = talloc_strdup(ec->mem_ctx, list->uses_ws ? "" : "    (void)ws;\n");
+        cg_text body = cg_text_new(ec->mem_ctx);
+        cg_text_puts(&body, list->uses_ws ? "" : "    (void)ws;\n");
         for (size_t k = 0; k < list->n; k++) {
             const cg_call *c = &list->calls[k];
             if (c->decls)
-                *params = talloc_strdup_append_buffer(*params, c->decls);
+                cg_text_puts(&par, c->decls);
             if (c->params && c->params_type)
-                *params = talloc_asprintf_append_buffer(*params, "static const %s %s = %s;\n", c->params_type,
-                                                        c->params, c->params_init);
-            body = talloc_strdup_append_buffer(body, statement(ec, c));
+                cg_text_printf(&par, "static const %s %s = %s;\n", c->params_type, c->params, c->params_init);
+            statement(&body, c);
         }
         if (!gp->use_kernel)
-            body = talloc_strdup_append_buffer(body, "    return COREAI_STATUS_OK;\n");
-        out = talloc_asprintf_append_buffer(out, "%s%s\n{\n%s%s}\n\n", describe(ec, gp),
-                                            signature(ec, gp, list->fn_name), unused_params(ec, gp->graph, body), body);
+            cg_text_puts(&body, "    return COREAI_STATUS_OK;\n");
+        describe(&out, ec, gp);
+        signature(&out, gp, list->fn_name);
+        cg_text_puts(&out, "\n{\n");
+        if (body.s)
+            unused_params(&out, ec, gp->graph, body.s);
+        cg_text_puts(&out, body.s ? body.s : "");
+        cg_text_puts(&out, "}\n\n");
+        ok = body.s != NULL && !cg_diag_failed(ec->diag);
+        talloc_free(cg_text_take(&body));
     }
-    return out;
+    char *text = cg_text_take(&out);
+    *params = cg_text_take(&par);
+    if (ok && (!text || !*params))
+        cg_diag_error(ec->diag, 0, "out of memory");
+    if (!ok || !text || !*params) {
+        talloc_free(text);
+        talloc_free(*params);
+        *params = NULL;
+        return NULL;
+    }
+    return text;
 }

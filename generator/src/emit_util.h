@@ -38,10 +38,11 @@ typedef struct cg_emitter {
     cg_diag *diag;
 } cg_emitter;
 
+/* The tables' values, as emitted, to the fn_name they were emitted under;
+ * a hash table (symtab.h), so a program with many tables stays linear.
+ * Made on first use. */
 typedef struct cg_table_set {
-    size_t count;
-    char **keys;   /* the tables' values, as emitted */
-    char **owners; /* the fn_name they were emitted under */
+    struct cg_symtab *owners;
 } cg_table_set;
 
 /* Appends the call fn(&params, args...) of the current op to the list,
