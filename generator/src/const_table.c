@@ -28,6 +28,13 @@ static char *symbol(void *mem, const char *prefix, size_t graph, size_t index, c
     return talloc_asprintf(mem, "%s_g%zu_c%zu%s", prefix, graph, index, suffix[layout]);
 }
 
+/* Elements of a constant's array: its bytes when packed (sub-byte dtypes
+ * are arrays of the bytes of their bit stream). */
+static int64_t elements(const cg_type *type)
+{
+    return cg_dtype_is_subbyte(type->dtype) ? (int64_t)cg_type_bytes(type) : cg_type_numel(type);
+}
+
 cg_const_table *cg_const_table_build(void *mem_ctx, const cg_program_plan *plan, const char *prefix,
                                      uint64_t align)
 {
@@ -71,7 +78,7 @@ cg_const_table *cg_const_table_build(void *mem_ctx, const cg_program_plan *plan,
                 e->symbol = symbol(t, prefix, gp->index, c, layouts[k]);
                 if (layouts[k] == CG_CONST_PLAIN) {
                     e->dtype = v->type.dtype;
-                    e->count = cg_type_numel(&v->type);
+                    e->count = elements(&v->type);
                 } else {
                     const cg_pack_kind kind = layouts[k] == CG_CONST_PACKED_KN ? CG_PACK_KN : CG_PACK_NK;
                     e->dtype = CG_DTYPE_F32;
@@ -139,7 +146,7 @@ void cg_const_entry_fill(const cg_const_entry *e, uint8_t *dst)
     const cg_value *v = e->value;
     memset(dst, 0, (size_t)e->bytes);
     if (e->layout == CG_CONST_PLAIN) {
-        const int64_t n = cg_type_numel(&v->type);
+        const int64_t n = elements(&v->type);
         const size_t es = cg_dtype_size(v->type.dtype);
         for (int64_t i = 0; i < n; i++)
             element(dst + (size_t)i * es, v->type.dtype, v->data + (size_t)i * es, es);

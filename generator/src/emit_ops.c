@@ -514,6 +514,96 @@ static void emit_pool(cg_emitter *em, size_t index, const cg_op *op, const char 
                  2, cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->results[0]));
 }
 
+/* ---- compression ------------------------------------------------------------- */
+
+static const char *int_format(cg_dtype d)
+{
+    switch (d) {
+    case CG_DTYPE_I8: return "COREAI_INT_I8";
+    case CG_DTYPE_I4: return "COREAI_INT_I4";
+    case CG_DTYPE_U4: return "COREAI_INT_U4";
+    case CG_DTYPE_U1: return "COREAI_INT_U1";
+    case CG_DTYPE_U2: return "COREAI_INT_U2";
+    case CG_DTYPE_U6: return "COREAI_INT_U6";
+    default: return "COREAI_INT_U8";
+    }
+}
+
+/* "(const uint8_t *)REF", or "NULL" past the operands */
+static char *bytes_ref(cg_emitter *em, const cg_op *op, size_t i)
+{
+    if (i >= op->n_operands)
+        return talloc_strdup(em->mem_ctx, "NULL");
+    return talloc_asprintf(em->mem_ctx, "(const uint8_t *)%s", cg_emit_ref(em, op->operands[i]));
+}
+
+static char *opt_ref(cg_emitter *em, const cg_op *op, size_t i)
+{
+    return i < op->n_operands ? cg_emit_ref(em, op->operands[i]) : talloc_strdup(em->mem_ctx, "NULL");
+}
+
+/* coreai.blockwise_shift_scale and coreai.dequantize: one call of coreai_shift_scale,
+ * the per-tensor / per-axis scale of dequantize being blocks of the whole
+ * tensor / of one slice. */
+static void emit_shift_scale(cg_emitter *em, size_t index, const cg_op *op)
+{
+    const cg_type *x = &op->operands[0]->type, *s = &op->operands[1]->type;
+    int64_t block[CG_MAX_RANK];
+    int64_t axis = -1;
+    if (kind_is(op, "coreai.dequantize") && s->rank == 1) {
+        const cg_attr *a = attr(op, "axis");
+        axis = a ? a->ints[0] : 0;
+        if (axis < 0)
+            axis += x->rank;
+    }
+    for (int d = 0; d < x->rank; d++) {
+        int64_t b;
+        if (kind_is(op, "coreai.blockwise_shift_scale"))
+            b = x->dims[d] / s->dims[d];
+        else
+            b = d == axis ? 1 : x->dims[d];
+        block[d] = b > 0 ? b : 1; /* an empty axis: any block divides it */
+    }
+    cg_emit_call(em, "coreai_shift_scale", pname(em, index), "coreai_shift_scale_params",
+                 init(em, "{%d, %s, %s, %s, %s}", x->rank, dims(em, x), list8(em, block, x->rank),
+                      int_format(x->dtype), cg_c_dtype_enum(s->dtype)),
+                 5, bytes_ref(em, op, 0), cg_emit_ref(em, op->operands[1]), bytes_ref(em, op, 2), opt_ref(em, op, 3),
+                 cg_emit_ref(em, op->results[0]));
+}
+
+static void emit_quantize(cg_emitter *em, size_t index, const cg_op *op)
+{
+    const cg_type *x = &op->operands[0]->type, *s = &op->operands[1]->type;
+    int64_t outer = 1, channels = 1, inner = cg_type_numel(x);
+    if (s->rank == 1) {
+        const cg_attr *a = attr(op, "axis");
+        split_axis(x, a ? a->ints[0] : 0, &outer, &channels, &inner);
+    }
+    cg_emit_call(em, "coreai_quantize", pname(em, index), "coreai_quantize_params",
+                 init(em, "{%" PRId64 ", %" PRId64 ", %" PRId64 ", %d, %s, %s}", outer, channels, inner, s->rank == 1,
+                      cg_c_dtype_enum(x->dtype), cg_c_dtype_enum(op->results[0]->type.dtype)),
+                 5, cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->operands[1]), opt_ref(em, op, 2),
+                 opt_ref(em, op, 3), cg_emit_ref(em, op->results[0]));
+}
+
+static void emit_lut_to_dense(cg_emitter *em, size_t index, const cg_op *op)
+{
+    const cg_type *idx = &op->operands[0]->type, *lut = &op->operands[1]->type;
+    int64_t block[CG_MAX_RANK];
+    for (int d = 0; d < idx->rank; d++) {
+        int64_t b = idx->dims[d] / lut->dims[d];
+        block[d] = b > 0 ? b : 1;
+    }
+    int64_t axis = attr(op, "axis")->ints[0];
+    if (axis < 0)
+        axis += idx->rank;
+    cg_emit_call(em, "coreai_lut_to_dense", pname(em, index), "coreai_lut_params",
+                 init(em, "{%d, %s, %s, %" PRId64 ", %" PRId64 ", %s, %zu}", idx->rank, dims(em, idx),
+                      list8(em, block, idx->rank), axis, lut->dims[lut->rank - 1], int_format(idx->dtype),
+                      cg_dtype_size(lut->dtype)),
+                 3, bytes_ref(em, op, 0), cg_emit_ref(em, op->operands[1]), cg_emit_ref(em, op->results[0]));
+}
+
 /* ---- calls ----------------------------------------------------------------- */
 
 static void emit_invoke(cg_emitter *em, size_t index, const cg_op *op)
@@ -596,6 +686,12 @@ void cg_emit_op(cg_emitter *em, size_t index)
         emit_pool(em, index, op, "COREAI_POOL_OP_AVG");
     else if (kind_is(op, "coreai.sumpool2d"))
         emit_pool(em, index, op, "COREAI_POOL_OP_SUM");
+    else if (kind_is(op, "coreai.blockwise_shift_scale") || kind_is(op, "coreai.dequantize"))
+        emit_shift_scale(em, index, op);
+    else if (kind_is(op, "coreai.quantize"))
+        emit_quantize(em, index, op);
+    else if (kind_is(op, "coreai.lut_to_dense"))
+        emit_lut_to_dense(em, index, op);
     else if (kind_is(op, "coreai.invoke"))
         emit_invoke(em, index, op);
     else if (!kind_is(op, "coreai.reshape")) /* a reshape is a view: no code */

@@ -135,7 +135,8 @@ const char *cg_c_type(cg_dtype dtype)
     case CG_DTYPE_I64: return "int64_t";
     case CG_DTYPE_I32: return "int32_t";
     case CG_DTYPE_BOOL: return "uint8_t";
-    default: return "void";
+    case CG_DTYPE_I8: return "int8_t";
+    default: return "uint8_t"; /* u8 and the packed sub-byte dtypes (bytes of the bit stream) */
     }
 }
 
@@ -148,6 +149,8 @@ const char *cg_c_dtype_enum(cg_dtype dtype)
     case CG_DTYPE_I64: return "COREAI_DTYPE_I64";
     case CG_DTYPE_I32: return "COREAI_DTYPE_I32";
     case CG_DTYPE_BOOL: return "COREAI_DTYPE_BOOL";
+    case CG_DTYPE_I8: return "COREAI_DTYPE_I8";
+    case CG_DTYPE_U8: return "COREAI_DTYPE_U8";
     default: return "COREAI_DTYPE_F32";
     }
 }

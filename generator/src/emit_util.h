@@ -59,7 +59,8 @@ void cg_emit_code(cg_emitter *em, const char *fmt, ...) __attribute__((format(pr
 /* Appends a static object the current op's next statement reads. */
 void cg_emit_decl(cg_emitter *em, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* The C element type of a dtype ("float", "uint16_t", ...). */
+/* The C element type of a dtype ("float", "uint16_t", ...; "uint8_t" for the
+ * packed sub-byte dtypes, whose arrays hold the bytes of the bit stream). */
 const char *cg_c_type(cg_dtype dtype);
 /* "COREAI_DTYPE_F32", ... */
 const char *cg_c_dtype_enum(cg_dtype dtype);

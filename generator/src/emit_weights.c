@@ -107,6 +107,20 @@ static void element_literal(char buf[32], cg_dtype dtype, const uint8_t *p)
             snprintf(buf, 32, "%" PRId32, v);
         break;
     }
+    case CG_DTYPE_I8:
+        snprintf(buf, 32, "%d", p[0] < 128 ? (int)p[0] : (int)p[0] - 256);
+        break;
+    case CG_DTYPE_BOOL:
+        snprintf(buf, 32, "%u", p[0] ? 1u : 0u);
+        break;
+    case CG_DTYPE_U8:
+    case CG_DTYPE_I4:
+    case CG_DTYPE_U4:
+    case CG_DTYPE_U1:
+    case CG_DTYPE_U2:
+    case CG_DTYPE_U6: /* u8, or a byte of a packed sub-byte constant */
+        snprintf(buf, 32, "0x%02xu", (unsigned)p[0]);
+        break;
     default:
         snprintf(buf, 32, "%u", p[0] ? 1u : 0u);
         break;

@@ -22,8 +22,18 @@
 #define DT_NUMERIC (DT_FLOAT | DT_INT)       /* "numeric" */
 #define DT_ANY (DT_NUMERIC | DT(BOOL))       /* "any" */
 /* Pure data movement (reshape, transpose, broadcast_to, concat, slice,
- * gather, where) copies elements by size, so f16 and bf16 work too. */
-#define DT_ALL ((1u << CG_DTYPE_COUNT) - 1u)
+ * gather, where) and cast copy elements by size, so f16, bf16, i8 and u8 work
+ * too; the packed sub-byte dtypes are read only by the ops that decompress
+ * them. */
+#define DT_ALL (DT(F32) | DT(F16) | DT(BF16) | DT(I64) | DT(I32) | DT(BOOL) | DT(I8) | DT(U8))
+/* fill writes one scalar of the six arithmetic dtypes */
+#define DT_FILL (DT(F32) | DT(F16) | DT(BF16) | DT(I64) | DT(I32) | DT(BOOL))
+/* compression (docs/model-format.md, "Compression") */
+#define DT_FLOATS (DT(F32) | DT(F16) | DT(BF16))          /* scales, LUT values, results */
+#define DT_QDATA (DT(I8) | DT(U8) | DT(I4) | DT(U4))       /* quantized data */
+#define DT_QACT (DT(I8) | DT(U8))                          /* quantize results */
+#define DT_INDICES (DT(U1) | DT(U2) | DT(U4) | DT(U6) | DT(U8))
+#define DT_LUT (DT_FLOATS | DT_QACT)
 
 typedef struct cg_attr_spec {
     const char *name;
@@ -115,11 +125,12 @@ static char *ints_str(const cg_attr *a)
 /* "f32, i32, i64" */
 static char *dtypes_str(unsigned mask)
 {
-    static char buf[64];
+    static char buf[96];
     size_t n = 0;
     buf[0] = '\0';
     static const cg_dtype order[] = {CG_DTYPE_F32, CG_DTYPE_F16, CG_DTYPE_BF16, CG_DTYPE_I32, CG_DTYPE_I64,
-                                     CG_DTYPE_BOOL};
+                                     CG_DTYPE_BOOL, CG_DTYPE_I8, CG_DTYPE_U8, CG_DTYPE_I4, CG_DTYPE_U4,
+                                     CG_DTYPE_U1, CG_DTYPE_U2, CG_DTYPE_U6};
     for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
         if (mask & (1u << order[i]))
             n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", n ? ", " : "", cg_dtype_name(order[i]));
@@ -247,8 +258,9 @@ static bool infer_where(const cg_op_info *info, const cg_op *op, cg_type *out, c
 
 static bool infer_cast(const cg_op_info *info, const cg_op *op, cg_type *out, cg_diag *diag)
 {
-    (void)info;
-    (void)diag;
+    if (!need_dtype(op, &op->operands[0]->type, "the operand", info->dtypes, diag) ||
+        !need_dtype(op, &op->results[0]->type, "the result", info->dtypes, diag))
+        return false;
     *out = op->operands[0]->type;
     out->dtype = op->results[0]->type.dtype;
     return true;
@@ -977,6 +989,183 @@ static bool infer_pool(const cg_op_info *info, const cg_op *op, cg_type *out, cg
     return true;
 }
 
+/* ---- compression ------------------------------------------------------------ */
+
+/* Compressed constants have fixed shapes (model format 2's symbolic extents
+ * are for activations). */
+static bool fixed_shapes(const cg_op *op, cg_diag *diag)
+{
+    for (size_t i = 0; i < op->n_operands; i++) {
+        if (cg_type_is_dynamic(&op->operands[i]->type)) {
+            cg_diag_error(diag, op->line, "%s: operand %zu %s has a symbolic extent; compressed data have fixed shapes",
+                          op->kind, i, type_str(&op->operands[i]->type));
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Operands 2 (offset, the quantized dtype) and 3 (minval, the float dtype)
+ * have the scale's shape. */
+static bool offsets_ok(const cg_op *op, const cg_type *scale, cg_dtype qdtype, cg_dtype fdtype, cg_diag *diag)
+{
+    static const char *const what[2] = {"the offset (operand 2)", "minval (operand 3)"};
+    for (size_t i = 2; i < op->n_operands; i++) {
+        const cg_type *t = &op->operands[i]->type;
+        cg_dtype want = i == 2 ? qdtype : fdtype;
+        if (t->dtype != want) {
+            cg_diag_error(diag, op->line, "%s: %s is %s but must be %s", op->kind, what[i - 2], type_str(t),
+                          cg_dtype_name(want));
+            return false;
+        }
+        cg_type s = *scale;
+        s.dtype = t->dtype;
+        if (!cg_type_equal(t, &s)) {
+            cg_diag_error(diag, op->line, "%s: %s is %s but must have the scale's shape (%s)", op->kind,
+                          what[i - 2], type_str(t), type_str(scale));
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool infer_blockwise(const cg_op_info *info, const cg_op *op, cg_type *out, cg_diag *diag)
+{
+    (void)info;
+    const cg_type *x = &op->operands[0]->type, *s = &op->operands[1]->type;
+    if (!need_dtype(op, x, "the data", DT_QDATA, diag) || !need_dtype(op, s, "the scale", DT_FLOATS, diag) ||
+        !fixed_shapes(op, diag))
+        return false;
+    if (s->rank != x->rank) {
+        cg_diag_error(diag, op->line, "coreai.blockwise_shift_scale: the scale %s must have the rank of the data %s",
+                      type_str(s), type_str(x));
+        return false;
+    }
+    for (int i = 0; i < x->rank; i++) {
+        if (s->dims[i] < 1 || x->dims[i] % s->dims[i] != 0) {
+            cg_diag_error(diag, op->line, "coreai.blockwise_shift_scale: the scale %s does not divide the data %s "
+                          "(axis %d: %lld is not a multiple of %lld)", type_str(s), type_str(x), i,
+                          (long long)x->dims[i], (long long)s->dims[i]);
+            return false;
+        }
+    }
+    if (!offsets_ok(op, s, x->dtype, s->dtype, diag))
+        return false;
+    *out = *x;
+    out->dtype = s->dtype;
+    return true;
+}
+
+static bool infer_lut_to_dense(const cg_op_info *info, const cg_op *op, cg_type *out, cg_diag *diag)
+{
+    (void)info;
+    const cg_type *idx = &op->operands[0]->type, *lut = &op->operands[1]->type;
+    if (!need_dtype(op, idx, "the indices", DT_INDICES, diag) || !need_dtype(op, lut, "the lookup table", DT_LUT, diag) ||
+        !fixed_shapes(op, diag))
+        return false;
+    int k = idx->rank;
+    if (k < 1 || lut->rank != k + 2) {
+        cg_diag_error(diag, op->line, "coreai.lut_to_dense: indices %s need rank >= 1 and a lookup table of rank "
+                      "%d ([groups per axis..., palettes, vector size]), got %s", type_str(idx), k + 2, type_str(lut));
+        return false;
+    }
+    int64_t palettes = (int64_t)1 << cg_dtype_bits(idx->dtype);
+    if (lut->dims[k] != palettes) {
+        cg_diag_error(diag, op->line, "coreai.lut_to_dense: the lookup table %s has %lld palettes but %s indices "
+                      "need %lld", type_str(lut), (long long)lut->dims[k], cg_dtype_name(idx->dtype),
+                      (long long)palettes);
+        return false;
+    }
+    int64_t vs = lut->dims[k + 1];
+    if (vs < 1) {
+        cg_diag_error(diag, op->line, "coreai.lut_to_dense: the lookup table %s has vector size 0", type_str(lut));
+        return false;
+    }
+    for (int i = 0; i < k; i++) {
+        if (lut->dims[i] < 1 || idx->dims[i] % lut->dims[i] != 0) {
+            cg_diag_error(diag, op->line, "coreai.lut_to_dense: the lookup table's groups %s do not divide the "
+                          "indices %s (axis %d: %lld is not a multiple of %lld)", type_str(lut), type_str(idx), i,
+                          (long long)idx->dims[i], (long long)lut->dims[i]);
+            return false;
+        }
+    }
+    int64_t axis;
+    if (!axis_in_range(op, attr(op, "axis"), k, idx, &axis, diag))
+        return false;
+    int64_t extent;
+    if (!cg_mul_i64(idx->dims[axis], vs, &extent)) {
+        cg_diag_error(diag, op->line, "coreai.lut_to_dense: the result extent overflows");
+        return false;
+    }
+    *out = *idx;
+    out->dtype = lut->dtype;
+    out->dims[axis] = extent;
+    return true;
+}
+
+/* A scale of rank 0 (per tensor) or 1 (one value per slice of `axis`). */
+static bool per_axis_scale_ok(const cg_op *op, const cg_type *x, const cg_type *s, cg_diag *diag)
+{
+    if (s->rank == 0)
+        return true;
+    if (s->rank != 1) {
+        cg_diag_error(diag, op->line, "%s: the scale %s must have rank 0 (per tensor) or 1 (per axis)", op->kind,
+                      type_str(s));
+        return false;
+    }
+    const cg_attr *a = attr(op, "axis");
+    int64_t axis = a ? a->ints[0] : 0;
+    if (axis < 0)
+        axis += x->rank;
+    if (axis < 0 || axis >= x->rank) {
+        cg_diag_error(diag, a ? a->line : op->line, "%s: axis %lld out of range for %s", op->kind,
+                      (long long)(a ? a->ints[0] : 0), type_str(x));
+        return false;
+    }
+    if (x->sym[axis] != NULL) {
+        cg_diag_error(diag, op->line, "%s: axis %lld of %s is symbolic; a per-axis scale needs a fixed extent",
+                      op->kind, (long long)axis, type_str(x));
+        return false;
+    }
+    if (s->dims[0] != x->dims[axis]) {
+        cg_diag_error(diag, op->line, "%s: the scale %s needs one value per slice of axis %lld of %s (%lld)",
+                      op->kind, type_str(s), (long long)axis, type_str(x), (long long)x->dims[axis]);
+        return false;
+    }
+    return true;
+}
+
+static bool infer_quantize(const cg_op_info *info, const cg_op *op, cg_type *out, cg_diag *diag)
+{
+    (void)info;
+    const cg_type *x = &op->operands[0]->type, *s = &op->operands[1]->type, *r = &op->results[0]->type;
+    if (!need_dtype(op, x, "the input", DT_FLOATS, diag) || !need_dtype(op, r, "the result", DT_QACT, diag))
+        return false;
+    if (s->dtype != x->dtype) {
+        cg_diag_error(diag, op->line, "coreai.quantize: the scale %s must have the input's dtype (%s)", type_str(s),
+                      cg_dtype_name(x->dtype));
+        return false;
+    }
+    if (!per_axis_scale_ok(op, x, s, diag) || !offsets_ok(op, s, r->dtype, x->dtype, diag))
+        return false;
+    *out = *x;
+    out->dtype = r->dtype;
+    return true;
+}
+
+static bool infer_dequantize(const cg_op_info *info, const cg_op *op, cg_type *out, cg_diag *diag)
+{
+    (void)info;
+    const cg_type *x = &op->operands[0]->type, *s = &op->operands[1]->type;
+    if (!need_dtype(op, x, "the input", DT_QDATA, diag) || !need_dtype(op, s, "the scale", DT_FLOATS, diag))
+        return false;
+    if (!per_axis_scale_ok(op, x, s, diag) || !offsets_ok(op, s, x->dtype, s->dtype, diag))
+        return false;
+    *out = *x;
+    out->dtype = s->dtype;
+    return true;
+}
+
 /* ---- the table ------------------------------------------------------------ */
 
 static const cg_attr_spec no_attrs[] = {{NULL, 0, false, false}};
@@ -1004,6 +1193,7 @@ static const cg_attr_spec dim_value_attrs[] = {{"value", CG_ATTR_DIM, true, fals
 static const cg_attr_spec pad_attrs[] = {{"pads", CG_ATTR_SI64_ARRAY, true, false}, {"value", CG_ATTR_F64, false, false}, {NULL, 0, false, false}};
 static const cg_attr_spec iota_attrs[] = {{"start", CG_ATTR_F64, true, false}, {"step", CG_ATTR_F64, true, false}, {NULL, 0, false, false}};
 static const cg_attr_spec fill_attrs[] = {{"value", CG_ATTR_F64, true, false}, {NULL, 0, false, false}};
+static const cg_attr_spec opt_axis_attrs[] = {{"axis", CG_ATTR_SI64, false, false}, {NULL, 0, false, false}};
 static const cg_attr_spec conv_attrs[] = {
     {"strides", CG_ATTR_SI64_ARRAY, false, false}, {"pads", CG_ATTR_SI64_ARRAY, false, false},
     {"dilations", CG_ATTR_SI64_ARRAY, false, false}, {"groups", CG_ATTR_SI64, false, false}, {NULL, 0, false, false}};
@@ -1070,12 +1260,17 @@ static const cg_op_info op_table[] = {
     {"coreai.gather", 2, 2, infer_gather, axis_attrs, DT_ALL, false},
     {"coreai.pad", 1, 1, infer_pad, pad_attrs, DT_NUMERIC, false},
     {"coreai.iota", 0, 0, infer_iota, iota_attrs, DT_NUMERIC, false},
-    {"coreai.fill", 0, 0, infer_fill, fill_attrs, DT_ALL, false},
+    {"coreai.fill", 0, 0, infer_fill, fill_attrs, DT_FILL, false},
     /* convolution and pooling */
     {"coreai.conv2d", 2, 3, infer_conv2d, conv_attrs, DT_FLOAT, false},
     {"coreai.max_pool2d", 1, 1, infer_pool, max_pool_attrs, DT_FLOAT, false},
     {"coreai.avg_pool2d", 1, 1, infer_pool, avg_pool_attrs, DT_FLOAT, false},
     {"coreai.sumpool2d", 1, 1, infer_pool, sum_pool_attrs, DT_FLOAT, false},
+    /* compression */
+    {"coreai.blockwise_shift_scale", 2, 4, infer_blockwise, NO_ATTRS, DT_QDATA, false},
+    {"coreai.lut_to_dense", 2, 2, infer_lut_to_dense, axis_attrs, DT_INDICES, false},
+    {"coreai.quantize", 2, 4, infer_quantize, opt_axis_attrs, DT_FLOATS, false},
+    {"coreai.dequantize", 2, 4, infer_dequantize, opt_axis_attrs, DT_QDATA, false},
 };
 
 static const cg_op_info *op_info(const char *kind)

@@ -10,14 +10,14 @@
 /* Indexed by cg_dtype; the spelling is the model file's and the textual IR's. */
 static const struct {
     const char *name;
-    size_t size;
+    int bits;
+    bool is_signed;
 } cg_dtype_info[CG_DTYPE_COUNT] = {
-    [CG_DTYPE_F32] = {"f32", 4},
-    [CG_DTYPE_F16] = {"f16", 2},
-    [CG_DTYPE_BF16] = {"bf16", 2},
-    [CG_DTYPE_I64] = {"i64", 8},
-    [CG_DTYPE_I32] = {"i32", 4},
-    [CG_DTYPE_BOOL] = {"bool", 1},
+    [CG_DTYPE_F32] = {"f32", 32, true},  [CG_DTYPE_F16] = {"f16", 16, true}, [CG_DTYPE_BF16] = {"bf16", 16, true},
+    [CG_DTYPE_I64] = {"i64", 64, true},  [CG_DTYPE_I32] = {"i32", 32, true}, [CG_DTYPE_BOOL] = {"bool", 8, false},
+    [CG_DTYPE_I8] = {"i8", 8, true},     [CG_DTYPE_U8] = {"u8", 8, false},   [CG_DTYPE_I4] = {"i4", 4, true},
+    [CG_DTYPE_U4] = {"u4", 4, false},    [CG_DTYPE_U1] = {"u1", 1, false},   [CG_DTYPE_U2] = {"u2", 2, false},
+    [CG_DTYPE_U6] = {"u6", 6, false},
 };
 
 const char *cg_dtype_name(cg_dtype dtype)
@@ -44,7 +44,59 @@ size_t cg_dtype_size(cg_dtype dtype)
 {
     if ((unsigned)dtype >= CG_DTYPE_COUNT)
         return 0;
-    return cg_dtype_info[dtype].size;
+    return cg_dtype_info[dtype].bits < 8 ? 1 : (size_t)cg_dtype_info[dtype].bits / 8;
+}
+
+int cg_dtype_bits(cg_dtype dtype)
+{
+    if ((unsigned)dtype >= CG_DTYPE_COUNT)
+        return 0;
+    return cg_dtype_info[dtype].bits;
+}
+
+bool cg_dtype_is_subbyte(cg_dtype dtype)
+{
+    return (unsigned)dtype < CG_DTYPE_COUNT && cg_dtype_info[dtype].bits < 8;
+}
+
+bool cg_dtype_is_signed_int(cg_dtype dtype)
+{
+    return dtype == CG_DTYPE_I64 || dtype == CG_DTYPE_I32 || dtype == CG_DTYPE_I8 || dtype == CG_DTYPE_I4;
+}
+
+bool cg_dtype_int_range(cg_dtype dtype, int64_t *min, int64_t *max)
+{
+    if (dtype == CG_DTYPE_F32 || dtype == CG_DTYPE_F16 || dtype == CG_DTYPE_BF16 || (unsigned)dtype >= CG_DTYPE_COUNT)
+        return false;
+    int bits = cg_dtype_info[dtype].bits;
+    if (dtype == CG_DTYPE_BOOL) {
+        *min = 0;
+        *max = 1;
+    } else if (bits == 64) {
+        *min = INT64_MIN;
+        *max = INT64_MAX;
+    } else if (cg_dtype_info[dtype].is_signed) {
+        *min = -((int64_t)1 << (bits - 1));
+        *max = ((int64_t)1 << (bits - 1)) - 1;
+    } else {
+        *min = 0;
+        *max = ((int64_t)1 << bits) - 1;
+    }
+    return true;
+}
+
+int64_t cg_int_element(cg_dtype dtype, const uint8_t *data, int64_t i)
+{
+    int bits = cg_dtype_bits(dtype);
+    uint64_t bit = (uint64_t)i * (uint64_t)bits;
+    /* an element spans at most two bytes (6-bit ones straddle) */
+    unsigned window = data[bit / 8];
+    if (bit % 8 + (uint64_t)bits > 8)
+        window |= (unsigned)data[bit / 8 + 1] << 8;
+    int64_t v = (int64_t)((window >> (bit % 8)) & ((1u << bits) - 1u));
+    if (cg_dtype_is_signed_int(dtype) && v >= ((int64_t)1 << (bits - 1)))
+        v -= (int64_t)1 << bits;
+    return v;
 }
 
 /* The loader rejects shapes whose byte size does not fit in int64, so the
@@ -59,6 +111,9 @@ int64_t cg_type_numel(const cg_type *type)
 
 size_t cg_type_bytes(const cg_type *type)
 {
+    int bits = cg_dtype_bits(type->dtype);
+    if (bits < 8)
+        return (size_t)(((uint64_t)cg_type_numel(type) * (uint64_t)bits + 7) / 8);
     return (size_t)cg_type_numel(type) * cg_dtype_size(type->dtype);
 }
 

@@ -24,6 +24,16 @@ typedef enum cg_dtype {
     CG_DTYPE_I64,
     CG_DTYPE_I32,
     CG_DTYPE_BOOL,
+    /* quantized data (docs/model-format.md, "Compression") */
+    CG_DTYPE_I8,
+    CG_DTYPE_U8,
+    /* sub-byte integers: constants only, packed (element i in bits
+     * [i*b, i*b+b) of the little-endian bit stream) */
+    CG_DTYPE_I4,
+    CG_DTYPE_U4,
+    CG_DTYPE_U1,
+    CG_DTYPE_U2,
+    CG_DTYPE_U6,
     CG_DTYPE_COUNT
 } cg_dtype;
 
@@ -86,7 +96,8 @@ typedef struct cg_value {
     /* CG_VALUE_ARG */
     int arg_index;
     const char *coreai_name; /* optional coreai.name of an argument */
-    /* CG_VALUE_CONST: data holds numel * dtype size bytes, little-endian */
+    /* CG_VALUE_CONST: data holds cg_type_bytes bytes, little-endian (sub-byte
+     * dtypes packed, as in the weights file) */
     const uint8_t *data;
     size_t data_size;
     bool external;           /* bytes came from the weights file */
@@ -181,9 +192,20 @@ typedef struct cg_module {
 /* dtype helpers (ir.c) */
 const char *cg_dtype_name(cg_dtype dtype);         /* "f32", ... */
 bool cg_dtype_parse(const char *text, cg_dtype *out);
+/* bytes of one element; 1 for the sub-byte dtypes (their unit of storage) */
 size_t cg_dtype_size(cg_dtype dtype);
+/* bits of one element (4 for i4, 32 for f32) */
+int cg_dtype_bits(cg_dtype dtype);
+bool cg_dtype_is_subbyte(cg_dtype dtype);
+bool cg_dtype_is_signed_int(cg_dtype dtype); /* i64, i32, i8, i4 */
+/* [min, max] of an integer dtype (bool: [0, 1]; floats: false) */
+bool cg_dtype_int_range(cg_dtype dtype, int64_t *min, int64_t *max);
 int64_t cg_type_numel(const cg_type *type);
+/* bytes of the data: numel * size, or ceil(numel * bits / 8) when packed */
 size_t cg_type_bytes(const cg_type *type);
+/* element i of packed / byte-sized integer data (i8, u8 and the sub-byte
+ * dtypes), sign-extended for signed dtypes */
+int64_t cg_int_element(cg_dtype dtype, const uint8_t *data, int64_t i);
 bool cg_type_equal(const cg_type *a, const cg_type *b);
 /* Whether any dimension of the type is symbolic. */
 bool cg_type_is_dynamic(const cg_type *type);

@@ -64,6 +64,18 @@ static const char *cg_const_encode(cg_dtype dtype, const char *tok, uint8_t *p)
             break;
         cg_put_le(p, (uint64_t)(uint32_t)(int32_t)i, 4);
         return NULL;
+    case CG_DTYPE_I8:
+    case CG_DTYPE_U8: {
+        int64_t lo, hi;
+        cg_dtype_int_range(dtype, &lo, &hi);
+        st = cg_parse_i64(tok, &i);
+        if (st == CG_NUM_OK && (i < lo || i > hi))
+            st = CG_NUM_RANGE;
+        if (st != CG_NUM_OK)
+            break;
+        *p = (uint8_t)((uint64_t)i & 0xffu);
+        return NULL;
+    }
     case CG_DTYPE_BOOL:
         if (strcmp(tok, "true") == 0 || strcmp(tok, "1") == 0)
             *p = 1;
@@ -82,9 +94,31 @@ static const char *cg_const_encode(cg_dtype dtype, const char *tok, uint8_t *p)
     case CG_NUM_NAN:
         return "NaN, which is not allowed";
     default:
-        return dtype == CG_DTYPE_I64 || dtype == CG_DTYPE_I32 ? "not a decimal integer"
-                                                              : "not a decimal or hex float";
+        return dtype == CG_DTYPE_F32 || dtype == CG_DTYPE_F16 || dtype == CG_DTYPE_BF16 ? "not a decimal or hex float"
+                                                                                      : "not a decimal integer";
     }
+}
+
+/* One value of a packed (sub-byte) constant into bits [i*b, i*b+b) of data,
+ * which starts zeroed; returns a reason when the token does not fit. */
+static const char *cg_const_encode_packed(cg_dtype dtype, const char *tok, uint8_t *data, size_t i)
+{
+    int64_t v, lo, hi;
+    cg_dtype_int_range(dtype, &lo, &hi);
+    cg_num_status st = cg_parse_i64(tok, &v);
+    if (st == CG_NUM_OK && (v < lo || v > hi))
+        st = CG_NUM_RANGE;
+    if (st == CG_NUM_RANGE)
+        return "out of range";
+    if (st != CG_NUM_OK)
+        return "not a decimal integer";
+    int bits = cg_dtype_bits(dtype);
+    uint64_t u = (uint64_t)v & ((1u << bits) - 1u);
+    for (int b = 0; b < bits; b++) {
+        uint64_t bit = (uint64_t)i * (uint64_t)bits + (uint64_t)b;
+        data[bit / 8] |= (uint8_t)(((u >> b) & 1u) << (bit % 8));
+    }
+    return NULL;
 }
 
 static bool cg_load_const_inline(cg_load *load, cg_value *value, xmlNodePtr node)
@@ -104,7 +138,9 @@ static bool cg_load_const_inline(cg_load *load, cg_value *value, xmlNodePtr node
     }
 
     size_t elem = cg_dtype_size(value->type.dtype);
-    uint8_t *data = talloc_zero_size(value, count * elem + 1);
+    bool packed = cg_dtype_is_subbyte(value->type.dtype);
+    size_t bytes = cg_type_bytes(&value->type);
+    uint8_t *data = talloc_zero_size(value, bytes + 1);
     if (data == NULL) {
         cg_load_oom(load);
         goto out;
@@ -112,7 +148,8 @@ static bool cg_load_const_inline(cg_load *load, cg_value *value, xmlNodePtr node
     char *cursor = text;
     size_t i = 0;
     for (char *tok; (tok = cg_token_next(&cursor)) != NULL; i++) {
-        const char *why = cg_const_encode(value->type.dtype, tok, data + i * elem);
+        const char *why = packed ? cg_const_encode_packed(value->type.dtype, tok, data, i)
+                                 : cg_const_encode(value->type.dtype, tok, data + i * elem);
         if (why != NULL) {
             cg_load_error(load, value->line, "constant '%s': value %zu ('%s') is %s for %s",
                           value->id, i + 1, tok, why, cg_dtype_name(value->type.dtype));
@@ -120,7 +157,7 @@ static bool cg_load_const_inline(cg_load *load, cg_value *value, xmlNodePtr node
         }
     }
     value->data = data;
-    value->data_size = count * elem;
+    value->data_size = bytes;
     value->external = false;
     ok = true;
 out:

@@ -226,15 +226,17 @@ static xmlRelaxNGPtr cg_xml_schema_compile(cg_load *load)
 /* libxml2 reports a value outside an enumeration as "Element X failed to
  * validate attributes", without saying which one. The enumerated attributes
  * are checked here first so the message names the attribute and the choices. */
+#define CG_DTYPE_CHOICES "f32 f16 bf16 i64 i32 bool i8 u8 i4 u4 u1 u2 u6"
+
 static bool cg_xml_check_enums(cg_load *load, xmlNodePtr node)
 {
     static const struct {
         const char *element, *attribute, *choices;
     } enums[] = {
         {"coreai-model", "format", "1 2"},
-        {"arg", "dtype", "f32 f16 bf16 i64 i32 bool"},
-        {"const", "dtype", "f32 f16 bf16 i64 i32 bool"},
-        {"result", "dtype", "f32 f16 bf16 i64 i32 bool"},
+        {"arg", "dtype", CG_DTYPE_CHOICES},
+        {"const", "dtype", CG_DTYPE_CHOICES},
+        {"result", "dtype", CG_DTYPE_CHOICES},
         {"attr", "type", "si64 f32 f64 bool str si64[] f32[] str[] dim dim[]"},
     };
     for (xmlNodePtr n = node; n != NULL; n = n->next) {

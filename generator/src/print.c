@@ -199,9 +199,11 @@ static uint64_t cg_get_le(const uint8_t *b, size_t n)
     return v;
 }
 
-static void cg_print_element(cg_printer *p, cg_dtype dtype, const uint8_t *b)
+/* Element `index` of data (of any dtype, the packed ones included). */
+static void cg_print_element(cg_printer *p, cg_dtype dtype, const uint8_t *data, size_t index)
 {
     char num[CG_NUMBER_BUF];
+    const uint8_t *b = data + index * cg_dtype_size(dtype);
     switch (dtype) {
     case CG_DTYPE_F32: {
         uint32_t bits = (uint32_t)cg_get_le(b, 4);
@@ -232,8 +234,8 @@ static void cg_print_element(cg_printer *p, cg_dtype dtype, const uint8_t *b)
     case CG_DTYPE_BOOL:
         cg_out(p, "%s", b[0] ? "true" : "false");
         break;
-    default:
-        cg_out(p, "?");
+    default: /* i8, u8 and the packed integers */
+        cg_out(p, "%lld", (long long)cg_int_element(dtype, data, (int64_t)index));
         break;
     }
 }
@@ -241,9 +243,8 @@ static void cg_print_element(cg_printer *p, cg_dtype dtype, const uint8_t *b)
 /* Nested brackets per dimension: [[1, 2], [3, 4]]. */
 static void cg_print_dense(cg_printer *p, const cg_value *v, int dim, size_t *index)
 {
-    size_t elem = cg_dtype_size(v->type.dtype);
     if (dim == v->type.rank) {
-        cg_print_element(p, v->type.dtype, v->data + *index * elem);
+        cg_print_element(p, v->type.dtype, v->data, *index);
         (*index)++;
         return;
     }

@@ -92,6 +92,29 @@ static bool verify_composite(const cg_graph *g, cg_diag *diag)
     return true;
 }
 
+/* The packed sub-byte dtypes exist only as constants that a decompressing
+ * op reads (the op table admits them nowhere else): no argument, result or
+ * graph output has one. */
+static bool packed_only_constants(const cg_graph *g, cg_diag *diag)
+{
+    for (size_t i = 0; i < g->n_args; i++) {
+        if (cg_dtype_is_subbyte(g->args[i]->type.dtype)) {
+            cg_diag_error(diag, g->args[i]->line, "argument '%s' of @%s is %s: sub-byte dtypes are only allowed "
+                          "for constants", g->args[i]->id, g->name, cg_dtype_name(g->args[i]->type.dtype));
+            return false;
+        }
+    }
+    for (size_t i = 0; i < g->n_outputs; i++) {
+        if (cg_dtype_is_subbyte(g->outputs[i]->type.dtype)) {
+            cg_diag_error(diag, g->output_line, "@%s returns '%s' of dtype %s: sub-byte dtypes are only allowed "
+                          "for constants read by coreai.blockwise_shift_scale, coreai.dequantize or "
+                          "coreai.lut_to_dense", g->name, g->outputs[i]->id, cg_dtype_name(g->outputs[i]->type.dtype));
+            return false;
+        }
+    }
+    return true;
+}
+
 enum { VISIT_NEW = 0, VISIT_ACTIVE, VISIT_DONE };
 
 /* Depth-first over invoke edges; an edge back to an active graph is recursion,
@@ -310,7 +333,7 @@ bool cg_module_verify(cg_module *m, cg_diag *diag)
     bool ok = true;
     for (size_t gi = 0; ok && gi < m->n_graphs; gi++) {
         cg_graph *g = m->graphs[gi];
-        ok = verify_composite(g, diag);
+        ok = verify_composite(g, diag) && packed_only_constants(g, diag);
         for (size_t i = 0; ok && i < g->n_ops; i++)
             ok = verify_op(graphs, g->ops[i], diag);
     }

@@ -54,6 +54,7 @@ typedef struct npy_dtype_entry {
 static const npy_dtype_entry npy_dtypes[] = {
     {"<f4", COREAI_DTYPE_F32}, {"<f2", COREAI_DTYPE_F16}, {"<u2", COREAI_DTYPE_BF16},
     {"<i8", COREAI_DTYPE_I64}, {"<i4", COREAI_DTYPE_I32}, {"|b1", COREAI_DTYPE_BOOL},
+    {"|i1", COREAI_DTYPE_I8}, {"|u1", COREAI_DTYPE_U8},
 };
 
 const char *coreai_npy_descr(coreai_dtype dtype) {
@@ -316,7 +317,7 @@ static int parse_descr(hparser *h, coreai_dtype *dtype) {
                 h->path, descr);
     } else {
         set_err(h->err, h->err_len,
-                "%s: unsupported dtype '%s' (supported: '<f4', '<f2', '<u2' for bf16, '<i8', '<i4', '|b1')",
+                "%s: unsupported dtype '%s' (supported: '<f4', '<f2', '<u2' for bf16, '<i8', '<i4', '|b1', '|i1', '|u1')",
                 h->path, descr);
     }
     return -1;

@@ -1,5 +1,5 @@
 /*
- * coreai_cast: conversion between the six element types.
+ * coreai_cast: conversion between the eight element types.
  *
  * Semantics (the header states the common cases; the corners are here):
  *  - to f16 / bf16: IEEE round to nearest, ties to even, from the exact source
@@ -13,6 +13,8 @@
  *    integer range (including +-inf) saturates to INTn_MIN / INTn_MAX.
  *  - i64 to i32: wraps modulo 2^32 (two's complement), as NumPy and PyTorch
  *    do; computed without implementation-defined conversions.
+ *  - i8 / u8 (quantized data): float to them truncates and saturates at their
+ *    range (NaN -> 0), as to i32; an integer to them wraps modulo 2^8.
  *  - to bool: x != 0, so NaN is true and -0.0 is false; bool is one byte
  *    holding 0 or 1. Any nonzero source byte reads as true.
  * Assumes IEEE-754 binary32/binary64 and two's complement integers.
@@ -20,6 +22,8 @@
 #include "coreai/kernels/elementwise.h"
 
 #include <string.h>
+
+#include "half.h"
 
 /* Converting through a small stack buffer keeps the type switch out of the
  * per-element loops without writing 36 specialised loops. */
@@ -150,90 +154,21 @@ static int32_t sat_i32(double d)
     return (int32_t)d;
 }
 
+static int64_t sat_range(double d, double lo, double hi)
+{
+    if (d != d)
+        return 0;
+    if (d <= lo)
+        return (int64_t)lo;
+    if (d >= hi)
+        return (int64_t)hi;
+    return (int64_t)d;
+}
+
 static int32_t wrap_i32(int64_t v)
 {
     const uint32_t u = (uint32_t)((uint64_t)v & 0xffffffffu);
     return u <= 0x7fffffffu ? (int32_t)u : -(int32_t)(0xffffffffu - u) - 1;
-}
-
-/*
- * Direct f32 <-> 16-bit conversions on the bit patterns: the common casts in
- * models (weights stored narrow, computed in f32), so they skip the double
- * detour. They give exactly the results of the generic functions above.
- */
-static uint32_t f32_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-static float f32_from_bits(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-static uint16_t f32_to_bf16(float f)
-{
-    uint32_t u = f32_bits(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u)
-        return (uint16_t)((u >> 16) | 0x40u); /* NaN: keep it one, quietly */
-    /* Adding just under half an ulp, plus the kept lsb, rounds to nearest
-     * even; a carry ripples into the exponent and can reach inf. */
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (uint16_t)(u >> 16);
-}
-
-static float bf16_to_f32(uint16_t h)
-{
-    uint32_t u = (uint32_t)h << 16;
-    if ((u & 0x7fffffffu) > 0x7f800000u)
-        u |= 0x00400000u;
-    return f32_from_bits(u);
-}
-
-static uint16_t f32_to_f16(float f)
-{
-    const uint32_t x = f32_bits(f);
-    const uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
-    const uint32_t u = x & 0x7fffffffu;
-    if (u > 0x7f800000u)
-        return (uint16_t)(sign | 0x7e00u | ((u >> 13) & 0x3ffu));
-    if (u >= 0x477ff000u) /* 65520 = max + half an ulp, and beyond: inf */
-        return (uint16_t)(sign | 0x7c00u);
-    if (u >= 0x38800000u) {
-        /* Normal in f16: rebias the exponent, round off 13 fraction bits. */
-        uint32_t r = u - 0x38000000u;
-        r += 0xfffu + ((r >> 13) & 1u);
-        return (uint16_t)(sign | (r >> 13));
-    }
-    if (u < 0x33000000u) /* below 2^-25, half the smallest subnormal */
-        return sign;
-    /* Subnormal in f16: the value in units of 2^-24, rounded. */
-    const uint32_t e = u >> 23;
-    const uint32_t m = (u & 0x7fffffu) | 0x800000u;
-    const uint32_t shift = 126u - e; /* 14..24 */
-    uint32_t q = m >> shift;
-    const uint32_t rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1u);
-    if (rem > half || (rem == half && (q & 1u)))
-        ++q;
-    return (uint16_t)(sign | q);
-}
-
-static float f16_to_f32(uint16_t h)
-{
-    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-    const uint32_t e = (h >> 10) & 0x1fu;
-    const uint32_t m = h & 0x3ffu;
-    if (e == 0x1f)
-        return f32_from_bits(sign | 0x7f800000u | (m << 13) | (m != 0 ? 0x00400000u : 0u));
-    if (e != 0)
-        return f32_from_bits(sign | ((e + 112u) << 23) | (m << 13));
-    /* Zero or subnormal: m * 2^-24 is exact in f32. */
-    const float v = (float)m * 5.9604644775390625e-08f;
-    return f32_from_bits(sign | f32_bits(v));
 }
 
 /* One typed loop of the direct-cast table below; expands to a return. */
@@ -293,6 +228,14 @@ static void load_int(coreai_dtype from, const void *x, int64_t off, int64_t n, i
         const int32_t *p = (const int32_t *)x + off;
         for (int64_t i = 0; i < n; ++i)
             buf[i] = p[i];
+    } else if (from == COREAI_DTYPE_I8) {
+        const int8_t *p = (const int8_t *)x + off;
+        for (int64_t i = 0; i < n; ++i)
+            buf[i] = p[i];
+    } else if (from == COREAI_DTYPE_U8) {
+        const uint8_t *p = (const uint8_t *)x + off;
+        for (int64_t i = 0; i < n; ++i)
+            buf[i] = p[i];
     } else {
         const uint8_t *p = (const uint8_t *)x + off;
         for (int64_t i = 0; i < n; ++i)
@@ -336,6 +279,18 @@ static void store_float(coreai_dtype to, void *out, int64_t off, int64_t n, cons
             p[i] = buf[i] != 0.0;
         break;
     }
+    case COREAI_DTYPE_I8: {
+        int8_t *p = (int8_t *)out + off;
+        for (int64_t i = 0; i < n; ++i)
+            p[i] = (int8_t)sat_range(buf[i], -128.0, 127.0);
+        break;
+    }
+    case COREAI_DTYPE_U8: {
+        uint8_t *p = (uint8_t *)out + off;
+        for (int64_t i = 0; i < n; ++i)
+            p[i] = (uint8_t)sat_range(buf[i], 0.0, 255.0);
+        break;
+    }
     }
 }
 
@@ -370,6 +325,21 @@ static void store_int(coreai_dtype to, void *out, int64_t off, int64_t n, const 
         uint8_t *p = (uint8_t *)out + off;
         for (int64_t i = 0; i < n; ++i)
             p[i] = buf[i] != 0;
+        break;
+    }
+    case COREAI_DTYPE_I8: {
+        /* modulo 2^8 without an implementation-defined conversion */
+        int8_t *p = (int8_t *)out + off;
+        for (int64_t i = 0; i < n; ++i) {
+            const unsigned u = (unsigned)((uint64_t)buf[i] & 0xffu);
+            p[i] = (int8_t)(u < 128u ? (int)u : (int)u - 256);
+        }
+        break;
+    }
+    case COREAI_DTYPE_U8: {
+        uint8_t *p = (uint8_t *)out + off;
+        for (int64_t i = 0; i < n; ++i)
+            p[i] = (uint8_t)((uint64_t)buf[i] & 0xffu);
         break;
     }
     }

@@ -13,6 +13,8 @@ static const void *scalar_bytes(const coreai_scalar *v, coreai_dtype dtype)
     case COREAI_DTYPE_I64: return &v->i64;
     case COREAI_DTYPE_I32: return &v->i32;
     case COREAI_DTYPE_BOOL: return &v->b;
+    case COREAI_DTYPE_I8:
+    case COREAI_DTYPE_U8: return NULL; /* no member: fill covers the six arithmetic dtypes */
     }
     return NULL;
 }
@@ -58,6 +60,8 @@ coreai_status coreai_iota(const coreai_iota_params *params, void *out)
     case COREAI_DTYPE_F16:
     case COREAI_DTYPE_BF16:
     case COREAI_DTYPE_BOOL:
+    case COREAI_DTYPE_I8:
+    case COREAI_DTYPE_U8:
         return COREAI_STATUS_UNSUPPORTED;
     }
     return COREAI_STATUS_INVALID_ARGUMENT;

@@ -12,6 +12,8 @@ size_t coreai_dtype_size(coreai_dtype dtype)
     case COREAI_DTYPE_I64: return 8;
     case COREAI_DTYPE_I32: return 4;
     case COREAI_DTYPE_BOOL: return 1;
+    case COREAI_DTYPE_I8: return 1;
+    case COREAI_DTYPE_U8: return 1;
     }
     return 0;
 }
@@ -26,6 +28,8 @@ const char *coreai_dtype_name(coreai_dtype dtype)
     case COREAI_DTYPE_I64: return "i64";
     case COREAI_DTYPE_I32: return "i32";
     case COREAI_DTYPE_BOOL: return "bool";
+    case COREAI_DTYPE_I8: return "i8";
+    case COREAI_DTYPE_U8: return "u8";
     }
     return "?";
 }

@@ -26,10 +26,18 @@ def test_dtype_from_torch_dtype_object():
     assert ir.DType.from_any(torch.bool) is ir.bool_
 
 
-@pytest.mark.parametrize("x", [np.uint32, "uint32", np.float64, "f64", "complex", np.int8, object()])
+@pytest.mark.parametrize("x", [np.uint32, "uint32", np.float64, "f64", "complex", np.int16, "i2", object()])
 def test_dtype_from_any_rejects(x):
     with pytest.raises(ValueError):
         ir.DType.from_any(x)
+
+
+def test_quantized_dtypes():
+    assert ir.DType.from_any(np.int8) is ir.i8 and ir.DType.from_any(np.uint8) is ir.u8
+    assert ir.DType.from_any("i4") is ir.i4 and ir.DType.from_any("uint4") is ir.u4
+    assert [d.bits for d in (ir.i8, ir.u8, ir.i4, ir.u4, ir.u1, ir.u2, ir.u6)] == [8, 8, 4, 4, 1, 2, 6]
+    assert ir.TensorType((3, 5), ir.u6).nbytes == 12 and ir.TensorType((3,), ir.u1).nbytes == 1
+    assert ir.i4.int_range == (-8, 7) and ir.u6.int_range == (0, 63)
 
 
 def test_dtype_unsigned_message_mentions_host_constants():
@@ -38,9 +46,12 @@ def test_dtype_unsigned_message_mentions_host_constants():
 
 
 def test_dtype_properties():
-    assert [d.text for d in ir.DType] == ["f32", "f16", "bf16", "i64", "i32", "bool"]
-    assert [d.runtime_enum for d in ir.DType] == [0, 1, 2, 3, 4, 5]
-    assert [d.itemsize for d in ir.DType] == [4, 2, 2, 8, 4, 1]
+    assert [d.text for d in ir.DType] == ["f32", "f16", "bf16", "i64", "i32", "bool", "i8", "u8", "i4", "u4", "u1",
+                                         "u2", "u6"]
+    assert [d.runtime_enum for d in ir.DType if not d.is_subbyte] == [0, 1, 2, 3, 4, 5, 6, 7]
+    with pytest.raises(ValueError, match="packed"):
+        ir.u4.runtime_enum
+    assert [d.itemsize for d in ir.DType] == [4, 2, 2, 8, 4, 1, 1, 1, 1, 1, 1, 1, 1]
     assert str(ir.bool_) == "bool" and ir.f32.is_float and ir.i32.is_int and not ir.bool_.is_int
 
 

@@ -41,14 +41,15 @@ def main():
     os.makedirs(work)
     rng = np.random.default_rng(1234)
 
-    names = {"<f4": "f32", "<f2": "f16", "<u2": "bf16", "<i8": "i64", "<i4": "i32", "|b1": "bool"}
+    names = {"<f4": "f32", "<f2": "f16", "<u2": "bf16", "<i8": "i64", "<i4": "i32", "|b1": "bool", "|i1": "i8",
+             "|u1": "u8"}
     shapes = [(), (1,), (7,), (0,), (2, 3), (0, 3), (3, 0, 2), (2, 1, 5), (1, 2, 3, 4),
               (1, 2, 1, 3, 1, 2, 1, 2), (1000,), (12345678901, 0)]
 
     def make(dtype, shape):
         if dtype == np.bool_:
             return rng.integers(0, 2, size=shape).astype(np.bool_)
-        if dtype in (np.int64, np.int32, np.uint16):
+        if dtype in (np.int64, np.int32, np.uint16, np.int8, np.uint8):
             info = np.iinfo(dtype)
             return rng.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True)
         a = rng.standard_normal(size=shape).astype(dtype)
@@ -58,7 +59,7 @@ def main():
         return a
 
     n = 0
-    for dtype in (np.float32, np.float16, np.uint16, np.int64, np.int32, np.bool_):
+    for dtype in (np.float32, np.float16, np.uint16, np.int64, np.int32, np.bool_, np.int8, np.uint8):
         for shape in shapes:
             for version in (None, (1, 0), (2, 0), (3, 0)):
                 if version is not None and shape not in ((2, 3), ()):
@@ -107,7 +108,7 @@ def main():
         ("big-endian f4", np.arange(4, dtype=">f4"), "big-endian"),
         ("big-endian i8", np.arange(4, dtype=">i8"), "big-endian"),
         ("float64", np.arange(4, dtype=np.float64), "unsupported dtype '<f8'"),
-        ("uint8", np.arange(4, dtype=np.uint8), "unsupported dtype '|u1'"),
+        ("uint32", np.arange(4, dtype=np.uint32), "unsupported dtype '<u4'"),
         ("int16", np.arange(4, dtype=np.int16), "unsupported dtype '<i2'"),
         ("complex64", np.arange(4, dtype=np.complex64), "unsupported dtype '<c8'"),
         ("unicode", np.array(["ab", "c"]), "unsupported dtype '<U2'"),

@@ -344,7 +344,7 @@ static const error_case error_cases[] = {
     {"err_no_outputs.xml",
      ":7: error: entrypoint 'main' has no outputs and no states, so it computes nothing", NULL},
     {"err_doctype.xml", ":2: error: DOCTYPE declarations are not allowed in a model file", NULL},
-    {"err_dtype.xml", ":7: error: unknown dtype 'f8' on <result> (expected one of: f32 f16 bf16 i64 i32 bool)", NULL},
+    {"err_dtype.xml", ":7: error: unknown dtype 'f8' on <result> (expected one of: f32 f16 bf16 i64 i32 bool i8 u8 i4 u4 u1 u2 u6)", NULL},
     {"err_rank.xml",
      ":4: error: shape '1 1 1 1 1 1 1 1 4' has 9 dimensions; at most 8 are supported", NULL},
     {"err_shape.xml",

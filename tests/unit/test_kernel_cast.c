@@ -585,7 +585,7 @@ static void test_int_to_float_rounding(void **state)
     free(ob);
 }
 
-/* ---- every pair, on values all six types hold exactly ---- */
+/* ---- every pair of the eight types ---- */
 
 static void put_value(coreai_dtype t, void *buf, int64_t i, double v)
 {
@@ -596,6 +596,9 @@ static void put_value(coreai_dtype t, void *buf, int64_t i, double v)
     case COREAI_DTYPE_I64: ((int64_t *)buf)[i] = (int64_t)v; break;
     case COREAI_DTYPE_I32: ((int32_t *)buf)[i] = (int32_t)v; break;
     case COREAI_DTYPE_BOOL: ((uint8_t *)buf)[i] = v != 0; break;
+    /* the 8-bit types hold the value truncated and clamped to their range */
+    case COREAI_DTYPE_I8: ((int8_t *)buf)[i] = (int8_t)fmax(-128.0, fmin(127.0, trunc(v))); break;
+    case COREAI_DTYPE_U8: ((uint8_t *)buf)[i] = (uint8_t)fmax(0.0, fmin(255.0, trunc(v))); break;
     }
 }
 
@@ -608,8 +611,26 @@ static double get_value(coreai_dtype t, const void *buf, int64_t i)
     case COREAI_DTYPE_I64: return (double)((const int64_t *)buf)[i];
     case COREAI_DTYPE_I32: return ((const int32_t *)buf)[i];
     case COREAI_DTYPE_BOOL: return ((const uint8_t *)buf)[i];
+    case COREAI_DTYPE_I8: return ((const int8_t *)buf)[i];
+    case COREAI_DTYPE_U8: return ((const uint8_t *)buf)[i];
     }
     return NAN;
+}
+
+/* What a cast to an 8-bit type gives for value v held by `from`: floats
+ * truncate and saturate, integers (and bool) wrap modulo 256. */
+static double to_8bit(coreai_dtype from, coreai_dtype to, double v)
+{
+    const int from_float = from == COREAI_DTYPE_F32 || from == COREAI_DTYPE_F16 || from == COREAI_DTYPE_BF16;
+    const double lo = to == COREAI_DTYPE_I8 ? -128.0 : 0.0, hi = to == COREAI_DTYPE_I8 ? 127.0 : 255.0;
+    if (from_float)
+        return fmax(lo, fmin(hi, trunc(v)));
+    double w = fmod(v, 256.0);
+    if (w < lo)
+        w += 256.0;
+    if (w > hi)
+        w -= 256.0;
+    return w;
 }
 
 static void test_all_pairs(void **state)
@@ -618,8 +639,8 @@ static void test_all_pairs(void **state)
     static const double values[] = {0, 1, -1, 2, -3, 7, 100, -128, 255, 0.5, -2.75};
     static const int64_t counts[] = {0, 1, 3, 255, 256, 257, 1000};
     const int nv = (int)(sizeof values / sizeof values[0]);
-    for (int from = 0; from < 6; ++from) {
-        for (int to = 0; to < 6; ++to) {
+    for (int from = 0; from < 8; ++from) {
+        for (int to = 0; to < 8; ++to) {
             for (int c = 0; c < 7; ++c) {
                 const int64_t n = counts[c];
                 void *src = ref_alloc((size_t)n * 8), *dst = ref_alloc((size_t)n * 8);
@@ -630,7 +651,9 @@ static void test_all_pairs(void **state)
                     const double v = get_value((coreai_dtype)from, src, i);
                     want[i] = to == COREAI_DTYPE_BOOL                        ? (v != 0)
                               : (to == COREAI_DTYPE_I32 || to == COREAI_DTYPE_I64) ? trunc(v)
-                                                                             : v;
+                              : (to == COREAI_DTYPE_I8 || to == COREAI_DTYPE_U8)
+                                  ? (from == to ? v : to_8bit((coreai_dtype)from, (coreai_dtype)to, v))
+                                  : v;
                 }
                 assert_int_equal(cast((coreai_dtype)from, (coreai_dtype)to, n, src, dst),
                                  COREAI_STATUS_OK);
@@ -661,7 +684,11 @@ static void test_dtype_helpers(void **state)
     assert_int_equal(coreai_dtype_size(COREAI_DTYPE_I64), 8);
     assert_int_equal(coreai_dtype_size(COREAI_DTYPE_I32), 4);
     assert_int_equal(coreai_dtype_size(COREAI_DTYPE_BOOL), 1);
-    assert_int_equal(coreai_dtype_size((coreai_dtype)6), 0);
+    assert_int_equal(coreai_dtype_size(COREAI_DTYPE_I8), 1);
+    assert_int_equal(coreai_dtype_size(COREAI_DTYPE_U8), 1);
+    assert_int_equal(coreai_dtype_size((coreai_dtype)8), 0);
+    assert_string_equal(coreai_dtype_name(COREAI_DTYPE_I8), "i8");
+    assert_string_equal(coreai_dtype_name(COREAI_DTYPE_U8), "u8");
     assert_string_equal(coreai_dtype_name(COREAI_DTYPE_BF16), "bf16");
     assert_string_equal(coreai_dtype_name(COREAI_DTYPE_BOOL), "bool");
     assert_string_equal(coreai_dtype_name((coreai_dtype)-1), "?");
@@ -678,7 +705,7 @@ static void test_invalid(void **state)
     p.count = -1;
     assert_int_equal(coreai_cast(&p, x, out), COREAI_STATUS_INVALID_ARGUMENT);
     p.count = 2;
-    p.from = (coreai_dtype)6;
+    p.from = (coreai_dtype)8;
     assert_int_equal(coreai_cast(&p, x, out), COREAI_STATUS_INVALID_ARGUMENT);
     p.from = COREAI_DTYPE_F32;
     p.to = (coreai_dtype)-1;

@@ -324,7 +324,7 @@ static void test_reject_malformed_headers(void **state) {
         {"{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }\n", 8, "big-endian"},
         {"{'descr': '>i8', 'fortran_order': False, 'shape': (), }\n", 8, "big-endian"},
         {"{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }\n", 16, "unsupported dtype '<f8'"},
-        {"{'descr': '|u1', 'fortran_order': False, 'shape': (2,), }\n", 2, "unsupported dtype"},
+        {"{'descr': '<u4', 'fortran_order': False, 'shape': (2,), }\n", 8, "unsupported dtype"},
         {"{'descr': 'f4', 'fortran_order': False, 'shape': (2,), }\n", 8, "unsupported dtype"},
         {"{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,), }\n", 8, "structured"},
         {"{'descr': '<f4', 'fortran_order': False, }\n", 4, "missing key 'shape'"},

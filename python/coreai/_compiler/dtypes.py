@@ -1,9 +1,15 @@
 """Element types of Core AI tensors and their host (NumPy) representation.
 
-The six dtypes of model format v1 (docs/model-format.md). NumPy has no
+The dtypes of model format v1 (docs/model-format.md). NumPy has no
 bfloat16, so bf16 data are kept as their uint16 bit patterns; f16 uses
 np.float16. Conversions to f16/bf16 round to nearest even from the exact
 source value, as coreai-gen's loader (generator/src/ir_half.c) does.
+
+The 8-bit integers i8 / u8 are np.int8 / np.uint8. The sub-byte integers of
+compressed weights (i4, u4, u1, u2, u6) are held one value per element in
+np.int8 / np.uint8 on the host and packed only in the weights file
+(`pack_bits` / `unpack_bits`: element i takes bits [i*b, i*b+b) of the
+little-endian bit stream).
 """
 from __future__ import annotations
 
@@ -19,7 +25,16 @@ __all__ = [
     "i64",
     "i32",
     "bool_",
+    "i8",
+    "u8",
+    "i4",
+    "u4",
+    "u1",
+    "u2",
+    "u6",
     "is_unsigned_numpy",
+    "pack_bits",
+    "unpack_bits",
     "to_storage",
     "storage_to_float64",
     "small_float_from_f64",
@@ -28,7 +43,9 @@ __all__ = [
 
 
 class DType(enum.Enum):
-    """A tensor element type: ir.f32, ir.f16, ir.bf16, ir.i64, ir.i32, ir.bool_."""
+    """A tensor element type: ir.f32, ir.f16, ir.bf16, ir.i64, ir.i32, ir.bool_,
+    the 8-bit integers ir.i8, ir.u8 and the sub-byte integers of compressed
+    constants ir.i4, ir.u4, ir.u1, ir.u2, ir.u6."""
 
     f32 = "f32"
     f16 = "f16"
@@ -36,6 +53,13 @@ class DType(enum.Enum):
     i64 = "i64"
     i32 = "i32"
     bool_ = "bool"
+    i8 = "i8"
+    u8 = "u8"
+    i4 = "i4"
+    u4 = "u4"
+    u1 = "u1"
+    u2 = "u2"
+    u6 = "u6"
 
     # -- properties ---------------------------------------------------------
 
@@ -52,7 +76,32 @@ class DType(enum.Enum):
 
     @property
     def itemsize(self) -> int:
+        """Bytes of one element's host storage (1 for the sub-byte integers)."""
         return _ITEMSIZE[self]
+
+    @property
+    def bits(self) -> int:
+        """Bits of one element in the model file (4 for i4, 8 for f32's bytes x 8, ...)."""
+        return _BITS[self]
+
+    @property
+    def is_subbyte(self) -> bool:
+        """i4, u4, u1, u2, u6: packed in the weights file, allowed for constants only."""
+        return _BITS[self] < 8
+
+    @property
+    def is_quant(self) -> bool:
+        """An integer type of quantized data: i8, u8, i4, u4, u1, u2, u6."""
+        return self in _QUANT
+
+    @property
+    def is_signed(self) -> bool:
+        return self in (DType.i8, DType.i4, DType.i32, DType.i64)
+
+    @property
+    def int_range(self) -> tuple:
+        """(min, max) of an integer dtype."""
+        return _RANGE[self]
 
     @property
     def is_float(self) -> bool:
@@ -60,6 +109,7 @@ class DType(enum.Enum):
 
     @property
     def is_int(self) -> bool:
+        """i32 or i64 (the arithmetic integers; i8 / u8 and the sub-byte integers are `is_quant`)."""
         return self in (DType.i32, DType.i64)
 
     @property
@@ -73,7 +123,9 @@ class DType(enum.Enum):
 
     @property
     def runtime_enum(self) -> int:
-        """The value of `coreai_dtype` in coreai/runtime.h."""
+        """The value of `coreai_dtype` in coreai/runtime.h (none for the packed sub-byte dtypes)."""
+        if self not in _RUNTIME_ENUM:
+            raise ValueError(f"{self} is a packed constant dtype; the runtime API has no {self} tensors")
         return _RUNTIME_ENUM[self]
 
     @classmethod
@@ -115,7 +167,14 @@ class DType(enum.Enum):
         return _from_numpy(np.dtype(nd))
 
 
-_ITEMSIZE = {DType.f32: 4, DType.f16: 2, DType.bf16: 2, DType.i64: 8, DType.i32: 4, DType.bool_: 1}
+_ITEMSIZE = {DType.f32: 4, DType.f16: 2, DType.bf16: 2, DType.i64: 8, DType.i32: 4, DType.bool_: 1,
+             DType.i8: 1, DType.u8: 1, DType.i4: 1, DType.u4: 1, DType.u1: 1, DType.u2: 1, DType.u6: 1}
+_BITS = {d: 8 * n for d, n in _ITEMSIZE.items()}
+_BITS.update({DType.i4: 4, DType.u4: 4, DType.u1: 1, DType.u2: 2, DType.u6: 6})
+_QUANT = frozenset({DType.i8, DType.u8, DType.i4, DType.u4, DType.u1, DType.u2, DType.u6})
+_RANGE = {DType.i64: (-(1 << 63), (1 << 63) - 1), DType.i32: (-(1 << 31), (1 << 31) - 1)}
+_RANGE.update({d: ((-(1 << (_BITS[d] - 1)), (1 << (_BITS[d] - 1)) - 1) if d in (DType.i8, DType.i4)
+                   else (0, (1 << _BITS[d]) - 1)) for d in _QUANT})
 _STORAGE = {
     DType.f32: np.dtype(np.float32),
     DType.f16: np.dtype(np.float16),
@@ -123,8 +182,17 @@ _STORAGE = {
     DType.i64: np.dtype(np.int64),
     DType.i32: np.dtype(np.int32),
     DType.bool_: np.dtype(np.bool_),
+    DType.i8: np.dtype(np.int8),
+    DType.u8: np.dtype(np.uint8),
+    DType.i4: np.dtype(np.int8),
+    DType.u4: np.dtype(np.uint8),
+    DType.u1: np.dtype(np.uint8),
+    DType.u2: np.dtype(np.uint8),
+    DType.u6: np.dtype(np.uint8),
 }
-_RUNTIME_ENUM = {DType.f32: 0, DType.f16: 1, DType.bf16: 2, DType.i64: 3, DType.i32: 4, DType.bool_: 5}
+# sub-byte dtypes never cross the runtime's API (constants only)
+_RUNTIME_ENUM = {DType.f32: 0, DType.f16: 1, DType.bf16: 2, DType.i64: 3, DType.i32: 4, DType.bool_: 5,
+                 DType.i8: 6, DType.u8: 7}
 
 _TEXT = {
     "f32": DType.f32, "float32": DType.f32, "float": DType.f32,
@@ -133,6 +201,13 @@ _TEXT = {
     "i64": DType.i64, "int64": DType.i64, "long": DType.i64, "si64": DType.i64,
     "i32": DType.i32, "int32": DType.i32, "int": DType.i32, "si32": DType.i32,
     "bool": DType.bool_, "bool_": DType.bool_, "i1": DType.bool_,
+    "i8": DType.i8, "int8": DType.i8, "si8": DType.i8,
+    "u8": DType.u8, "ui8": DType.u8,
+    "i4": DType.i4, "int4": DType.i4, "si4": DType.i4,
+    "u4": DType.u4, "uint4": DType.u4, "ui4": DType.u4,
+    "u1": DType.u1, "uint1": DType.u1, "ui1": DType.u1,
+    "u2": DType.u2, "uint2": DType.u2, "ui2": DType.u2,
+    "u6": DType.u6, "uint6": DType.u6, "ui6": DType.u6,
 }
 
 
@@ -142,10 +217,11 @@ def _from_text(s: str) -> DType:
         key = key[len("torch."):]
     if key in _TEXT:
         return _TEXT[key]
-    if key in ("uint8", "uint16", "uint32", "uint64", "u8", "u16", "u32", "u64"):
+    if key in ("uint8", "uint16", "uint32", "uint64", "u16", "u32", "u64"):
         raise ValueError(f"unsigned dtype '{s}' is only allowed for host constants "
-                         "(coreai.constant(..., dtype=np.uint32))")
-    raise ValueError(f"unknown dtype '{s}' (expected one of f32, f16, bf16, i64, i32, bool)")
+                         "(coreai.constant(..., dtype=np.uint32)); the 8-bit quantized type is 'u8'")
+    raise ValueError(f"unknown dtype '{s}' (expected one of f32, f16, bf16, i64, i32, bool, i8, u8, i4, u4, "
+                     "u1, u2, u6)")
 
 
 def _from_numpy(nd: np.dtype) -> DType:
@@ -159,11 +235,15 @@ def _from_numpy(nd: np.dtype) -> DType:
         return DType.i32
     if nd == np.bool_:
         return DType.bool_
+    if nd == np.int8:
+        return DType.i8
+    if nd == np.uint8:
+        return DType.u8
     if nd.kind == "u":
         raise ValueError(f"unsigned dtype {nd} is only allowed for host constants "
                          "(coreai.constant(..., dtype=np.uint32))")
     raise ValueError(f"NumPy dtype {nd} has no Core AI equivalent "
-                     "(expected float32, float16, int64, int32 or bool)")
+                     "(expected float32, float16, int64, int32, int8 or bool)")
 
 
 f32 = DType.f32
@@ -172,13 +252,20 @@ bf16 = DType.bf16
 i64 = DType.i64
 i32 = DType.i32
 bool_ = DType.bool_
+i8 = DType.i8
+u8 = DType.u8
+i4 = DType.i4
+u4 = DType.u4
+u1 = DType.u1
+u2 = DType.u2
+u6 = DType.u6
 
 
 def is_unsigned_numpy(x) -> bool:
     """True for NumPy unsigned integer dtypes/types (host-constant dtypes)."""
     if isinstance(x, (DType, str)) or x in (bool, int, float):
         return isinstance(x, str) and x.strip() in ("uint8", "uint16", "uint32", "uint64",
-                                                    "u8", "u16", "u32", "u64")
+                                                    "u16", "u32", "u64")
     try:
         return np.dtype(x).kind == "u"
     except TypeError:
@@ -257,18 +344,18 @@ def to_storage(values, dtype: DType, *, what: str = "value", strict: bool = True
         raise ValueError(f"{what}: cannot convert text/bytes data to {dtype}")
     if dtype is DType.bool_:
         return arr.astype(np.bool_) if arr.dtype.kind != "f" else (arr != 0)
-    if dtype.is_int:
-        info = np.iinfo(dtype.storage)
+    if dtype.is_int or dtype.is_quant:
+        lo, hi = dtype.int_range
         if arr.dtype.kind == "f":
             if strict:
                 if not np.all(np.isfinite(arr)) or np.any(np.trunc(arr) != arr):
                     raise ValueError(f"{what}: {dtype} constant from non-integer values")
             arr = np.trunc(arr)
-            if strict and arr.size and (arr.min() < info.min or arr.max() > info.max):
+            if strict and arr.size and (arr.min() < lo or arr.max() > hi):
                 raise ValueError(f"{what}: values out of range for {dtype}")
             return arr.astype(dtype.storage)
         if strict and arr.size and arr.dtype.kind in "iu":
-            if int(arr.min()) < info.min or int(arr.max()) > info.max:
+            if int(arr.min()) < lo or int(arr.max()) > hi:
                 raise ValueError(f"{what}: values out of range for {dtype}")
         return arr.astype(dtype.storage)
     # float targets
@@ -287,3 +374,29 @@ def to_storage(values, dtype: DType, *, what: str = "value", strict: bool = True
     if dtype is DType.f16:
         return bits.view(np.float16)
     return bits
+
+
+# --------------------------------------------------------------------------
+# sub-byte packing of the model file (docs/model-format.md, "Packed integers")
+# --------------------------------------------------------------------------
+
+def pack_bits(values, dtype: DType) -> bytes:
+    """The bytes of a sub-byte tensor: element i in bits [i*b, i*b+b) of the
+    little-endian bit stream (bit j of the stream is bit j % 8 of byte j // 8),
+    negative values in two's complement, the unused high bits of the last
+    byte zero. len == ceil(numel * b / 8)."""
+    b = dtype.bits
+    v = np.asarray(values).reshape(-1).astype(np.int64) & ((1 << b) - 1)
+    bits = ((v[:, None] >> np.arange(b)) & 1).astype(np.uint8).reshape(-1)
+    return np.packbits(bits, bitorder="little").tobytes()
+
+
+def unpack_bits(data, dtype: DType, count: int) -> np.ndarray:
+    """The inverse of pack_bits: `count` values in dtype's host storage."""
+    b = dtype.bits
+    raw = np.frombuffer(bytes(data), dtype=np.uint8)
+    bits = np.unpackbits(raw, bitorder="little")[: count * b].reshape(count, b).astype(np.int64)
+    v = (bits << np.arange(b)).sum(axis=1)
+    if dtype.is_signed:
+        v = np.where(v >= (1 << (b - 1)), v - (1 << b), v)
+    return v.astype(dtype.storage)

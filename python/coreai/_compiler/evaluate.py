@@ -92,11 +92,11 @@ def cast_values(x, src: DType, dst_type):
         if src is DType.bf16:
             return (storage_to_float64(x, src) != 0)
         return np.asarray(x) != 0
-    if dst.is_int:
-        if src.is_int or src is DType.bool_:
+    if dst.is_int or dst.is_quant:
+        if src.is_int or src.is_quant or src is DType.bool_:
             return np.asarray(x).astype(np.int64).astype(dst.storage)  # wraps like two's complement
         v = storage_to_float64(x, src)
-        info = np.iinfo(dst.storage)
+        info = np.iinfo(dst.storage)  # i8 / u8 saturate at their own range, as runtime-stubs/src/cast.c
         with np.errstate(invalid="ignore"):
             t = np.trunc(np.nan_to_num(v, nan=0.0, posinf=math.inf, neginf=-math.inf))
             out = np.where(t >= float(info.max), info.max,
@@ -170,6 +170,69 @@ def _conv2d(x, w, b, attrs, out_t):
     if b is not None:
         out += b.reshape(1, o, 1, 1)
     return out
+
+
+# ---- compression (docs/model-format.md, "Compression") ----
+
+def _round_to(values, dtype: DType) -> np.ndarray:
+    """float64 values rounded to dtype (f32 / f16 / bf16) and back: the
+    result of one operation computed in that dtype (f32 holds the exact
+    product or sum of two f16 / bf16 values, so rounding once is exact)."""
+    from .ir import TensorType
+    v = np.asarray(values, dtype=np.float64)
+    return storage_to_float64(_store(v, TensorType(v.shape, dtype)), dtype)
+
+
+def _expand_blocks(a, shape):
+    """a repeated along every axis to shape (each extent of a divides shape's)."""
+    for i, (d, b) in enumerate(zip(shape, a.shape)):
+        if b != d:
+            a = np.repeat(a, d // b, axis=i)
+    return a
+
+
+def _along_axis(a, rank, axis):
+    """A rank-0 or rank-1 per-axis tensor shaped to broadcast against rank."""
+    if a.ndim == 0:
+        return a
+    shape = [1] * rank
+    shape[axis] = a.shape[0]
+    return a.reshape(shape)
+
+
+def _shift_scale(q, scale, offset, minval, fdtype):
+    """(q - offset) * scale [+ minval], each operation rounded to fdtype."""
+    d = q.astype(np.float64) - (offset.astype(np.float64) if offset is not None else 0.0)
+    y = _round_to(d * scale, fdtype)
+    if minval is not None:
+        y = _round_to(y + minval, fdtype)
+    return y
+
+
+def _quantize(x, scale, zero_point, minval, xdtype, rdtype):
+    """clamp(round_half_even((x [- minval]) / scale) [+ zero_point]); NaN gives 0."""
+    with np.errstate(all="ignore"):
+        if minval is not None:
+            x = _round_to(x - minval, xdtype)
+        q = np.rint(_round_to(x / scale, xdtype))
+        if zero_point is not None:
+            q = q + zero_point.astype(np.float64)
+        lo, hi = rdtype.int_range
+        q = np.where(np.isnan(q), 0.0, np.clip(q, lo, hi))
+    return q.astype(rdtype.storage)
+
+
+def _lut_to_dense(idx, lut, axis, out_shape):
+    k = idx.ndim
+    index = []
+    for i in range(k):
+        block = idx.shape[i] // lut.shape[i]
+        shape = [1] * k
+        shape[i] = idx.shape[i]
+        index.append((np.arange(idx.shape[i]) // block).reshape(shape))
+    index.append(idx.astype(np.int64))
+    g = lut[tuple(index)]                      # idx.shape + (vector size,)
+    return np.moveaxis(g, -1, axis + 1).reshape(out_shape)
 
 
 def evaluate_op(op, inputs: list) -> list:
@@ -321,6 +384,29 @@ def evaluate_op(op, inputs: list) -> list:
         return [_store(_conv2d(f(0), f(1), b, attrs, rt), rt)]
     if kind in ("coreai.max_pool2d", "coreai.avg_pool2d", "coreai.sumpool2d"):
         return [_store(_pool(kind, f(0), attrs, rt), rt)]
+    if kind == "coreai.blockwise_shift_scale":
+        shape = ts[0].shape
+        off = _expand_blocks(np.asarray(inputs[2]), shape) if len(inputs) > 2 else None
+        mv = _expand_blocks(f(3), shape) if len(inputs) > 3 else None
+        y = _shift_scale(np.asarray(inputs[0]), _expand_blocks(f(1), shape), off, mv, rt.element_type)
+        return [_store(y, rt)]
+    if kind == "coreai.dequantize":
+        rank = ts[0].rank
+        ax = _inf.normalize_axis(a("axis", 0), rank) if ts[1].rank == 1 else 0
+        off = _along_axis(np.asarray(inputs[2]), rank, ax) if len(inputs) > 2 else None
+        mv = _along_axis(f(3), rank, ax) if len(inputs) > 3 else None
+        y = _shift_scale(np.asarray(inputs[0]), _along_axis(f(1), rank, ax), off, mv, rt.element_type)
+        return [_store(y, rt)]
+    if kind == "coreai.quantize":
+        rank = ts[0].rank
+        ax = _inf.normalize_axis(a("axis", 0), rank) if ts[1].rank == 1 else 0
+        zp = _along_axis(np.asarray(inputs[2]), rank, ax) if len(inputs) > 2 else None
+        mv = _along_axis(f(3), rank, ax) if len(inputs) > 3 else None
+        q = _quantize(f(0), _along_axis(f(1), rank, ax), zp, mv, ts[0].element_type, rt.element_type)
+        return [q.reshape(rt.shape)]
+    if kind == "coreai.lut_to_dense":
+        ax = _inf.normalize_axis(a("axis"), ts[0].rank)
+        return [_lut_to_dense(np.asarray(inputs[0]), np.asarray(inputs[1]), ax, rt.shape)]
     raise EvalError(f"no host semantics for {kind}")
 
 

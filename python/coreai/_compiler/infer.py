@@ -20,12 +20,24 @@ INT = frozenset({DType.i32, DType.i64})                        # "int"
 NUMERIC = F32 | INT                                            # "numeric"
 ANY = NUMERIC | {DType.bool_}                                  # "any"
 # pure data movement (reshape, transpose, broadcast_to, concat, slice, gather,
-# where, fill) and cast copy elements by size, so f16 and bf16 work too
-ALL = frozenset(DType)
+# where) and cast copy elements by size, so f16, bf16, i8 and u8 work too; the
+# sub-byte integers are packed, so only the ops that decompress them read them
+ALL = frozenset(d for d in DType if not d.is_subbyte)
 BOOL = frozenset({DType.bool_})
+# fill writes one scalar of the six arithmetic dtypes
+FILL = frozenset({DType.f32, DType.f16, DType.bf16, DType.i32, DType.i64, DType.bool_})
+# compressed weights (docs/model-format.md, "Compression")
+FLOATS = frozenset({DType.f32, DType.f16, DType.bf16})        # scales, LUT values, results
+QDATA = frozenset({DType.i8, DType.u8, DType.i4, DType.u4})     # quantized data
+QACT = frozenset({DType.i8, DType.u8})                          # quantize results
+INDICES = frozenset({DType.u1, DType.u2, DType.u4, DType.u6, DType.u8})  # LUT indices
+LUT = FLOATS | QACT                                             # LUT values
 
 _CLASS_NAMES = {F32: "f32", INT: "i32 or i64", NUMERIC: "f32, i32 or i64",
-                ANY: "f32, i32, i64 or bool", BOOL: "bool", ALL: "any dtype"}
+                ANY: "f32, i32, i64 or bool", BOOL: "bool", ALL: "any byte-sized dtype",
+                FLOATS: "f32, f16 or bf16", QDATA: "i8, u8, i4 or u4", QACT: "i8 or u8",
+                INDICES: "u1, u2, u4, u6 or u8", LUT: "f32, f16, bf16, i8 or u8",
+                FILL: "f32, f16, bf16, i32, i64 or bool"}
 
 
 class OpError(ValueError):
@@ -150,6 +162,9 @@ _schema(["coreai.avg_pool2d"], {"kernel_size": ("si64[]", True), "strides": ("si
                                 "count_include_pad": ("bool", False)})
 _schema(["coreai.sumpool2d"], {"kernel_size": ("si64[]", True), "strides": ("si64[]", True),
                                "dilations": ("si64[]", True), "pads": ("si64[]", False)})
+_schema(["coreai.blockwise_shift_scale"], _NONE)
+_schema(["coreai.lut_to_dense"], {"axis": ("si64", True)})
+_schema(["coreai.quantize", "coreai.dequantize"], {"axis": ("si64", False)})
 
 KNOWN_KINDS = frozenset(_SCHEMAS) | {"coreai.invoke"}
 
@@ -165,11 +180,14 @@ for _k in UNARY_FLOAT + UNARY_NUMERIC + REDUCE + (
 _ARITY.update({"coreai.where": (3, 3), "coreai.linear": (2, 3), "coreai.conv2d": (2, 3),
                "coreai.slice_update": (2, 2), "coreai.dim_value": (0, 0),
                "coreai.gather": (2, 2), "coreai.concat": (1, None), "coreai.iota": (0, 0),
-               "coreai.fill": (0, 0), "coreai.elementwise_kernel": (0, None)})
+               "coreai.fill": (0, 0), "coreai.elementwise_kernel": (0, None),
+               "coreai.blockwise_shift_scale": (2, 4), "coreai.lut_to_dense": (2, 2),
+               "coreai.quantize": (2, 4), "coreai.dequantize": (2, 4)})
 
 # ops whose result type the op states itself (the builder passes it)
 DECLARED = frozenset({"coreai.reshape", "coreai.cast", "coreai.broadcast_to", "coreai.iota",
-                      "coreai.fill", "coreai.elementwise_kernel", "coreai.dim_value"})
+                      "coreai.fill", "coreai.elementwise_kernel", "coreai.dim_value",
+                      "coreai.quantize"})
 
 
 def attr_schema(kind: str) -> dict:
@@ -280,7 +298,10 @@ def _clamp(kind, ts, attrs, declared):
 
 
 def _cast(kind, ts, attrs, declared):
+    _need(kind, ts, 0, ALL)
     r = _one_declared(kind, ts, declared)
+    if r.element_type not in ALL:
+        fail(kind, ts, f"result {r} is packed; this op needs {_CLASS_NAMES[ALL]}")
     if r.shape != ts[0].shape:
         fail(kind, ts, f"result {r} must have the operand's shape")
     return r
@@ -584,6 +605,8 @@ def _iota(kind, ts, attrs, declared):
 
 def _fill(kind, ts, attrs, declared):
     r = _one_declared(kind, ts, declared)
+    if r.element_type not in FILL:
+        fail(kind, ts, f"result {r}: this op needs {_CLASS_NAMES[FILL]}")
     if r.element_type.is_int:
         _int_value(kind, ts, "value", _attr(attrs, "value"), r.element_type)
     return r
@@ -646,6 +669,104 @@ def _pool(kind, ts, attrs, declared):
     return TensorType((x.shape[0], x.shape[1], oh, ow), x.element_type)
 
 
+# ---------------------------------------------------------------------------
+# compression (docs/model-format.md, "Compression")
+# ---------------------------------------------------------------------------
+
+def _offsets(kind, ts, scale, qdtype, fdtype):
+    """Operands 2 (offset: qdtype) and 3 (minval: fdtype) have scale's shape."""
+    if len(ts) > 2:
+        if ts[2].element_type is not qdtype:
+            fail(kind, ts, f"the offset is {ts[2].element_type} but must be {qdtype}")
+        if ts[2].shape != scale.shape:
+            fail(kind, ts, f"the offset's shape {list(ts[2].shape)} differs from the scale's {list(scale.shape)}")
+    if len(ts) > 3:
+        if ts[3].element_type is not fdtype:
+            fail(kind, ts, f"minval is {ts[3].element_type} but must be {fdtype}")
+        if ts[3].shape != scale.shape:
+            fail(kind, ts, f"minval's shape {list(ts[3].shape)} differs from the scale's {list(scale.shape)}")
+
+
+def _blockwise(kind, ts, attrs, declared):
+    _need(kind, ts, 0, QDATA, "the data")
+    _need(kind, ts, 1, FLOATS, "the scale")
+    x, s = ts[0], ts[1]
+    if s.rank != x.rank:
+        fail(kind, ts, f"the scale has rank {s.rank} but the data has rank {x.rank}; they must be equal")
+    for i, (d, b) in enumerate(zip(x.shape, s.shape)):
+        if b < 1 or d % b:
+            fail(kind, ts, f"the scale's extent {b} on axis {i} does not divide the data's extent {d} "
+                           f"(data shape {list(x.shape)}, scale shape {list(s.shape)})")
+    _offsets(kind, ts, s, x.element_type, s.element_type)
+    return TensorType(x.shape, s.element_type)
+
+
+def _lut_to_dense(kind, ts, attrs, declared):
+    _need(kind, ts, 0, INDICES, "the indices")
+    _need(kind, ts, 1, LUT, "the lookup table")
+    idx, lut = ts
+    k = idx.rank
+    if k < 1:
+        fail(kind, ts, "the indices must have rank >= 1")
+    if lut.rank != k + 2:
+        fail(kind, ts, f"the lookup table has rank {lut.rank}; indices of rank {k} need rank {k + 2} "
+                       "([groups per axis..., palettes, vector size])")
+    palettes = 1 << idx.element_type.bits
+    if lut.shape[-2] != palettes:
+        fail(kind, ts, f"the lookup table has {lut.shape[-2]} palettes but {idx.element_type} indices need "
+                       f"{palettes}")
+    vs = lut.shape[-1]
+    if vs < 1:
+        fail(kind, ts, "the vector size (last extent of the lookup table) must be >= 1")
+    for i in range(k):
+        g = lut.shape[i]
+        if g < 1 or idx.shape[i] % g:
+            fail(kind, ts, f"the lookup table's {g} groups on axis {i} do not divide the indices' extent "
+                           f"{idx.shape[i]}")
+    a = normalize_axis(_attr(attrs, "axis"), k)
+    if a is None:
+        fail(kind, ts, f"axis {_attr(attrs, 'axis')} out of range for rank {k}")
+    shape = list(idx.shape)
+    shape[a] *= vs
+    return TensorType(shape, lut.element_type)
+
+
+def _per_axis_scale(kind, ts, attrs, x, s):
+    """A scale of rank 0 (per tensor) or rank 1 along attribute axis."""
+    if s.rank == 0:
+        return
+    if s.rank != 1:
+        fail(kind, ts, f"the scale must have rank 0 (per tensor) or 1 (per axis), got rank {s.rank}")
+    a = normalize_axis(_attr(attrs, "axis", 0), x.rank)
+    if a is None:
+        fail(kind, ts, f"axis {_attr(attrs, 'axis', 0)} out of range for rank {x.rank}")
+    if s.shape[0] != x.shape[a]:
+        fail(kind, ts, f"the scale has {s.shape[0]} elements but axis {a} of {x} has {x.shape[a]}")
+
+
+def _quantize(kind, ts, attrs, declared):
+    _need(kind, ts, 0, FLOATS, "the input")
+    _need(kind, ts, 1, FLOATS, "the scale")
+    x, s = ts[0], ts[1]
+    if s.element_type is not x.element_type:
+        fail(kind, ts, f"the scale is {s.element_type} but the input is {x.element_type}; they must be equal")
+    r = _one_declared(kind, ts, declared)
+    if r.element_type not in QACT or r.shape != x.shape:
+        fail(kind, ts, f"result {r} must be i8 or u8 of the input's shape")
+    _per_axis_scale(kind, ts, attrs, x, s)
+    _offsets(kind, ts, s, r.element_type, x.element_type)
+    return r
+
+
+def _dequantize(kind, ts, attrs, declared):
+    _need(kind, ts, 0, QDATA, "the input")
+    _need(kind, ts, 1, FLOATS, "the scale")
+    x, s = ts[0], ts[1]
+    _per_axis_scale(kind, ts, attrs, x, s)
+    _offsets(kind, ts, s, x.element_type, s.element_type)
+    return TensorType(x.shape, s.element_type)
+
+
 _RULES = {}
 for _k in BINARY_NUMERIC:
     _RULES[_k] = _binary(NUMERIC)
@@ -672,4 +793,6 @@ _RULES.update({
     "coreai.gather": _gather, "coreai.pad": _pad, "coreai.iota": _iota, "coreai.fill": _fill,
     "coreai.conv2d": _conv2d, "coreai.max_pool2d": _pool, "coreai.avg_pool2d": _pool,
     "coreai.sumpool2d": _pool, "coreai.slice_update": _slice_update, "coreai.dim_value": _dim_value,
+    "coreai.blockwise_shift_scale": _blockwise, "coreai.lut_to_dense": _lut_to_dense,
+    "coreai.quantize": _quantize, "coreai.dequantize": _dequantize,
 })

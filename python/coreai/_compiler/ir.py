@@ -16,11 +16,11 @@ import numpy as np
 
 from . import dtypes as _dt
 from .dims import Dim, Symbol, dim_bounds
-from .dtypes import DType, bf16, bool_, f16, f32, i32, i64  # noqa: F401  (re-exported)
+from .dtypes import DType, bf16, bool_, f16, f32, i4, i8, i32, i64, u1, u2, u4, u6, u8  # noqa: F401  (re-exported)
 from .numbers import f32_round
 
 __all__ = [
-    "DType", "f32", "f16", "bf16", "i64", "i32", "bool_",
+    "DType", "f32", "f16", "bf16", "i64", "i32", "bool_", "i8", "u8", "i4", "u4", "u1", "u2", "u6",
     "Symbol", "Dim", "TensorType", "Value", "Location", "Attr", "Operation", "CompositeDecl",
     "Graph", "Entrypoint", "Module", "InsertionPoint", "MAX_RANK",
 ]
@@ -116,7 +116,8 @@ class TensorType:
 
     @property
     def nbytes(self) -> int:
-        return self.numel * self._element_type.itemsize
+        """Bytes in the model file: sub-byte dtypes are packed (ceil(numel * bits / 8))."""
+        return (self.numel * self._element_type.bits + 7) // 8
 
     def with_shape(self, shape) -> "TensorType":
         return TensorType(shape, self._element_type)

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from .dims import Symbol, parse_extent
-from .dtypes import DType, to_storage
+from .dtypes import DType, to_storage, unpack_bits
 from .infer import DECLARED, OpError, infer
 from .ir import Attr, CompositeDecl, Graph, Module, Operation, TensorType
 
@@ -102,8 +102,10 @@ def _const_data(el, t: TensorType, weights: bytes | None, path) -> np.ndarray:
             raise _err(path, f"constant '{cid}' has length {length}, but {t} needs {t.nbytes} bytes")
         if off + length > len(weights):
             raise _err(path, f"constant '{cid}' (offset {off}, length {length}) lies outside the weights file")
+        if dt.is_subbyte:
+            return unpack_bits(weights[off:off + length], dt, t.numel).reshape(t.shape)
         le = {DType.f32: "<f4", DType.f16: "<f2", DType.bf16: "<u2", DType.i64: "<i8", DType.i32: "<i4",
-              DType.bool_: "u1"}[dt]
+              DType.bool_: "u1", DType.i8: "i1", DType.u8: "u1"}[dt]
         raw = np.frombuffer(weights, dtype=le, count=t.numel, offset=off)
         return (raw != 0 if dt is DType.bool_ else raw.astype(dt.storage)).reshape(t.shape)
     toks = (el.text or "").split()
@@ -115,7 +117,7 @@ def _const_data(el, t: TensorType, weights: bytes | None, path) -> np.ndarray:
             if bad:
                 raise ValueError(f"'{bad[0]}' is not true, false, 1 or 0")
             vals = np.array([x in ("true", "1") for x in toks], dtype=np.bool_)
-        elif dt.is_int:
+        elif dt.is_int or dt.is_quant:
             vals = np.array([_int(x) for x in toks], dtype=np.int64)
         else:
             vals = np.array([_float(x) for x in toks], dtype=np.float64)

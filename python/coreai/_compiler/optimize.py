@@ -3,7 +3,8 @@
 * constant folding: an op whose operands are all constants is evaluated with
   NumPy (coreai._compiler.evaluate, in the op's dtype semantics) and replaced
   by a constant, unless that would add much data (a broadcast or fill of a
-  large shape stays an op);
+  large shape stays an op) or the op decompresses a weight
+  (blockwise_shift_scale, lut_to_dense, dequantize stay ops);
 * identity casts (to the operand's own dtype) are removed;
 * dead-code elimination: ops whose results nobody uses;
 * graphs that no entrypoint reaches through coreai.invoke are removed.
@@ -18,7 +19,10 @@ from .ir import Operation
 #: a folded result may have at most this many elements more than its operands
 FOLD_GROWTH_LIMIT = 4096
 
-_NEVER_FOLD = {"coreai.invoke", "coreai.elementwise_kernel", "coreai.constant"}
+# the decompressing ops keep their constants compressed: folding them would
+# write the dense weight into the model
+_NEVER_FOLD = {"coreai.invoke", "coreai.elementwise_kernel", "coreai.constant", "coreai.blockwise_shift_scale",
+               "coreai.lut_to_dense", "coreai.dequantize"}
 
 
 def _rewrite(graph, visit) -> int:

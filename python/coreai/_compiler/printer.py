@@ -74,7 +74,7 @@ def _elements(op) -> list:
         bits = flat.view(np.uint16) if dt is DType.f16 else flat.astype(np.uint16)
         vals = small_float_to_f64(bits, dt).tolist()
         return [format_f32(v) if np.isfinite(v) else "0x%04X" % int(b) for v, b in zip(vals, bits.tolist())]
-    if dt.is_int:
+    if dt.is_int or dt.is_quant:
         return [str(int(x)) for x in flat.tolist()]
     return ["true" if x else "false" for x in flat.tolist()]
 

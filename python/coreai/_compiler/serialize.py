@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from .dims import Dim
-from .dtypes import DType, small_float_to_f64
+from .dtypes import DType, pack_bits, small_float_to_f64
 from .ir import Module, Operation
 from .numbers import xml_float
 
@@ -30,12 +30,15 @@ EXTERNAL_MIN_BYTES = 64
 ALIGNMENT = 64
 
 _LE = {DType.f32: "<f4", DType.f16: "<f2", DType.bf16: "<u2", DType.i64: "<i8", DType.i32: "<i4",
-       DType.bool_: "u1"}
+       DType.bool_: "u1", DType.i8: "i1", DType.u8: "u1"}
 
 
 def constant_bytes(op: Operation) -> bytes:
-    """Little-endian bytes of a constant (f16/bf16 as bit patterns, bool as 0/1)."""
+    """Little-endian bytes of a constant (f16/bf16 as bit patterns, bool as
+    0/1, sub-byte integers packed: dtypes.pack_bits)."""
     dt = op.results[0].type.element_type
+    if dt.is_subbyte:
+        return pack_bits(op.data, dt)
     return np.ascontiguousarray(op.data).astype(_LE[dt]).tobytes()
 
 
@@ -147,7 +150,7 @@ def inline_text(op: Operation) -> str:
     flat = np.asarray(op.data).reshape(-1)
     if dt is DType.bool_:
         return " ".join("true" if x else "false" for x in flat.tolist())
-    if dt.is_int:
+    if dt.is_int or dt.is_quant:
         return " ".join(str(int(x)) for x in flat.tolist())
     if dt is DType.bf16:
         vals = small_float_to_f64(flat, dt)

@@ -40,6 +40,10 @@ def _verify_graph(module: Module, g) -> None:
         raise ValueError(f"composite_decl \"{c.op_name}\" names {len(c.input_names)} inputs and "
                          f"{len(c.output_names)} outputs but graph @{g.name} has {len(g.arguments)} arguments "
                          f"and {len(g.outputs)} results")
+    for a in g.arguments:
+        if a.type.element_type.is_subbyte:
+            raise ValueError(f"graph @{g.name}: argument {a.type} is packed ({a.type.element_type}); sub-byte "
+                             "dtypes are only allowed for constants")
     defined = set(g.arguments)
     for op in g.operations:
         if op.graph is not g:
@@ -67,8 +71,16 @@ def _verify_graph(module: Module, g) -> None:
                 raise ValueError(f"graph @{g.name}: {op.kind} results are declared "
                                  f"{[str(r.type) for r in op.results]} but the operands give "
                                  f"{[str(t) for t in got]}")
+        if op.kind != "coreai.constant":
+            for r in op.results:
+                if r.type.element_type.is_subbyte:
+                    raise ValueError(f"graph @{g.name}: {op.kind} gives {r.type}; sub-byte dtypes are only "
+                                     f"allowed for constants{_at(op)}")
         defined.update(op.results)
     for v in g.outputs:
+        if v.type.element_type.is_subbyte:
+            raise ValueError(f"graph @{g.name} returns {v.type}; sub-byte dtypes are only allowed for constants "
+                             "feeding coreai.blockwise_shift_scale, coreai.dequantize or coreai.lut_to_dense")
         if v not in defined:
             raise ValueError(f"graph @{g.name} returns a value ({v.type}) that is not defined in it")
         if v.is_host_constant:

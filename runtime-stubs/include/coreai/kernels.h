@@ -35,5 +35,6 @@
 #include "coreai/kernels/hard_sigmoid.h"
 #include "coreai/kernels/swiglu.h"
 #include "coreai/kernels/vector_norm.h"
+#include "coreai/kernels/quant.h"
 
 #endif /* COREAI_KERNELS_H */

@@ -45,7 +45,9 @@ typedef enum coreai_dtype {
     COREAI_DTYPE_BF16 = 2,
     COREAI_DTYPE_I64 = 3,
     COREAI_DTYPE_I32 = 4,
-    COREAI_DTYPE_BOOL = 5
+    COREAI_DTYPE_BOOL = 5,
+    COREAI_DTYPE_I8 = 6, /* quantized activations (coreai/kernels/quant.h) */
+    COREAI_DTYPE_U8 = 7
 } coreai_dtype;
 
 /* Size in bytes of one element; 0 for an unknown value. */

@@ -37,6 +37,7 @@ __all__ = [
     "reshape", "transpose", "broadcast_to", "concat", "slice", "slice_update", "gather", "pad", "iota", "fill",
     "dim_value",
     "conv2d", "max_pool2d", "avg_pool2d", "sumpool2d", "elementwise_kernel", "invoke",
+    "blockwise_shift_scale", "lut_to_dense", "quantize", "dequantize",
 ]
 
 
@@ -667,6 +668,47 @@ def elementwise_kernel(inputs, name: str, source: str, input_names, output_names
     attrs = {"name": Attr("str", name), "source": Attr("str", source),
              "input_names": Attr("str[]", list(input_names)), "output_names": Attr("str[]", list(output_names))}
     return list(_emit(kind, ops, attrs, types, loc).results)
+
+
+# ---------------------------------------------------------------------------
+# compression (docs/model-format.md, "Compression")
+# ---------------------------------------------------------------------------
+
+def _offset_operands(kind, offset, minval):
+    if minval is not None and offset is None:
+        raise ValueError(f"{kind}: minval needs the offset operand too (the quantized minimum, q_min)")
+    return [v for v in (offset, minval) if v is not None]
+
+
+def blockwise_shift_scale(data, scale, offset=None, minval=None, *, loc=None) -> Value:
+    """(data - offset) * scale [+ minval], scale (and offset, minval) repeated
+    over blocks: every extent of scale divides data's. Result: scale's dtype."""
+    kind = "coreai.blockwise_shift_scale"
+    return _one(_emit(kind, [data, scale] + _offset_operands(kind, offset, minval), {}, (), loc))
+
+
+def lut_to_dense(indices, lut, axis: int, *, loc=None) -> Value:
+    """lut[groups of the index's position..., index, :] laid out along axis."""
+    kind = "coreai.lut_to_dense"
+    return _one(_emit(kind, [indices, lut], {"axis": Attr("si64", _axis(indices, axis, kind))}, (), loc))
+
+
+def quantize(x, scale, dtype, zero_point=None, minval=None, axis: int = 0, *, loc=None) -> Value:
+    """clamp(round_half_even((x [- minval]) / scale) [+ zero_point]) as i8 / u8;
+    scale of rank 0 (per tensor) or 1 (along axis)."""
+    kind = "coreai.quantize"
+    ops = [x, scale] + _offset_operands(kind, zero_point, minval)
+    attrs = {"axis": Attr("si64", _axis(x, axis, kind))} if axis != 0 else {}
+    result = x.type.with_element_type(DType.from_any(dtype)) if isinstance(x, Value) else None
+    return _one(_emit(kind, ops, attrs, [result] if result is not None else (), loc))
+
+
+def dequantize(x, scale, offset=None, minval=None, axis: int = 0, *, loc=None) -> Value:
+    """(x - offset) * scale [+ minval] with a scale of rank 0 (per tensor) or 1 (along axis)."""
+    kind = "coreai.dequantize"
+    ops = [x, scale] + _offset_operands(kind, offset, minval)
+    attrs = {"axis": Attr("si64", _axis(x, axis, kind))} if axis != 0 else {}
+    return _one(_emit(kind, ops, attrs, (), loc))
 
 
 def invoke(graph_or_name, operands, *, loc=None) -> list:
