@@ -9,7 +9,9 @@ Public API (see docs/python-api.md and the seeds' TorchConverter reference):
 * ``get_decomp_table()``: decompositions to run before conversion
   (``torch.export.export(...).run_decompositions(get_decomp_table())``);
 * ``TorchMetalKernel``, ``MetalParameter``: user kernels;
-* ``generate_composite_decl``: composite declarations for custom lowerings.
+* ``generate_composite_decl``: composite declarations for custom lowerings;
+* ``coreai_torch.compression``: the compression ops (``torch.ops.coreai.*``)
+  and modules using them (docs/compression.md).
 
 Needs PyTorch >= 2.8 (``torch.export``, ``torch.library.custom_op``).
 """
@@ -20,6 +22,7 @@ from ._version import check_torch_version as _check_torch_version
 
 _check_torch_version(_torch.__version__)
 
+from . import compression  # noqa: E402  (registers torch.ops.coreai.*)
 from ._decomp import get_decomp_table  # noqa: E402
 from ._torch_metal_kernel import MetalParameter, TorchMetalKernel  # noqa: E402
 from .converter import TorchConverter, UnsupportedOpError, generate_composite_decl  # noqa: E402

@@ -41,6 +41,7 @@ from coreai._compiler.dims import SymbolicExtentError
 
 from ._aten_to_core import LOWERINGS, qualified_name
 from ._auto_functionalized import auto_functionalized_ops, lower_auto_functionalized
+from ._compression_to_core import COMPRESSION_LOWERINGS, COMPRESSION_OPS
 from ._decomp import get_decomp_table
 from ._program import (
     BUFFER,
@@ -176,8 +177,16 @@ class ValuesMap(dict):
         self.folded: Dict[str, Any] = {}
         self.params: set = set()
         # the values of the parameters, buffers and constants in ``params``
-        # (pattern lowerings evaluate tables that depend only on them)
+        # (pattern lowerings evaluate tables that depend only on them; the
+        # compression lowerings store them in another dtype)
         self.tensors: Dict[str, torch.Tensor] = {}
+
+    def tensor_of(self, key: str) -> Optional[torch.Tensor]:
+        """The tensor behind a parameter, buffer, constant or folded node; None otherwise."""
+        t = self.tensors.get(key)
+        if t is None:
+            t = self.folded.get(key)
+        return t if isinstance(t, torch.Tensor) else None
 
     def __missing__(self, key):
         if key in self.lazy:
@@ -611,6 +620,8 @@ class TorchConverter:
             return self._lowerings[base]
         if name in self._kernels:
             return self._kernel_lowering(self._kernels[name])
+        if name in COMPRESSION_LOWERINGS:
+            return COMPRESSION_LOWERINGS[name]
         return LOWERINGS.get(name)
 
     def _lower_node(self, ctx: LoweringContext, vm: ValuesMap, node: fx.Node, loc) -> Any:
@@ -745,6 +756,7 @@ class TorchConverter:
             # simple externalization: the instance's own state is constant inside its graph
             for node, spec in zip(placeholders[:n_state], view.inputs[:n_state]):
                 vm.lazy[node.name] = (lambda t=view.tensor_for(spec): _constant_from_tensor(t))
+                vm.tensors[node.name] = view.tensor_for(spec)
                 vm.params.add(node.name)
             placeholders = placeholders[n_state:]
         for node, arg_name in zip(placeholders, sub.input_names):
@@ -959,6 +971,8 @@ _INEXACT_HINT = {torch.float64: "float32", torch.uint8: "int32", torch.int8: "in
 
 
 def _refuse_inexact_dtypes(node: fx.Node) -> None:
+    if qualified_name(node.target) in COMPRESSION_OPS:
+        return  # int8 / uint8 quantized data are exact (model format i8 / u8)
     val = node.meta.get("val")
     vals = val if isinstance(val, (tuple, list)) else [val]
     for v in vals:
@@ -967,6 +981,9 @@ def _refuse_inexact_dtypes(node: fx.Node) -> None:
                 f"{_where(node)}op '{qualified_name(node.target)}' (node '{node.name}', module "
                 f"'{module_path_of(node) or '<root>'}') computes in {v.dtype}, which model format v1 cannot carry "
                 f"exactly ({_INEXACT_DTYPES[v.dtype]}); use {_INEXACT_HINT[v.dtype]} in the model")
+
+
+_EXACT_BYTES = {torch.int8: ir.i8, torch.uint8: ir.u8}
 
 
 def _check_lowered_types(node: fx.Node, result: Any) -> None:
@@ -981,6 +998,8 @@ def _check_lowered_types(node: fx.Node, result: Any) -> None:
         pairs = [(r, v) for r, v in zip(result, val) if isinstance(r, ir.Value) and isinstance(v, torch.Tensor)]
     for i, (r, v) in enumerate(pairs):
         want = ir.TensorType(tuple(_symbolic.extent(d) for d in v.shape), ir_dtype(v.dtype))
+        if v.dtype in _EXACT_BYTES and r.type.element_type is _EXACT_BYTES[v.dtype]:
+            want = want.with_element_type(r.type.element_type)  # quantized data kept as i8 / u8
         if r.type != want:
             which = f" result {i}" if len(pairs) > 1 else ""
             raise AssertionError(
