@@ -7,8 +7,14 @@ constexpr_blockwise_shift_scale``, ``lut_to_dense``, ``quantize`` and
 them to the model format's ``coreai.blockwise_shift_scale``,
 ``coreai.lut_to_dense``, ``coreai.quantize`` and ``coreai.dequantize``, and
 coreai-gen keeps the compressed bytes in the generated weights.
+
+``quantize_weights(model, nbits, block_size, symmetric)`` and
+``palettize_weights(model, nbits, group_size)`` compress a model's
+nn.Linear / nn.Conv2d weights into modules using those ops.
 """
 from . import _ops
+from ._compress import (CompressedConv2d, CompressedLinear, kmeans_palettize_tensor, palettize_weights,
+                        quantize_tensor, quantize_weights)
 from ._modules import (ActivationDequantizeModule, ActivationQuantizeModule, PalettizeModule,
                        WeightDequantizeModule)
 from ._ops import PALETTE_NBITS, int_range
@@ -29,4 +35,10 @@ __all__ = [
     "PalettizeModule",
     "ActivationQuantizeModule",
     "ActivationDequantizeModule",
+    "quantize_weights",
+    "palettize_weights",
+    "quantize_tensor",
+    "kmeans_palettize_tensor",
+    "CompressedLinear",
+    "CompressedConv2d",
 ]

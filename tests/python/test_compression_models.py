@@ -1,0 +1,154 @@
+"""Compressing a model's weights (coreai_torch.compression.quantize_weights,
+palettize_weights): the compressed tensors against properties checked with
+NumPy (every element within half a step of its block's grid; every element
+the nearest value of its group's table, each table value the mean of its
+elements), and the compressed model converted and run as generated C
+against the compressed model in eager PyTorch."""
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+import compression_oracle as oracle
+import coreai_torch  # noqa: F401
+from coreai_torch import TorchConverter, get_decomp_table
+from coreai_torch.compression import (CompressedConv2d, CompressedLinear, PalettizeModule, WeightDequantizeModule,
+                                      kmeans_palettize_tensor, palettize_weights, quantize_tensor, quantize_weights)
+from coreai_torch.testing import run_program
+
+
+def _weights():
+    g = torch.Generator().manual_seed(9)
+    return {"linear": torch.randn(24, 64, generator=g) * 0.3,
+            "conv": torch.randn(16, 8, 3, 3, generator=g) * 0.1,
+            "outlier": torch.cat([torch.randn(8, 31, generator=g), torch.full((8, 1), 40.0)], dim=1)}
+
+
+@pytest.mark.parametrize("nbits", [4, 8])
+@pytest.mark.parametrize("block_size", [None, 8, 32])
+@pytest.mark.parametrize("symmetric", [True, False])
+@pytest.mark.parametrize("scale_dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("which", ["linear", "conv", "outlier"])
+def test_quantize_tensor_is_within_half_a_step(nbits, block_size, symmetric, scale_dtype, which):
+    w = _weights()[which]
+    if block_size and w.shape[1] % block_size:
+        block_size = w.shape[1]
+    mod = quantize_tensor(w, nbits, block_size, symmetric, scale_dtype)
+    q, s = mod.quantized_data.numpy().astype(np.int64), mod.scale.to(torch.float64).numpy()
+    lo, hi = oracle.int_range(nbits, symmetric)
+    assert q.min() >= lo and q.max() <= hi
+    assert mod.input_dtype == {(4, True): torch.int4, (4, False): torch.uint4, (8, True): torch.int8,
+                               (8, False): torch.uint8}[(nbits, symmetric)]
+    bs = block_size or w.shape[1]
+    assert list(mod.scale.shape) == [w.shape[0], w.shape[1] // bs] + [1] * (w.dim() - 2)
+    zp = None if symmetric else mod.zero_point.numpy().astype(np.int64)
+    assert (zp is None) == (mod.zero_point is None)
+    deq = oracle.blockwise(q, s, {torch.float32: "f32", torch.float16: "f16"}[scale_dtype], zp)
+    step = np.abs(np.repeat(np.repeat(s, w.shape[0] // s.shape[0], 0), bs, 1))
+    step = step.reshape(step.shape[:2] + (1,) * (w.dim() - 2))
+    err = np.abs(w.double().numpy() - deq)
+    # half a step, plus the rounding of the product to the scale's dtype
+    slack = np.abs(deq) * (2.0 ** -11 if scale_dtype == torch.float16 else 2.0 ** -24)
+    assert np.all(err <= step / 2 * (1 + 1e-6) + slack), (err / step).max()
+    # the module computes exactly the documented dequantization
+    np.testing.assert_array_equal(mod().double().numpy(), deq)
+
+
+@pytest.mark.parametrize("nbits", [1, 2, 4, 6, 8])
+@pytest.mark.parametrize("group_size", [None, 4])
+@pytest.mark.parametrize("which", ["linear", "conv"])
+def test_kmeans_palettize_tensor(nbits, group_size, which):
+    w = _weights()[which]
+    mod = kmeans_palettize_tensor(w, nbits, group_size)
+    idx, lut = mod.indices.numpy().astype(np.int64), mod.lut.double().numpy()
+    o = w.shape[0]
+    gs = group_size or o
+    assert list(lut.shape) == [o // gs] + [1] * (w.dim() - 1) + [1 << nbits, 1]
+    assert idx.min() >= 0 and idx.max() < (1 << nbits)
+    dense = oracle.lut_to_dense(idx, lut, 0)
+    np.testing.assert_array_equal(mod().double().numpy(), dense)
+    wg = w.double().numpy().reshape(o // gs, -1)
+    for g in range(o // gs):
+        table = lut[g].reshape(-1)
+        member = idx.reshape(o // gs, -1)[g]
+        # every element takes its table's nearest value
+        dist = np.abs(wg[g][:, None] - table[None, :])
+        assert np.all(dist[np.arange(wg.shape[1]), member] <= dist.min(axis=1) + 1e-12)
+        # Lloyd's fixed point: each used value is the mean of its elements
+        for k in np.unique(member):
+            np.testing.assert_allclose(table[k], wg[g][member == k].mean(), rtol=1e-6, atol=1e-9)
+
+
+def test_palettization_error_shrinks_with_more_bits():
+    w = _weights()["linear"]
+    errs = [float((kmeans_palettize_tensor(w, n)() - w).pow(2).mean()) for n in (1, 2, 4, 6)]
+    assert errs == sorted(errs, reverse=True) and errs[-1] < errs[0] / 100, errs
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(1)
+        self.conv = nn.Conv2d(8, 16, 3, padding=1)
+        self.conv2 = nn.Conv2d(16, 16, 1, bias=False)
+        self.fc1 = nn.Linear(16 * 4 * 4, 64)
+        self.fc2 = nn.Linear(64, 10, bias=False)
+
+    def forward(self, x):
+        x = torch.relu(self.conv(x))
+        x = torch.relu(self.conv2(x))
+        return self.fc2(torch.relu(self.fc1(x.flatten(1))))
+
+
+def test_quantize_weights_replaces_layers():
+    net = Net()
+    q = quantize_weights(net, nbits=4, block_size=8, include=lambda name, m: name != "fc2")
+    assert isinstance(q.conv, CompressedConv2d) and isinstance(q.conv.weight, WeightDequantizeModule)
+    assert isinstance(q.fc1, CompressedLinear) and isinstance(q.fc2, nn.Linear)
+    assert isinstance(net.conv, nn.Conv2d)  # the original is untouched
+    p = palettize_weights(net, nbits=2)
+    assert isinstance(p.fc2.weight, PalettizeModule)
+    x = torch.randn(2, 8, 4, 4, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        ref = net(x)
+        err4 = float((q(x) - ref).abs().max())
+        err8 = float((quantize_weights(net, nbits=8, block_size=8)(x) - ref).abs().max())
+    assert err8 < 0.02 * float(ref.abs().max()) and err8 < err4 / 4, (err8, err4)
+    with pytest.raises(ValueError, match=r"block_size 5 does not divide the 8 input channels"):
+        quantize_weights(net, nbits=4, block_size=5)
+    with pytest.raises(ValueError, match="nbits must be 4 or 8"):
+        quantize_weights(net, nbits=3)
+    with pytest.raises(ValueError, match="nbits must be 1, 2, 4, 6 or 8"):
+        palettize_weights(net, nbits=3)
+
+
+@pytest.mark.parametrize("how", ["int8-block16", "int4-block8", "uint4-zp-channel", "int4-f16-scale", "pal2",
+                                 "pal4-group4", "pal6"])
+def test_compressed_model_converted_matches_eager(how, coreai_gen, c_compiler, tmp_path):
+    net = Net()
+    if how == "int8-block16":
+        m = quantize_weights(net, nbits=8, block_size=16, include=lambda n, _: n != "conv")
+    elif how == "int4-block8":
+        m = quantize_weights(net, nbits=4, block_size=8)
+    elif how == "uint4-zp-channel":
+        m = quantize_weights(net, nbits=4, block_size=None, symmetric=False)
+    elif how == "int4-f16-scale":
+        m = quantize_weights(net, nbits=4, block_size=8, scale_dtype=torch.float16)
+    elif how == "pal2":
+        m = palettize_weights(net, nbits=2)
+    elif how == "pal4-group4":
+        m = palettize_weights(net, nbits=4, group_size=2)
+    else:
+        m = palettize_weights(net, nbits=6)
+    x = torch.randn(2, 8, 4, 4, generator=torch.Generator().manual_seed(4))
+    with torch.no_grad():
+        want = m(x)
+    ep = torch.export.export(m, (x,)).run_decompositions(get_decomp_table())
+    program = TorchConverter().add_exported_program(ep).to_coreai()
+    program.optimize()
+    text = str(program)
+    op = "coreai.lut_to_dense" if how.startswith("pal") else "coreai.blockwise_shift_scale"
+    assert text.count(op) == sum(isinstance(mm, (CompressedLinear, CompressedConv2d)) for mm in m.modules())
+    got = run_program(program, [{"x": x}], workdir=str(tmp_path))[0]
+    out = next(iter(got.values()))
+    np.testing.assert_allclose(out, want.numpy(), rtol=1e-5, atol=1e-5 * float(want.abs().max()))
