@@ -46,7 +46,8 @@ static const char usage_text[] =
     "  --depfile FILE            also write a Makefile-syntax dependency file (target: the stamp\n"
     "                            if given, else DIR/NAME.c)\n"
     "  --stamp FILE              rewrite FILE on every successful run (a build-system timestamp)\n"
-    "  --stats                   print workspace, liveness lower bound and weight bytes\n"
+    "  --stats                   print workspace, liveness lower bound and weight bytes, and one\n"
+    "                            line per compressed weight (docs/compression.md)\n"
     "  --weights-format FORMAT   incbin (default): the constants' bytes in DIR/NAME_weights.bin,\n"
     "                            linked by an assembler .incbin in NAME_weights.c (GCC/Clang,\n"
     "                            ELF targets; compile it with -Wa,-I,DIR);\n"
@@ -223,6 +224,34 @@ static char *dep_escape(void *ctx, const char *path)
     return s;
 }
 
+/* One line per decompressing op of a constant (docs/compression.md,
+ * "Generated C"): which kernel path it takes and what it reads, so a user
+ * sees which layers expand their weight into the workspace. */
+static void print_compressed_weights(const cg_program_plan *plan)
+{
+    for (size_t g = 0; g < plan->n_graphs; g++) {
+        const cg_graph *graph = plan->graphs[g]->graph;
+        if (plan->graphs[g]->use_kernel)
+            continue;
+        for (size_t i = 0; i < graph->n_ops; i++) {
+            const cg_op *op = graph->ops[i];
+            if (strcmp(op->kind, "coreai.blockwise_shift_scale") != 0 && strcmp(op->kind, "coreai.dequantize") != 0 &&
+                strcmp(op->kind, "coreai.lut_to_dense") != 0)
+                continue;
+            const cg_value *data = op->operands[0], *out = op->results[0];
+            if (data->kind != CG_VALUE_CONST)
+                continue;
+            /* the user of the dense weight: one op, or several */
+            const char *user = out->n_uses == 1 && out->last_user ? out->last_user->kind : "several";
+            char *type = cg_type_to_string(NULL, &data->type);
+            printf("compressed_weight @%s %%%s %s %s packed_bytes %zu dense_bytes %zu consumer %s path fallback\n",
+                   graph->name, out->id, op->kind + strlen("coreai."), type ? type : "?", cg_type_bytes(&data->type),
+                   cg_type_bytes(&out->type), out->is_output ? "output" : user);
+            talloc_free(type);
+        }
+    }
+}
+
 static int run_generate(void *ctx, const cli *c, cg_module *m, cg_diag *diag)
 {
     const char *prefix = c->prefix ? c->prefix : default_prefix(ctx, c->model);
@@ -285,6 +314,7 @@ static int run_generate(void *ctx, const cli *c, cg_module *m, cg_diag *diag)
         printf("workspace_bytes %" PRIu64 "\n", plan->workspace_size);
         printf("liveness_lower_bound_bytes %" PRIu64 "\n", plan->lower_bound);
         printf("weight_bytes %" PRIu64 "\n", plan->weight_bytes);
+        print_compressed_weights(plan);
     }
     return EXIT_OK;
 }

@@ -152,3 +152,21 @@ def test_compressed_model_converted_matches_eager(how, coreai_gen, c_compiler, t
     got = run_program(program, [{"x": x}], workdir=str(tmp_path))[0]
     out = next(iter(got.values()))
     np.testing.assert_allclose(out, want.numpy(), rtol=1e-5, atol=1e-5 * float(want.abs().max()))
+    # generate --stats lists every compressed layer, its packed bytes and the path it takes
+    import subprocess
+    path = program.save(tmp_path / "m")
+    r = subprocess.run([coreai_gen, "generate", str(path), "-o", str(tmp_path / "out"), "--stats"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    lines = [ln.split() for ln in r.stdout.splitlines() if ln.startswith("compressed_weight ")]
+    layers = [mm for mm in m.modules() if isinstance(mm, (CompressedLinear, CompressedConv2d))]
+    assert len(lines) == len(layers)
+    bits = {"i8": 8, "u8": 8, "i4": 4, "u4": 4, "u1": 1, "u2": 2, "u6": 6}
+    for ln in lines:
+        numel = int(np.prod([int(d) for d in ln[4][len("tensor<"):].split("x")[:-1]]))
+        dtype = ln[4].split("x")[-1].rstrip(">")
+        dense = 2 if how == "int4-f16-scale" else 4  # the scale's dtype is the dense weight's
+        assert int(ln[6]) == (numel * bits[dtype] + 7) // 8 and int(ln[8]) == dense * numel
+        # an f16 weight is cast to the f32 the layer computes in
+        consumers = ("coreai.cast",) if how == "int4-f16-scale" else ("coreai.linear", "coreai.conv2d")
+        assert ln[-2:] == ["path", "fallback"] and ln[10] in consumers, ln
