@@ -3,7 +3,8 @@
 # that only updates its states generates C that compiles warning-free and
 # runs; a model with symbols is checked and printed but not (yet)
 # generated; a newer format is named. Needs COREAI_GEN, COREAI_SOURCE_DIR
-# and COREAI_RUNTIME_LIB; ctest sets them.
+# and COREAI_RUNTIME_LIB (COREAI_CC and COREAI_LINK_FLAGS: the build's
+# compiler and link flags); ctest sets them.
 
 setup() {
     : "${COREAI_GEN:?}" "${COREAI_SOURCE_DIR:?}" "${COREAI_RUNTIME_LIB:?}"
@@ -36,8 +37,9 @@ int main(void)
     return 0;
 }
 C
-    cc -std=c11 -Wall -Wextra -Werror -I "$COREAI_SOURCE_DIR/runtime-stubs/include" -I "$TMP/g" \
-        "$TMP/main.c" "$TMP/g/m.c" "$TMP/g/m_weights.c" "$COREAI_RUNTIME_LIB" -lm -o "$TMP/run"
+    # shellcheck disable=SC2086 # COREAI_LINK_FLAGS is a list of flags
+    "${COREAI_CC:-cc}" -std=c11 -Wall -Wextra -Werror -I "$COREAI_SOURCE_DIR/runtime-stubs/include" -I "$TMP/g" \
+        "$TMP/main.c" "$TMP/g/m.c" "$TMP/g/m_weights.c" "$COREAI_RUNTIME_LIB" ${COREAI_LINK_FLAGS:-} -lm -o "$TMP/run"
     run "$TMP/run"
     [ "$status" -eq 0 ]
     # 1 + 2 * 10, 2 + 2 * 20, ... worked out by hand
