@@ -6,16 +6,9 @@
 # constant bytes, so nothing may differ.
 set -euo pipefail
 a=$1 b=$2 case_dir=$3 out=$4 entry=${5:-}
-args=()
-[ -n "$entry" ] && args+=(--entrypoint "$entry")
-for f in "$case_dir"/in_*.npy; do
-    [ -e "$f" ] || continue
-    n=$(basename "$f" .npy); args+=(--in "${n#in_}=$f")
-done
-for f in "$case_dir"/state_*.npy; do
-    [ -e "$f" ] || continue
-    n=$(basename "$f" .npy); args+=(--state "${n#state_}=$f")
-done
+# shellcheck source=tests/e2e/case_args.sh
+source "$(dirname "$0")/case_args.sh"
+case_args "$case_dir" "$entry"
 rm -rf "$out"; mkdir -p "$out"
 "$a" "${args[@]}" --out "$out/a" >/dev/null
 "$b" "${args[@]}" --out "$out/b" >/dev/null
