@@ -36,5 +36,6 @@
 #include "coreai/kernels/swiglu.h"
 #include "coreai/kernels/vector_norm.h"
 #include "coreai/kernels/quant.h"
+#include "coreai/kernels/linear_q.h"
 
 #endif /* COREAI_KERNELS_H */

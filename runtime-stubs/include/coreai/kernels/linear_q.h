@@ -1,0 +1,60 @@
+#ifndef COREAI_KERNELS_LINEAR_Q_H
+#define COREAI_KERNELS_LINEAR_Q_H
+
+/*
+ * Fully connected layers whose weight stays compressed (docs/compression.md,
+ * "Kernels that read compressed weights"): blockwise 8- or 4-bit integers
+ * with one f32 scale (and optionally one zero point) per block of `block`
+ * consecutive inputs of an output channel, the form
+ * coreai_torch.compression.quantize_weights produces for nn.Linear:
+ *
+ *     W[o][i] = (q[o][i] - zero_point[o][i / block]) * scale[o][i / block]
+ *     out[r][o] = epilogue(sum_i x[r][i] * W[o][i] + bias[o])
+ *
+ * q is stored [out][in] in `format` as coreai_shift_scale reads it (i8 / u8
+ * one per byte; i4 / u4 packed, element e in bits 4e..4e+3 of the
+ * little-endian bit stream), scale [out][in / block] f32, zero_point (NULL:
+ * none) [out][in / block] in `format` too. These are the model's constants as
+ * the weights file holds them, so the generated code reads them from .rodata
+ * as they are: a 4-bit weight costs in / 2 bytes per output plus its scales,
+ * and nothing is expanded to f32 outside the micro-kernel.
+ *
+ * Two paths, chosen by rows:
+ *  - rows < COREAI_LINEAR_Q_GEMM_ROWS (a decode step, one token): a GEMV per
+ *    output channel, the integers converted and multiplied in registers
+ *    (AVX-512, AVX2 + FMA, NEON, or scalar), each block's sum scaled once:
+ *    out = sum_b scale_b * sum_{i in b} (q_i - z_b) x_i;
+ *  - more rows (prefill): the f32 GEMM, its B operand dequantized one cache
+ *    block at a time into its stack packing buffer ((q - z) * s rounded once,
+ *    as coreai_shift_scale), so the result is that of the f32 GEMM on the
+ *    dequantized weight.
+ * No allocation, no scratch. Supported: format I8, U8, I4, U4; block > 0
+ * dividing in_features (and even for 4-bit formats), so every block starts
+ * on a byte.
+ */
+#include "coreai/kernels/quant.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* From this many rows on, the GEMM path. */
+#define COREAI_LINEAR_Q_GEMM_ROWS 4
+
+typedef struct coreai_linear_q_params {
+    int64_t rows;
+    int64_t in_features;
+    int64_t out_features;
+    int64_t block;              /* inputs per scale */
+    coreai_int_format format;   /* COREAI_INT_I8, _U8, _I4 or _U4 */
+    int32_t epilogue;           /* coreai_epilogue (coreai/kernels/matmul.h) */
+} coreai_linear_q_params;
+
+coreai_status coreai_linear_q_f32(const coreai_linear_q_params *params, const float *x, const uint8_t *weight,
+                                  const float *scale, const uint8_t *zero_point, const float *bias, float *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* COREAI_KERNELS_LINEAR_Q_H */

@@ -1,0 +1,338 @@
+/*
+ * gemm_q.c - fully connected layers on blockwise 8- / 4-bit weights that
+ * stay compressed (coreai/kernels/linear_q.h): a GEMV that converts the
+ * integers in registers for a few rows, the f32 GEMM with a dequantizing B
+ * packer for more. After ggml's quantized dot products (one scale per block
+ * applied to the block's integer-times-activation sum), on the model
+ * format's own layout: q row-major [out][in], scales [out][in / block].
+ *
+ * Vector paths by ISA (compile time; isa_dispatch.c picks the variant):
+ *     __AVX512F__ + BW    16 lanes: 16 integers -> one zmm of i32 -> f32
+ *     __AVX2__ + __FMA__   8 lanes: 16 integers -> two ymm
+ *     AArch64 NEON         4 lanes: 16 integers -> four q registers
+ *     otherwise            scalar
+ * A 4-bit block of 16 is 8 bytes: low and high nibbles interleaved back
+ * into 16 bytes (element 2e is the low nibble of byte e), i4 sign-extended
+ * by (v ^ 8) - 8, then widened like 8-bit data.
+ */
+#include "isa_names.h" /* first: renames this file's functions per ISA variant */
+#include "gemm_internal.h"
+
+#include <string.h>
+
+#include "coreai/kernels/linear_q.h"
+#include "parallel.h"
+#include "vmath.h"
+
+#if !defined(COREAI_GEMM_FORCE_SCALAR) && (defined(__GNUC__) || defined(__clang__))
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+#include <immintrin.h>
+#define Q_AVX512 1
+#elif defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define Q_AVX2 1
+#elif defined(__ARM_NEON) && defined(__aarch64__)
+#include <arm_neon.h>
+#define Q_NEON 1
+#endif
+#endif
+#if defined(Q_AVX512) || defined(Q_AVX2) || defined(Q_NEON)
+#define Q_VECTOR 1
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define Q_INLINE static inline __attribute__((always_inline))
+#else
+#define Q_INLINE static inline
+#endif
+
+typedef struct q_weight {
+    const uint8_t *q;
+    const float *scale;
+    const uint8_t *zero; /* NULL: none */
+    int64_t in, block, blocks; /* blocks per output */
+    coreai_int_format format;
+} q_weight;
+
+/* Element e of a stream of `format` integers. */
+Q_INLINE int32_t q_load(coreai_int_format format, const uint8_t *d, int64_t e)
+{
+    switch (format) {
+    case COREAI_INT_I8: return (int8_t)d[e];
+    case COREAI_INT_U8: return d[e];
+    case COREAI_INT_I4: return (int32_t)(((d[e >> 1] >> ((e & 1) * 4)) & 15u) ^ 8u) - 8;
+    default: return (d[e >> 1] >> ((e & 1) * 4)) & 15u;
+    }
+}
+
+static int q_is4(coreai_int_format f) { return f == COREAI_INT_I4 || f == COREAI_INT_U4; }
+
+/* ---- 16 integers to f32, minus the zero point ---------------------------- */
+
+#if defined(Q_AVX512) || defined(Q_AVX2)
+/* 16 integers at p (16 bytes, or 8 of nibbles) as i8 lanes (u8 for U8). */
+Q_INLINE __m128i q_bytes16(coreai_int_format f, const uint8_t *p)
+{
+    if (!q_is4(f))
+        return _mm_loadu_si128((const __m128i *)(const void *)p);
+    const __m128i v = _mm_loadl_epi64((const __m128i *)(const void *)p), m = _mm_set1_epi8(15);
+    __m128i b = _mm_unpacklo_epi8(_mm_and_si128(v, m), _mm_and_si128(_mm_srli_epi16(v, 4), m));
+    if (f == COREAI_INT_I4)
+        b = _mm_sub_epi8(_mm_xor_si128(b, _mm_set1_epi8(8)), _mm_set1_epi8(8));
+    return b;
+}
+#endif
+
+#if defined(Q_AVX512)
+typedef __m512 q_vf;
+#define Q_VL 16
+Q_INLINE void q_cvt16(coreai_int_format f, const uint8_t *p, __m512i z, q_vf *v)
+{
+    const __m128i b = q_bytes16(f, p);
+    const __m512i w = f == COREAI_INT_U8 ? _mm512_cvtepu8_epi32(b) : _mm512_cvtepi8_epi32(b);
+    v[0] = _mm512_cvtepi32_ps(_mm512_sub_epi32(w, z));
+}
+#define Q_ZERO() _mm512_setzero_ps()
+#define Q_SETI(z) _mm512_set1_epi32(z)
+#define Q_FMA(c, a, b) _mm512_fmadd_ps((a), (b), (c))
+#define Q_LOAD(p) _mm512_loadu_ps(p)
+#define Q_SET(s) _mm512_set1_ps(s)
+#define Q_HSUM(v) _mm512_reduce_add_ps(v)
+typedef __m512i q_vi;
+#elif defined(Q_AVX2)
+typedef __m256 q_vf;
+#define Q_VL 8
+Q_INLINE void q_cvt16(coreai_int_format f, const uint8_t *p, __m256i z, q_vf *v)
+{
+    const __m128i b = q_bytes16(f, p), h = _mm_srli_si128(b, 8);
+    const __m256i w0 = f == COREAI_INT_U8 ? _mm256_cvtepu8_epi32(b) : _mm256_cvtepi8_epi32(b);
+    const __m256i w1 = f == COREAI_INT_U8 ? _mm256_cvtepu8_epi32(h) : _mm256_cvtepi8_epi32(h);
+    v[0] = _mm256_cvtepi32_ps(_mm256_sub_epi32(w0, z));
+    v[1] = _mm256_cvtepi32_ps(_mm256_sub_epi32(w1, z));
+}
+#define Q_ZERO() _mm256_setzero_ps()
+#define Q_SETI(z) _mm256_set1_epi32(z)
+#define Q_FMA(c, a, b) _mm256_fmadd_ps((a), (b), (c))
+#define Q_LOAD(p) _mm256_loadu_ps(p)
+#define Q_SET(s) _mm256_set1_ps(s)
+Q_INLINE float q_hsum(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+#define Q_HSUM(v) q_hsum(v)
+typedef __m256i q_vi;
+#elif defined(Q_NEON)
+typedef float32x4_t q_vf;
+#define Q_VL 4
+Q_INLINE void q_cvt16(coreai_int_format f, const uint8_t *p, int32x4_t z, q_vf *v)
+{
+    int16x8_t lo, hi;
+    if (f == COREAI_INT_U8) {
+        const uint8x16_t b = vld1q_u8(p);
+        lo = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(b)));
+        hi = vreinterpretq_s16_u16(vmovl_high_u8(b));
+    } else {
+        int8x16_t b;
+        if (q_is4(f)) {
+            const uint8x8_t w = vld1_u8(p), l = vand_u8(w, vdup_n_u8(15)), h = vshr_n_u8(w, 4);
+            b = vreinterpretq_s8_u8(vcombine_u8(vzip1_u8(l, h), vzip2_u8(l, h)));
+            if (f == COREAI_INT_I4)
+                b = vsubq_s8(veorq_s8(b, vdupq_n_s8(8)), vdupq_n_s8(8));
+        } else {
+            b = vld1q_s8((const int8_t *)p);
+        }
+        lo = vmovl_s8(vget_low_s8(b));
+        hi = vmovl_high_s8(b);
+    }
+    v[0] = vcvtq_f32_s32(vsubq_s32(vmovl_s16(vget_low_s16(lo)), z));
+    v[1] = vcvtq_f32_s32(vsubq_s32(vmovl_high_s16(lo), z));
+    v[2] = vcvtq_f32_s32(vsubq_s32(vmovl_s16(vget_low_s16(hi)), z));
+    v[3] = vcvtq_f32_s32(vsubq_s32(vmovl_high_s16(hi), z));
+}
+#define Q_ZERO() vdupq_n_f32(0.0f)
+#define Q_SETI(z) vdupq_n_s32(z)
+#define Q_FMA(c, a, b) vfmaq_f32((c), (a), (b))
+#define Q_LOAD(p) vld1q_f32(p)
+#define Q_SET(s) vdupq_n_f32(s)
+#define Q_HSUM(v) vaddvq_f32(v)
+typedef int32x4_t q_vi;
+#endif
+
+/* ---- the GEMV: one output channel ----------------------------------------- */
+
+/* sum_b scale_b * sum_{i in b} (q_i - z_b) x_i over W's row o. */
+Q_INLINE float q_row_dot(const q_weight *w, coreai_int_format f, int64_t o, const float *x)
+{
+    const int64_t nb = w->blocks, bs = w->block;
+    const float *s = w->scale + o * nb;
+    const int64_t e0 = o * w->in; /* first element of the row */
+    float total = 0.0f;
+#ifdef Q_VECTOR
+    if (bs % 16 == 0) {
+        const int64_t step = q_is4(f) ? 8 : 16; /* bytes per 16 integers */
+        const uint8_t *p = w->q + (q_is4(f) ? e0 / 2 : e0);
+        q_vf tot = Q_ZERO();
+        for (int64_t b = 0; b < nb; ++b) {
+            const q_vi z = Q_SETI(w->zero != NULL ? q_load(f, w->zero, o * nb + b) : 0);
+            q_vf acc[16 / Q_VL], v[16 / Q_VL];
+            for (int k = 0; k < 16 / Q_VL; ++k)
+                acc[k] = Q_ZERO();
+            for (int64_t i = 0; i < bs; i += 16, p += step, x += 16) {
+                q_cvt16(f, p, z, v);
+                for (int k = 0; k < 16 / Q_VL; ++k)
+                    acc[k] = Q_FMA(acc[k], v[k], Q_LOAD(x + k * Q_VL));
+            }
+            for (int k = 1; k < 16 / Q_VL; ++k)
+                acc[0] = acc[0] + acc[k];
+            tot = Q_FMA(tot, acc[0], Q_SET(s[b]));
+        }
+        return Q_HSUM(tot);
+    }
+#endif
+    for (int64_t b = 0; b < nb; ++b) {
+        const int32_t z = w->zero != NULL ? q_load(f, w->zero, o * nb + b) : 0;
+        float acc = 0.0f;
+        for (int64_t i = 0; i < bs; ++i)
+            acc += (float)(q_load(f, w->q, e0 + b * bs + i) - z) * x[b * bs + i];
+        total += acc * s[b];
+    }
+    return total;
+}
+
+typedef struct q_gemv_job {
+    const q_weight *w;
+    const float *x, *bias;
+    float *out;
+    int64_t rows, outf;
+    int epilogue;
+    int64_t parts;
+} q_gemv_job;
+
+/* The activations as coreai_unary_f32 computes them (gemm_kernel.c's
+ * epilogue), so a fused activation gives the separate op's bits. */
+static void q_act(float *v, int64_t n, int epilogue)
+{
+    switch (epilogue) {
+    case COREAI_EPILOGUE_RELU:
+        for (int64_t j = 0; j < n; ++j)
+            v[j] = v[j] < 0.0f ? 0.0f : v[j];
+        break;
+    case COREAI_EPILOGUE_GELU: VM_MAP(vm_gelu, v, v, n); break;
+    case COREAI_EPILOGUE_GELU_TANH: VM_MAP(vm_gelu_tanh, v, v, n); break;
+    case COREAI_EPILOGUE_SILU: VM_MAP(vm_silu, v, v, n); break;
+    default: break;
+    }
+}
+
+/* Outputs [lo, hi) of every row, the format a constant so each is its own
+ * loop. */
+Q_INLINE void q_gemv_range(const q_gemv_job *j, coreai_int_format f, int64_t lo, int64_t hi)
+{
+    const int64_t in = j->w->in;
+    for (int64_t o = lo; o < hi; ++o)
+        for (int64_t r = 0; r < j->rows; ++r)
+            j->out[r * j->outf + o] = q_row_dot(j->w, f, o, j->x + r * in);
+}
+
+static void q_gemv_task(void *arg, int64_t t)
+{
+    const q_gemv_job *j = arg;
+    int64_t lo, hi;
+    coreai_par_part(j->outf, j->parts, t, 16, &lo, &hi);
+    switch (j->w->format) {
+    case COREAI_INT_I8: q_gemv_range(j, COREAI_INT_I8, lo, hi); break;
+    case COREAI_INT_U8: q_gemv_range(j, COREAI_INT_U8, lo, hi); break;
+    case COREAI_INT_I4: q_gemv_range(j, COREAI_INT_I4, lo, hi); break;
+    default: q_gemv_range(j, COREAI_INT_U4, lo, hi); break;
+    }
+    for (int64_t r = 0; r < j->rows; ++r) {
+        float *v = j->out + r * j->outf + lo;
+        if (j->bias != NULL)
+            for (int64_t o = 0; o < hi - lo; ++o)
+                v[o] = v[o] + j->bias[lo + o];
+        q_act(v, hi - lo, j->epilogue);
+    }
+}
+
+/* ---- the GEMM: B dequantized block by block into the packing buffer -------- */
+
+/* B(p, j) = W[j][p] = (q - z) * s for p in [pc, pc + kc), j in [jc, jc + nc),
+ * in the panel layout (gemm_internal.h), the last panel's extra columns 0. */
+static void q_pack(const void *ctx, int64_t pc, int64_t kc, int64_t jc, int64_t nc, float *dst, int64_t ps)
+{
+    const q_weight *w = ctx;
+    const coreai_int_format f = w->format;
+    for (int64_t j = 0; j < nc; ++j) {
+        float *d = dst + (j / COREAI_PACK_NR) * ps + j % COREAI_PACK_NR;
+        const int64_t o = jc + j, e0 = o * w->in;
+        for (int64_t p = pc; p < pc + kc;) {
+            const int64_t b = p / w->block, end = (b + 1) * w->block < pc + kc ? (b + 1) * w->block : pc + kc;
+            const int32_t z = w->zero != NULL ? q_load(f, w->zero, o * w->blocks + b) : 0;
+            const float s = w->scale[o * w->blocks + b];
+            for (; p < end; ++p)
+                d[(p - pc) * COREAI_PACK_NR] = (float)(q_load(f, w->q, e0 + p) - z) * s;
+        }
+    }
+    const int64_t pad = (COREAI_PACK_NR - nc % COREAI_PACK_NR) % COREAI_PACK_NR;
+    float *last = dst + (nc / COREAI_PACK_NR) * ps;
+    for (int64_t p = 0; pad > 0 && p < kc; ++p)
+        memset(last + p * COREAI_PACK_NR + nc % COREAI_PACK_NR, 0, (size_t)pad * sizeof(float));
+}
+
+/* ---- entry --------------------------------------------------------------- */
+
+static int q_shape_ok(const coreai_linear_q_params *p)
+{
+    const int64_t rows = p->rows, in = p->in_features, outf = p->out_features;
+    if (rows < 0 || in < 0 || outf < 0 || p->block <= 0 || in % p->block != 0)
+        return 0;
+    if (p->format != COREAI_INT_I8 && p->format != COREAI_INT_U8 && p->format != COREAI_INT_I4 &&
+        p->format != COREAI_INT_U4)
+        return 0;
+    if (q_is4(p->format) && p->block % 2 != 0)
+        return 0;
+    if ((rows > 0 && in > INT64_MAX / rows) || (rows > 0 && outf > INT64_MAX / rows) ||
+        (outf > 0 && in > INT64_MAX / outf))
+        return 0;
+    return coreai_gemm_packed_count(in, outf) >= 0;
+}
+
+coreai_status coreai_linear_q_f32(const coreai_linear_q_params *params, const float *x, const uint8_t *weight,
+                                  const float *scale, const uint8_t *zero_point, const float *bias, float *out)
+{
+    if (params == NULL || x == NULL || weight == NULL || scale == NULL || out == NULL)
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    if (!q_shape_ok(params) || !coreai_gemm_epilogue_ok(params->epilogue))
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    const int64_t rows = params->rows, in = params->in_features, outf = params->out_features;
+    if (rows == 0 || outf == 0)
+        return COREAI_STATUS_OK;
+    const q_weight w = {weight, scale, zero_point, in, params->block, in / params->block, params->format};
+    if (rows >= COREAI_LINEAR_Q_GEMM_ROWS) {
+        coreai_gemm_args g = {0};
+        g.m = rows;
+        g.n = outf;
+        g.k = in;
+        g.a = x;
+        g.a_rs = in;
+        g.a_cs = 1;
+        g.c = out;
+        g.ldc = outf;
+        g.bias = bias;
+        g.epilogue = params->epilogue;
+        coreai_gemm_packer(&g, q_pack, &w, NULL);
+        return COREAI_STATUS_OK;
+    }
+    /* parts of at least 64 outputs, so a part's work outweighs a task */
+    int64_t parts = coreai_par_threads();
+    if (parts > (outf + 63) / 64)
+        parts = (outf + 63) / 64;
+    if (parts < 1)
+        parts = 1;
+    q_gemv_job job = {&w, x, bias, out, rows, outf, params->epilogue, parts};
+    coreai_par_run(q_gemv_task, &job, parts);
+    return COREAI_STATUS_OK;
+}

@@ -1,0 +1,192 @@
+/*
+ * coreai/kernels/linear_q.h against a reference written from the
+ * definition: the packed integers read bit by bit, each weight
+ * (q - z) * s rounded once to f32 (as eager PyTorch's dequantization), the
+ * product summed in double. Every ISA variant through the dispatch.
+ *
+ * Tolerances: the GEMV path sums in f32 and applies each block's scale to
+ * the block's sum (not to each weight), so it differs from the reference by
+ * at most about (in + 2) f32 roundings of sum |x w|; it is checked against
+ * (in + 4) eps sum |x w|. The GEMM path (rows >= COREAI_LINEAR_Q_GEMM_ROWS)
+ * dequantizes exactly like coreai_shift_scale and runs the f32 GEMM, so it
+ * must give the bits of coreai_linear_ex_f32 on the dequantized weight.
+ */
+#include "kernel_ref.h"
+
+#include "coreai/kernels.h"
+#include "every_isa.h"
+
+static int is4(coreai_int_format f) { return f == COREAI_INT_I4 || f == COREAI_INT_U4; }
+
+/* element e of the stream, bit by bit */
+static int32_t ref_load(coreai_int_format f, const uint8_t *d, int64_t e)
+{
+    const int bits = is4(f) ? 4 : 8;
+    uint32_t v = 0;
+    for (int b = 0; b < bits; ++b) {
+        const int64_t bit = e * bits + b;
+        v |= (uint32_t)((d[bit / 8] >> (bit % 8)) & 1u) << b;
+    }
+    if ((f == COREAI_INT_I8 || f == COREAI_INT_I4) && (v >> (bits - 1)) != 0)
+        return (int32_t)v - (1 << bits);
+    return (int32_t)v;
+}
+
+typedef struct qcase {
+    int64_t rows, in, outf, block;
+    coreai_int_format f;
+    int zero, bias, epilogue;
+} qcase;
+
+static int64_t stream_bytes(coreai_int_format f, int64_t n) { return is4(f) ? (n + 1) / 2 : n; }
+
+/* Runs one case; *max_err gets the largest error relative to the bound. */
+static void run_case(ref_rng *r, const qcase *c)
+{
+    const int64_t nb = c->in / c->block;
+    const int64_t qn = stream_bytes(c->f, c->outf * c->in), zn = stream_bytes(c->f, c->outf * nb);
+    uint8_t *q = malloc((size_t)qn + 1), *z = malloc((size_t)zn + 1);
+    float *s = malloc(sizeof(float) * (size_t)(c->outf * nb + 1));
+    float *x = malloc(sizeof(float) * (size_t)(c->rows * c->in + 1));
+    float *bias = malloc(sizeof(float) * (size_t)(c->outf + 1));
+    float *w = malloc(sizeof(float) * (size_t)(c->outf * c->in + 1));
+    float *out = malloc(sizeof(float) * (size_t)(c->rows * c->outf + 1));
+    float *want = malloc(sizeof(float) * (size_t)(c->rows * c->outf + 1));
+    assert_non_null(q);
+    assert_non_null(z);
+    assert_non_null(s);
+    assert_non_null(x);
+    assert_non_null(bias);
+    assert_non_null(w);
+    assert_non_null(out);
+    assert_non_null(want);
+    for (int64_t i = 0; i < qn; ++i)
+        q[i] = (uint8_t)ref_next(r);
+    for (int64_t i = 0; i < zn; ++i)
+        z[i] = (uint8_t)ref_next(r);
+    ref_fill(r, s, c->outf * nb, -0.05, 0.1);
+    ref_fill(r, x, c->rows * c->in, -1.0, 1.0);
+    ref_fill(r, bias, c->outf, -1.0, 1.0);
+    for (int64_t o = 0; o < c->outf; ++o)
+        for (int64_t i = 0; i < c->in; ++i) {
+            const int64_t b = o * nb + i / c->block;
+            const int32_t zz = c->zero ? ref_load(c->f, z, b) : 0;
+            w[o * c->in + i] = (float)((double)(ref_load(c->f, q, o * c->in + i) - zz) * (double)s[b]);
+        }
+    const coreai_linear_q_params p = {c->rows, c->in, c->outf, c->block, c->f, c->epilogue};
+    assert_int_equal(coreai_linear_q_f32(&p, x, q, s, c->zero ? z : NULL, c->bias ? bias : NULL, out),
+                     COREAI_STATUS_OK);
+    if (c->rows >= COREAI_LINEAR_Q_GEMM_ROWS) {
+        const coreai_linear_ex_params e = {c->rows, c->in, c->outf, 0, c->epilogue};
+        assert_int_equal(coreai_linear_ex_f32(&e, x, w, c->bias ? bias : NULL, want, NULL), COREAI_STATUS_OK);
+        for (int64_t i = 0; i < c->rows * c->outf; ++i)
+            if (memcmp(&out[i], &want[i], sizeof(float)) != 0)
+                fail_msg("gemm path: rows %lld in %lld out %lld block %lld format %d zero %d: out[%lld] = %.9g, "
+                         "f32 GEMM on the dequantized weight %.9g",
+                         (long long)c->rows, (long long)c->in, (long long)c->outf, (long long)c->block, (int)c->f,
+                         c->zero, (long long)i, (double)out[i], (double)want[i]);
+    }
+    for (int64_t rr = 0; rr < c->rows; ++rr)
+        for (int64_t o = 0; o < c->outf; ++o) {
+            double sum = c->bias ? (double)bias[o] : 0.0, mag = c->bias ? fabs((double)bias[o]) : 0.0;
+            for (int64_t i = 0; i < c->in; ++i) {
+                sum += (double)x[rr * c->in + i] * (double)w[o * c->in + i];
+                mag += fabs((double)x[rr * c->in + i] * (double)w[o * c->in + i]);
+            }
+            if (c->epilogue == COREAI_EPILOGUE_RELU && sum < 0.0)
+                sum = 0.0;
+            const double got = out[rr * c->outf + o];
+            const double tol = (double)(c->in + 4) * 1.1920929e-7 * mag + 1e-30;
+            if (!(fabs(got - sum) <= tol))
+                fail_msg("rows %lld in %lld out %lld block %lld format %d zero %d: out[%lld][%lld] = %.9g, "
+                         "reference %.9g (tolerance %.3g)",
+                         (long long)c->rows, (long long)c->in, (long long)c->outf, (long long)c->block, (int)c->f,
+                         c->zero, (long long)rr, (long long)o, got, sum, tol);
+        }
+    free(q);
+    free(z);
+    free(s);
+    free(x);
+    free(bias);
+    free(w);
+    free(out);
+    free(want);
+}
+
+static void test_linear_q_formats_blocks(void **state)
+{
+    (void)state;
+    ref_rng r = ref_rng_make(17);
+    static const coreai_int_format formats[] = {COREAI_INT_I8, COREAI_INT_U8, COREAI_INT_I4, COREAI_INT_U4};
+    /* in, block: vector blocks (multiples of 16), one block per row, and
+     * blocks the scalar path takes */
+    static const int64_t shapes[][2] = {{64, 32}, {96, 96}, {48, 16}, {40, 8}, {6, 2}, {160, 32}};
+    static const int64_t rows[] = {1, 2, 3, 4, 7};
+    static const int64_t outs[] = {1, 17, 40};
+    for (size_t f = 0; f < 4; ++f)
+        for (int zero = 0; zero < 2; ++zero)
+            for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; ++sh)
+                for (size_t ri = 0; ri < sizeof rows / sizeof rows[0]; ++ri) {
+                    const int64_t outf = outs[(f + sh + ri) % 3];
+                    const int bias = (int)((sh + ri + (size_t)zero) % 2);
+                    const int epi = (sh + ri) % 3 == 0 ? COREAI_EPILOGUE_RELU : COREAI_EPILOGUE_NONE;
+                    const qcase c = {rows[ri], shapes[sh][0], outf, shapes[sh][1], formats[f], zero, bias, epi};
+                    run_case(&r, &c);
+                }
+}
+
+/* A layer wider than one GEMM cache block (k > KC, n > NC), every path. */
+static void test_linear_q_large(void **state)
+{
+    (void)state;
+    ref_rng r = ref_rng_make(1717);
+    const qcase a = {1, 544, 600, 32, COREAI_INT_I4, 1, 1, COREAI_EPILOGUE_NONE};
+    const qcase b = {5, 544, 600, 32, COREAI_INT_U4, 1, 1, COREAI_EPILOGUE_RELU};
+    const qcase c = {2, 512, 520, 128, COREAI_INT_I8, 0, 0, COREAI_EPILOGUE_NONE};
+    run_case(&r, &a);
+    run_case(&r, &b);
+    run_case(&r, &c);
+}
+
+static void test_linear_q_invalid(void **state)
+{
+    (void)state;
+    uint8_t q[64] = {0};
+    float s[8] = {1, 1, 1, 1, 1, 1, 1, 1}, x[32] = {0}, out[8];
+    coreai_linear_q_params p = {1, 16, 2, 8, COREAI_INT_I4, COREAI_EPILOGUE_NONE};
+    assert_int_equal(coreai_linear_q_f32(&p, x, q, s, NULL, NULL, out), COREAI_STATUS_OK);
+    assert_int_equal(coreai_linear_q_f32(NULL, x, q, s, NULL, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_linear_q_f32(&p, NULL, q, s, NULL, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_linear_q_f32(&p, x, NULL, s, NULL, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_linear_q_f32(&p, x, q, NULL, NULL, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_linear_q_f32(&p, x, q, s, NULL, NULL, NULL), COREAI_STATUS_INVALID_ARGUMENT);
+    coreai_linear_q_params bad = p;
+    bad.block = 5; /* does not divide 16 */
+    assert_int_equal(coreai_linear_q_f32(&bad, x, q, s, NULL, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    bad = p;
+    bad.in_features = 6;
+    bad.block = 3; /* 4-bit blocks must start on a byte */
+    assert_int_equal(coreai_linear_q_f32(&bad, x, q, s, NULL, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    bad = p;
+    bad.block = 0;
+    assert_int_equal(coreai_linear_q_f32(&bad, x, q, s, NULL, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    bad = p;
+    bad.format = COREAI_INT_U2;
+    assert_int_equal(coreai_linear_q_f32(&bad, x, q, s, NULL, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    bad = p;
+    bad.epilogue = 99;
+    assert_int_equal(coreai_linear_q_f32(&bad, x, q, s, NULL, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    bad = p;
+    bad.rows = -1;
+    assert_int_equal(coreai_linear_q_f32(&bad, x, q, s, NULL, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_linear_q_formats_blocks),
+        cmocka_unit_test(test_linear_q_large),
+        cmocka_unit_test(test_linear_q_invalid),
+    };
+    return COREAI_RUN_EVERY_ISA(tests);
+}
