@@ -14,6 +14,7 @@
 #include "infer.h"
 #include "ir_half.h"
 #include "pack.h"
+#include "qlinear.h"
 #include "shape.h"
 
 /* Name of the params object of op `index`. */
@@ -309,8 +310,15 @@ static void emit_matmul(cg_emitter *em, size_t index, const cg_op *op)
                      cg_emit_ref(em, op->results[0]), gemm_scratch(em, index, op));
 }
 
+static void emit_linear_q(cg_emitter *em, size_t index, const cg_op *op, const cg_qlinear *q);
+
 static void emit_linear(cg_emitter *em, size_t index, const cg_op *op)
 {
+    cg_qlinear q;
+    if (cg_qlinear_match(op, &q)) {
+        emit_linear_q(em, index, op, &q);
+        return;
+    }
     const cg_type *x = &op->operands[0]->type, *out = &op->results[0]->type;
     int64_t in = x->dims[x->rank - 1], outf = out->dims[out->rank - 1];
     int64_t rows = in > 0 ? cg_type_numel(x) / in : cg_type_numel(out) / (outf > 0 ? outf : 1);
@@ -568,6 +576,24 @@ static void emit_shift_scale(cg_emitter *em, size_t index, const cg_op *op)
                  init(em, "{%d, %s, %s, %s, %s}", x->rank, dims(em, x), list8(em, block, x->rank),
                       int_format(x->dtype), cg_c_dtype_enum(s->dtype)),
                  5, bytes_ref(em, op, 0), cg_emit_ref(em, op->operands[1]), bytes_ref(em, op, 2), opt_ref(em, op, 3),
+                 cg_emit_ref(em, op->results[0]));
+}
+
+/* A coreai.linear on its compressed weight (qlinear.h): the dequantizing
+ * op's constants passed as stored. */
+static void emit_linear_q(cg_emitter *em, size_t index, const cg_op *op, const cg_qlinear *q)
+{
+    const cg_type *x = &op->operands[0]->type, *out = &op->results[0]->type;
+    const int64_t in = x->dims[x->rank - 1], outf = out->dims[out->rank - 1];
+    const int64_t rows = in > 0 ? cg_type_numel(x) / in : cg_type_numel(out) / (outf > 0 ? outf : 1);
+    const char *zero = q->zero != NULL ? talloc_asprintf(em->mem_ctx, "(const uint8_t *)%s", cg_emit_ref(em, q->zero))
+                                       : "NULL";
+    cg_emit_call(em, "coreai_linear_q_f32", pname(em, index), "coreai_linear_q_params",
+                 init(em, "{%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %s, %s}", rows, in, outf, q->block,
+                      int_format(q->data->type.dtype), cg_epilogue_enum(em->plan->epilogue[index])),
+                 6, cg_emit_ref(em, op->operands[0]),
+                 talloc_asprintf(em->mem_ctx, "(const uint8_t *)%s", cg_emit_ref(em, q->data)),
+                 cg_emit_ref(em, q->scale), zero, op->n_operands == 3 ? cg_emit_ref(em, op->operands[2]) : "NULL",
                  cg_emit_ref(em, op->results[0]));
 }
 

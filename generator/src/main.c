@@ -19,6 +19,7 @@
 #include "output.h"
 #include "plan.h"
 #include "print.h"
+#include "qlinear.h"
 #include "verify.h"
 
 enum { EXIT_OK = 0, EXIT_INVALID = 1, EXIT_USAGE = 2 };
@@ -244,9 +245,10 @@ static void print_compressed_weights(const cg_program_plan *plan)
             /* the user of the dense weight: one op, or several */
             const char *user = out->n_uses == 1 && out->last_user ? out->last_user->kind : "several";
             char *type = cg_type_to_string(NULL, &data->type);
-            printf("compressed_weight @%s %%%s %s %s packed_bytes %zu dense_bytes %zu consumer %s path fallback\n",
+            printf("compressed_weight @%s %%%s %s %s packed_bytes %zu dense_bytes %zu consumer %s path %s\n",
                    graph->name, out->id, op->kind + strlen("coreai."), type ? type : "?", cg_type_bytes(&data->type),
-                   cg_type_bytes(&out->type), out->is_output ? "output" : user);
+                   cg_type_bytes(&out->type), out->is_output ? "output" : user,
+                   cg_qlinear_of_dequant(op) != NULL ? "fused" : "fallback");
             talloc_free(type);
         }
     }

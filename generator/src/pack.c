@@ -3,6 +3,7 @@
 #include "coreai/kernels/conv.h"
 #include "infer.h"
 #include "pack.h"
+#include "qlinear.h"
 
 static bool kind_is(const cg_op *op, const char *k) { return strcmp(op->kind, k) == 0; }
 
@@ -97,7 +98,7 @@ static uint64_t scratch_formula(int64_t m, int64_t n, int64_t k, int64_t batch)
 uint64_t cg_op_gemm_scratch_bytes(const cg_op *op)
 {
     if (op->n_results != 1 || op->results[0]->type.dtype != CG_DTYPE_F32 ||
-        cg_pack_operand_kind(op) != CG_PACK_NONE)
+        cg_pack_operand_kind(op) != CG_PACK_NONE || cg_qlinear_match(op, NULL))
         return 0;
     const cg_type *out = &op->results[0]->type;
     if (kind_is(op, "coreai.matmul")) {

@@ -7,6 +7,7 @@
 #include "coreai/runtime.h"
 #include "composite.h"
 #include "pack.h"
+#include "qlinear.h"
 #include "plan.h"
 
 /* Every buffer of a frame is aligned as the runtime requires of the workspace. */
@@ -536,6 +537,11 @@ static void plan_body(cg_graph_plan *gp, const cg_program_plan *pp, bool fuse, v
         if (op_is_view(op)) {
             gp->storage[op->results[0]->slot] =
                 (cg_storage){.kind = CG_STORAGE_VIEW, .root = root_of(gp, op->operands[0])};
+        } else if (cg_qlinear_of_dequant(op) != NULL) {
+            /* the linear reads the compressed constants itself (qlinear.h):
+             * no dense weight anywhere */
+            gp->storage[op->results[0]->slot].kind = CG_STORAGE_FUSED;
+            gp->fused[i] = true;
         } else if ((lin = cg_pack_fusable_linear(g, op)) != NULL) {
             gp->storage[op->results[0]->slot] =
                 (cg_storage){.kind = CG_STORAGE_VIEW, .root = root_of(gp, op->operands[0])};

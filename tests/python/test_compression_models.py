@@ -169,4 +169,11 @@ def test_compressed_model_converted_matches_eager(how, coreai_gen, c_compiler, t
         assert int(ln[6]) == (numel * bits[dtype] + 7) // 8 and int(ln[8]) == dense * numel
         # an f16 weight is cast to the f32 the layer computes in
         consumers = ("coreai.cast",) if how == "int4-f16-scale" else ("coreai.linear", "coreai.conv2d")
-        assert ln[-2:] == ["path", "fallback"] and ln[10] in consumers, ln
+        assert ln[10] in consumers, ln
+        # a linear on an f32-scaled blockwise weight runs on it compressed
+        # (coreai_linear_q_f32); a convolution and an f16 scale fall back
+        fused = ln[3] == "blockwise_shift_scale" and ln[10] == "coreai.linear"
+        assert ln[-2:] == ["path", "fused" if fused else "fallback"], ln
+    if how in ("int8-block16", "int4-block8", "uint4-zp-channel"):
+        assert sum(ln[-1] == "fused" for ln in lines) == 2  # fc1 and fc2
+        assert "coreai_linear_q_f32(" in (tmp_path / "out" / "m.c").read_text()

@@ -1,0 +1,70 @@
+/*
+ * qlinear.c - which linear layers run on their compressed weight (qlinear.h).
+ */
+#include <string.h>
+
+#include "infer.h"
+#include "qlinear.h"
+
+static bool kind_is(const cg_op *op, const char *k) { return strcmp(op->kind, k) == 0; }
+
+static bool int_data(cg_dtype d)
+{
+    return d == CG_DTYPE_I8 || d == CG_DTYPE_U8 || d == CG_DTYPE_I4 || d == CG_DTYPE_U4;
+}
+
+static bool is_const(const cg_value *v) { return v != NULL && v->kind == CG_VALUE_CONST; }
+
+bool cg_qlinear_match(const cg_op *linear, cg_qlinear *q)
+{
+    if (!kind_is(linear, "coreai.linear") || linear->n_operands < 2 || linear->n_results != 1 ||
+        cg_attr_get_bool(linear, "weight_transposed", false))
+        return false;
+    const cg_value *w = linear->operands[1], *x = linear->operands[0];
+    if (w->kind != CG_VALUE_RESULT || w->def == NULL || w->n_uses != 1 || w->is_output ||
+        w->type.dtype != CG_DTYPE_F32 || w->type.rank != 2 || x->type.dtype != CG_DTYPE_F32 ||
+        linear->results[0]->type.dtype != CG_DTYPE_F32)
+        return false;
+    const cg_op *d = w->def;
+    const bool shift_scale = kind_is(d, "coreai.blockwise_shift_scale");
+    if ((!shift_scale && !kind_is(d, "coreai.dequantize")) || d->n_operands < 2 || d->n_operands > 3)
+        return false; /* a fourth operand is minval: not handled */
+    const cg_value *data = d->operands[0], *scale = d->operands[1];
+    const cg_value *zero = d->n_operands > 2 ? d->operands[2] : NULL;
+    if (!is_const(data) || !is_const(scale) || (zero != NULL && !is_const(zero)) || !int_data(data->type.dtype) ||
+        data->type.rank != 2 || scale->type.dtype != CG_DTYPE_F32)
+        return false;
+    const int64_t outf = data->type.dims[0], in = data->type.dims[1];
+    int64_t block;
+    if (shift_scale) {
+        if (scale->type.rank != 2 || scale->type.dims[0] != outf || scale->type.dims[1] <= 0 ||
+            in % scale->type.dims[1] != 0)
+            return false;
+        block = in / scale->type.dims[1];
+    } else {
+        /* per output channel: a rank-1 scale along axis 0 */
+        const cg_attr *a = cg_attr_find(&d->attrs, "axis");
+        const int64_t axis = a != NULL && a->count > 0 ? a->ints[0] : 0;
+        if (scale->type.rank != 1 || scale->type.dims[0] != outf || (axis != 0 && axis != -2) ||
+            (zero != NULL && zero->type.rank != 1))
+            return false;
+        block = in;
+    }
+    if (block <= 0 || ((data->type.dtype == CG_DTYPE_I4 || data->type.dtype == CG_DTYPE_U4) && block % 2 != 0) ||
+        (zero != NULL && zero->type.dtype != data->type.dtype))
+        return false;
+    if (q != NULL)
+        *q = (cg_qlinear){.dequant = d, .data = data, .scale = scale, .zero = zero, .block = block};
+    return true;
+}
+
+const cg_op *cg_qlinear_of_dequant(const cg_op *dequant)
+{
+    if (dequant->n_results != 1)
+        return NULL;
+    const cg_value *r = dequant->results[0];
+    if (r->n_uses != 1 || r->is_output || r->last_user == NULL)
+        return NULL;
+    const cg_op *user = r->last_user;
+    return user->n_operands >= 2 && user->operands[1] == r && cg_qlinear_match(user, NULL) ? user : NULL;
+}

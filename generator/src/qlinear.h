@@ -1,0 +1,38 @@
+/*
+ * qlinear.h - coreai.linear layers whose weight is a constant dequantized
+ * right before them, run on the compressed weight itself
+ * (coreai_linear_q_f32, coreai/kernels/linear_q.h) instead of
+ * dequantize-into-workspace then the f32 GEMM.
+ *
+ * The pattern: a coreai.linear (weight not transposed, f32 in and out) whose
+ * weight is the result of a coreai.blockwise_shift_scale (or a per-channel
+ * coreai.dequantize along axis 0) used by nothing else and no graph output,
+ * of constants: data i8 / u8 / i4 / u4 [out][in], scale f32 [out][in / block]
+ * ([out] for dequantize), an optional zero point of the data's dtype and the
+ * scale's shape, no minval; a 4-bit block even. The constants are emitted as
+ * stored (the kernel reads the model's layout), the dequantizing op emits
+ * nothing and its result takes no workspace. Any other layer falls back.
+ * The planner, the emitter and `generate --stats` decide through here.
+ */
+#ifndef CG_QLINEAR_H
+#define CG_QLINEAR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ir.h"
+
+typedef struct cg_qlinear {
+    const cg_op *dequant;                 /* the op producing the weight */
+    const cg_value *data, *scale, *zero;  /* constants; zero NULL when none */
+    int64_t block;                        /* inputs per scale */
+} cg_qlinear;
+
+/* Whether linear runs on its compressed weight; fills *q (may be NULL). */
+bool cg_qlinear_match(const cg_op *linear, cg_qlinear *q);
+
+/* The coreai.linear that runs on dequant's compressed operand, or NULL
+ * (dequant then runs as itself: the fallback). */
+const cg_op *cg_qlinear_of_dequant(const cg_op *dequant);
+
+#endif /* CG_QLINEAR_H */
