@@ -591,10 +591,10 @@ static void emit_linear_q(cg_emitter *em, size_t index, const cg_op *op, const c
     cg_emit_call(em, "coreai_linear_q_f32", pname(em, index), "coreai_linear_q_params",
                  init(em, "{%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %s, %s}", rows, in, outf, q->block,
                       int_format(q->data->type.dtype), cg_epilogue_enum(em->plan->epilogue[index])),
-                 6, cg_emit_ref(em, op->operands[0]),
+                 7, cg_emit_ref(em, op->operands[0]),
                  talloc_asprintf(em->mem_ctx, "(const uint8_t *)%s", cg_emit_ref(em, q->data)),
                  cg_emit_ref(em, q->scale), zero, op->n_operands == 3 ? cg_emit_ref(em, op->operands[2]) : "NULL",
-                 cg_emit_ref(em, op->results[0]));
+                 cg_emit_ref(em, op->results[0]), gemm_scratch(em, index, op));
 }
 
 static void emit_quantize(cg_emitter *em, size_t index, const cg_op *op)

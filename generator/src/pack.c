@@ -1,6 +1,7 @@
 #include <string.h>
 
 #include "coreai/kernels/conv.h"
+#include "coreai/kernels/linear_q.h"
 #include "infer.h"
 #include "pack.h"
 #include "qlinear.h"
@@ -98,9 +99,16 @@ static uint64_t scratch_formula(int64_t m, int64_t n, int64_t k, int64_t batch)
 uint64_t cg_op_gemm_scratch_bytes(const cg_op *op)
 {
     if (op->n_results != 1 || op->results[0]->type.dtype != CG_DTYPE_F32 ||
-        cg_pack_operand_kind(op) != CG_PACK_NONE || cg_qlinear_match(op, NULL))
+        cg_pack_operand_kind(op) != CG_PACK_NONE)
         return 0;
     const cg_type *out = &op->results[0]->type;
+    if (cg_qlinear_match(op, NULL)) {
+        /* the compressed weight's GEMM path: one dequantized block (qlinear.h) */
+        const cg_type *x = &op->operands[0]->type;
+        const int64_t in = x->dims[x->rank - 1], outf = out->dims[out->rank - 1];
+        const coreai_linear_q_params p = {in > 0 ? cg_type_numel(x) / in : 0, in, outf, 1, COREAI_INT_I8, 0};
+        return (uint64_t)coreai_linear_q_f32_scratch_size(&p);
+    }
     if (kind_is(op, "coreai.matmul")) {
         const cg_type *a = &op->operands[0]->type;
         bool ta = cg_attr_get_bool(op, "transpose_a", false);

@@ -96,6 +96,7 @@ Q_INLINE void q_cvt16(coreai_int_format f, const uint8_t *p, __m512i z, q_vf *v)
 #define Q_SETI(z) _mm512_set1_epi32(z)
 #define Q_FMA(c, a, b) _mm512_fmadd_ps((a), (b), (c))
 #define Q_LOAD(p) _mm512_loadu_ps(p)
+#define Q_STORE(p, v) _mm512_storeu_ps((p), (v))
 #define Q_SET(s) _mm512_set1_ps(s)
 #define Q_HSUM(v) _mm512_reduce_add_ps(v)
 typedef __m512i q_vi;
@@ -114,6 +115,7 @@ Q_INLINE void q_cvt16(coreai_int_format f, const uint8_t *p, __m256i z, q_vf *v)
 #define Q_SETI(z) _mm256_set1_epi32(z)
 #define Q_FMA(c, a, b) _mm256_fmadd_ps((a), (b), (c))
 #define Q_LOAD(p) _mm256_loadu_ps(p)
+#define Q_STORE(p, v) _mm256_storeu_ps((p), (v))
 #define Q_SET(s) _mm256_set1_ps(s)
 Q_INLINE float q_hsum(__m256 v)
 {
@@ -156,6 +158,7 @@ Q_INLINE void q_cvt16(coreai_int_format f, const uint8_t *p, int32x4_t z, q_vf *
 #define Q_SETI(z) vdupq_n_s32(z)
 #define Q_FMA(c, a, b) vfmaq_f32((c), (a), (b))
 #define Q_LOAD(p) vld1q_f32(p)
+#define Q_STORE(p, v) vst1q_f32((p), (v))
 #define Q_SET(s) vdupq_n_f32(s)
 #define Q_HSUM(v) vaddvq_f32(v)
 typedef int32x4_t q_vi;
@@ -259,27 +262,67 @@ static void q_gemv_task(void *arg, int64_t t)
 
 /* ---- the GEMM: B dequantized block by block into the packing buffer -------- */
 
-/* B(p, j) = W[j][p] = (q - z) * s for p in [pc, pc + kc), j in [jc, jc + nc),
- * in the panel layout (gemm_internal.h), the last panel's extra columns 0. */
-static void q_pack(const void *ctx, int64_t pc, int64_t kc, int64_t jc, int64_t nc, float *dst, int64_t ps)
+/* v[i] = W[o][p0 + i] = (q - z) * s for i < n, one rounding per weight as
+ * coreai_shift_scale; 16 at a time in registers when the run is whole
+ * groups of 16 of vector blocks. */
+Q_INLINE void q_deq_run(const q_weight *w, coreai_int_format f, int64_t o, int64_t p0, int64_t n, float *v)
 {
-    const q_weight *w = ctx;
-    const coreai_int_format f = w->format;
+    const int64_t e0 = o * w->in + p0;
+#ifdef Q_VECTOR
+    if (w->block % 16 == 0 && p0 % 16 == 0 && n % 16 == 0) {
+        const int64_t step = q_is4(f) ? 8 : 16;
+        const uint8_t *p = w->q + (q_is4(f) ? e0 / 2 : e0);
+        q_vf t[16 / Q_VL];
+        for (int64_t i = 0; i < n; i += 16, p += step) {
+            const int64_t b = o * w->blocks + (p0 + i) / w->block;
+            q_cvt16(f, p, Q_SETI(w->zero != NULL ? q_load(f, w->zero, b) : 0), t);
+            const q_vf s = Q_SET(w->scale[b]);
+            for (int k = 0; k < 16 / Q_VL; ++k)
+                Q_STORE(v + i + k * Q_VL, t[k] * s);
+        }
+        return;
+    }
+#endif
+    for (int64_t i = 0; i < n;) {
+        const int64_t b = (p0 + i) / w->block, end = (b + 1) * w->block - p0 < n ? (b + 1) * w->block - p0 : n;
+        const int32_t z = w->zero != NULL ? q_load(f, w->zero, o * w->blocks + b) : 0;
+        const float s = w->scale[o * w->blocks + b];
+        for (; i < end; ++i)
+            v[i] = (float)(q_load(f, w->q, e0 + i) - z) * s;
+    }
+}
+
+/* B(p, j) = W[j][p] for p in [pc, pc + kc), j in [jc, jc + nc), in the panel
+ * layout (gemm_internal.h), the last panel's extra columns 0: each weight
+ * row's run dequantized contiguously, then spread down its panel column. */
+Q_INLINE void q_pack_fmt(const q_weight *w, coreai_int_format f, int64_t pc, int64_t kc, int64_t jc, int64_t nc,
+                         float *dst, int64_t ps)
+{
+    float run[256];
     for (int64_t j = 0; j < nc; ++j) {
         float *d = dst + (j / COREAI_PACK_NR) * ps + j % COREAI_PACK_NR;
-        const int64_t o = jc + j, e0 = o * w->in;
-        for (int64_t p = pc; p < pc + kc;) {
-            const int64_t b = p / w->block, end = (b + 1) * w->block < pc + kc ? (b + 1) * w->block : pc + kc;
-            const int32_t z = w->zero != NULL ? q_load(f, w->zero, o * w->blocks + b) : 0;
-            const float s = w->scale[o * w->blocks + b];
-            for (; p < end; ++p)
-                d[(p - pc) * COREAI_PACK_NR] = (float)(q_load(f, w->q, e0 + p) - z) * s;
+        for (int64_t p = 0; p < kc; p += 256) {
+            const int64_t n = kc - p < 256 ? kc - p : 256;
+            q_deq_run(w, f, jc + j, pc + p, n, run);
+            for (int64_t i = 0; i < n; ++i)
+                d[(p + i) * COREAI_PACK_NR] = run[i];
         }
     }
     const int64_t pad = (COREAI_PACK_NR - nc % COREAI_PACK_NR) % COREAI_PACK_NR;
     float *last = dst + (nc / COREAI_PACK_NR) * ps;
     for (int64_t p = 0; pad > 0 && p < kc; ++p)
         memset(last + p * COREAI_PACK_NR + nc % COREAI_PACK_NR, 0, (size_t)pad * sizeof(float));
+}
+
+static void q_pack(const void *ctx, int64_t pc, int64_t kc, int64_t jc, int64_t nc, float *dst, int64_t ps)
+{
+    const q_weight *w = ctx;
+    switch (w->format) {
+    case COREAI_INT_I8: q_pack_fmt(w, COREAI_INT_I8, pc, kc, jc, nc, dst, ps); break;
+    case COREAI_INT_U8: q_pack_fmt(w, COREAI_INT_U8, pc, kc, jc, nc, dst, ps); break;
+    case COREAI_INT_I4: q_pack_fmt(w, COREAI_INT_I4, pc, kc, jc, nc, dst, ps); break;
+    default: q_pack_fmt(w, COREAI_INT_U4, pc, kc, jc, nc, dst, ps); break;
+    }
 }
 
 /* ---- entry --------------------------------------------------------------- */
@@ -300,10 +343,15 @@ static int q_shape_ok(const coreai_linear_q_params *p)
     return coreai_gemm_packed_count(in, outf) >= 0;
 }
 
+_Static_assert(COREAI_LINEAR_Q_BLOCK_K == COREAI_GEMM_BLOCK_K && COREAI_LINEAR_Q_BLOCK_N == COREAI_GEMM_BLOCK_N,
+               "coreai_linear_q_f32_scratch_size is the GEMM packer's scratch");
+
 coreai_status coreai_linear_q_f32(const coreai_linear_q_params *params, const float *x, const uint8_t *weight,
-                                  const float *scale, const uint8_t *zero_point, const float *bias, float *out)
+                                  const float *scale, const uint8_t *zero_point, const float *bias, float *out,
+                                  void *scratch)
 {
-    if (params == NULL || x == NULL || weight == NULL || scale == NULL || out == NULL)
+    if (params == NULL || x == NULL || weight == NULL || scale == NULL || out == NULL ||
+        ((uintptr_t)scratch % sizeof(float)) != 0)
         return COREAI_STATUS_INVALID_ARGUMENT;
     if (!q_shape_ok(params) || !coreai_gemm_epilogue_ok(params->epilogue))
         return COREAI_STATUS_INVALID_ARGUMENT;
@@ -323,7 +371,7 @@ coreai_status coreai_linear_q_f32(const coreai_linear_q_params *params, const fl
         g.ldc = outf;
         g.bias = bias;
         g.epilogue = params->epilogue;
-        coreai_gemm_packer(&g, q_pack, &w, NULL);
+        coreai_gemm_packer(&g, q_pack, &w, (float *)scratch);
         return COREAI_STATUS_OK;
     }
     /* parts of at least 64 outputs, so a part's work outweighs a task */

@@ -74,11 +74,19 @@ static void run_case(ref_rng *r, const qcase *c)
             w[o * c->in + i] = (float)((double)(ref_load(c->f, q, o * c->in + i) - zz) * (double)s[b]);
         }
     const coreai_linear_q_params p = {c->rows, c->in, c->outf, c->block, c->f, c->epilogue};
-    assert_int_equal(coreai_linear_q_f32(&p, x, q, s, c->zero ? z : NULL, c->bias ? bias : NULL, out),
+    /* with the scratch its size asks for, and without (stack blocks); the
+     * f32 GEMM it is compared with alike (its k blocks follow the scratch) */
+    const int with_scratch = (int)((c->rows + c->outf) % 2);
+    const coreai_linear_ex_params e = {c->rows, c->in, c->outf, 0, c->epilogue};
+    const size_t scratch_bytes = coreai_linear_q_f32_scratch_size(&p), ex_bytes = coreai_linear_ex_f32_scratch_size(&e);
+    float *scratch = malloc(scratch_bytes + ex_bytes + 4);
+    assert_non_null(scratch);
+    assert_int_equal(coreai_linear_q_f32(&p, x, q, s, c->zero ? z : NULL, c->bias ? bias : NULL, out,
+                                         with_scratch && scratch_bytes > 0 ? scratch : NULL),
                      COREAI_STATUS_OK);
     if (c->rows >= COREAI_LINEAR_Q_GEMM_ROWS) {
-        const coreai_linear_ex_params e = {c->rows, c->in, c->outf, 0, c->epilogue};
-        assert_int_equal(coreai_linear_ex_f32(&e, x, w, c->bias ? bias : NULL, want, NULL), COREAI_STATUS_OK);
+        assert_int_equal(coreai_linear_ex_f32(&e, x, w, c->bias ? bias : NULL, want, with_scratch ? scratch : NULL),
+                         COREAI_STATUS_OK);
         for (int64_t i = 0; i < c->rows * c->outf; ++i)
             if (memcmp(&out[i], &want[i], sizeof(float)) != 0)
                 fail_msg("gemm path: rows %lld in %lld out %lld block %lld format %d zero %d: out[%lld] = %.9g, "
@@ -103,6 +111,7 @@ static void run_case(ref_rng *r, const qcase *c)
                          (long long)c->rows, (long long)c->in, (long long)c->outf, (long long)c->block, (int)c->f,
                          c->zero, (long long)rr, (long long)o, got, sum, tol);
         }
+    free(scratch);
     free(q);
     free(z);
     free(s);
@@ -154,31 +163,31 @@ static void test_linear_q_invalid(void **state)
     uint8_t q[64] = {0};
     float s[8] = {1, 1, 1, 1, 1, 1, 1, 1}, x[32] = {0}, out[8];
     coreai_linear_q_params p = {1, 16, 2, 8, COREAI_INT_I4, COREAI_EPILOGUE_NONE};
-    assert_int_equal(coreai_linear_q_f32(&p, x, q, s, NULL, NULL, out), COREAI_STATUS_OK);
-    assert_int_equal(coreai_linear_q_f32(NULL, x, q, s, NULL, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
-    assert_int_equal(coreai_linear_q_f32(&p, NULL, q, s, NULL, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
-    assert_int_equal(coreai_linear_q_f32(&p, x, NULL, s, NULL, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
-    assert_int_equal(coreai_linear_q_f32(&p, x, q, NULL, NULL, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
-    assert_int_equal(coreai_linear_q_f32(&p, x, q, s, NULL, NULL, NULL), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_linear_q_f32(&p, x, q, s, NULL, NULL, out, NULL), COREAI_STATUS_OK);
+    assert_int_equal(coreai_linear_q_f32(NULL, x, q, s, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_linear_q_f32(&p, NULL, q, s, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_linear_q_f32(&p, x, NULL, s, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_linear_q_f32(&p, x, q, NULL, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_linear_q_f32(&p, x, q, s, NULL, NULL, NULL, NULL), COREAI_STATUS_INVALID_ARGUMENT);
     coreai_linear_q_params bad = p;
     bad.block = 5; /* does not divide 16 */
-    assert_int_equal(coreai_linear_q_f32(&bad, x, q, s, NULL, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_linear_q_f32(&bad, x, q, s, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
     bad = p;
     bad.in_features = 6;
     bad.block = 3; /* 4-bit blocks must start on a byte */
-    assert_int_equal(coreai_linear_q_f32(&bad, x, q, s, NULL, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_linear_q_f32(&bad, x, q, s, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
     bad = p;
     bad.block = 0;
-    assert_int_equal(coreai_linear_q_f32(&bad, x, q, s, NULL, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_linear_q_f32(&bad, x, q, s, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
     bad = p;
     bad.format = COREAI_INT_U2;
-    assert_int_equal(coreai_linear_q_f32(&bad, x, q, s, NULL, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_linear_q_f32(&bad, x, q, s, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
     bad = p;
     bad.epilogue = 99;
-    assert_int_equal(coreai_linear_q_f32(&bad, x, q, s, NULL, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_linear_q_f32(&bad, x, q, s, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
     bad = p;
     bad.rows = -1;
-    assert_int_equal(coreai_linear_q_f32(&bad, x, q, s, NULL, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_linear_q_f32(&bad, x, q, s, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
 }
 
 int main(void)

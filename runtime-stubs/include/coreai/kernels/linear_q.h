@@ -28,7 +28,7 @@
  *    block at a time into its stack packing buffer ((q - z) * s rounded once,
  *    as coreai_shift_scale), so the result is that of the f32 GEMM on the
  *    dequantized weight.
- * No allocation, no scratch. Supported: format I8, U8, I4, U4; block > 0
+ * No allocation. Supported: format I8, U8, I4, U4; block > 0
  * dividing in_features (and even for 4-bit formats), so every block starts
  * on a byte.
  */
@@ -50,8 +50,30 @@ typedef struct coreai_linear_q_params {
     int32_t epilogue;           /* coreai_epilogue (coreai/kernels/matmul.h) */
 } coreai_linear_q_params;
 
+/*
+ * scratch (float-aligned) receives the GEMM path's dequantized B blocks, at
+ * most COREAI_LINEAR_Q_BLOCK_K x COREAI_LINEAR_Q_BLOCK_N floats (512 KiB):
+ * coreai_linear_q_f32_scratch_size() bytes, 0 for the GEMV path. It may be
+ * NULL: then smaller blocks go on the stack (slower: the activations are
+ * copied again for each block).
+ */
+#define COREAI_LINEAR_Q_BLOCK_K 256
+#define COREAI_LINEAR_Q_BLOCK_N 512
+
+static inline size_t coreai_linear_q_f32_scratch_size(const coreai_linear_q_params *params)
+{
+    if (params == NULL || params->rows < COREAI_LINEAR_Q_GEMM_ROWS || params->in_features <= 0 ||
+        params->out_features <= 0 || params->out_features > INT64_MAX - 15)
+        return 0;
+    const int64_t k = params->in_features < COREAI_LINEAR_Q_BLOCK_K ? params->in_features : COREAI_LINEAR_Q_BLOCK_K;
+    const int64_t n16 = (params->out_features + 15) / 16 * 16;
+    const int64_t n = n16 < COREAI_LINEAR_Q_BLOCK_N ? n16 : COREAI_LINEAR_Q_BLOCK_N;
+    return (size_t)(k * n) * sizeof(float);
+}
+
 coreai_status coreai_linear_q_f32(const coreai_linear_q_params *params, const float *x, const uint8_t *weight,
-                                  const float *scale, const uint8_t *zero_point, const float *bias, float *out);
+                                  const float *scale, const uint8_t *zero_point, const float *bias, float *out,
+                                  void *scratch);
 
 #ifdef __cplusplus
 }

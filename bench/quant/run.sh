@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# bench/quant/run.sh [--build DIR] [DIM [LAYERS [PREFILL [ROUNDS]]]]: builds
+# the runtime (Release, the portable dispatching build users get) and
+# bench_linear_q.c against it, then times f32 vs int8 vs int4 weights in one
+# run (bench_linear_q.c says what), pinned to BENCH_CPU (default 1).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build=$root/build-bench-quant
+if [ "${1:-}" = --build ]; then
+    build=$2
+    shift 2
+fi
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCOREAI_BUILD_TESTS=OFF \
+    -DCOREAI_BUILD_EXAMPLES=OFF >"$build.log" 2>&1 || { cat "$build.log"; exit 1; }
+cmake --build "$build" --target coreai_runtime >>"$build.log" 2>&1 || { cat "$build.log"; exit 1; }
+lib=$(find "$build" -name libcoreai_runtime.a | head -1)
+${CC:-cc} -std=c11 -O2 -I "$root/runtime-stubs/include" "$root/bench/quant/bench_linear_q.c" "$lib" -lm \
+    -o "$build/bench_linear_q"
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+pin=()
+if command -v taskset >/dev/null; then
+    pin=(taskset -c "${BENCH_CPU:-1}")
+fi
+"${pin[@]}" "$build/bench_linear_q" "$@"
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
