@@ -177,3 +177,30 @@ def test_compressed_model_converted_matches_eager(how, coreai_gen, c_compiler, t
     if how in ("int8-block16", "int4-block8", "uint4-zp-channel"):
         assert sum(ln[-1] == "fused" for ln in lines) == 2  # fc1 and fc2
         assert "coreai_linear_q_f32(" in (tmp_path / "out" / "m.c").read_text()
+
+
+@pytest.mark.parametrize("nbits,symmetric,rows", [(4, True, 1), (4, False, 8), (8, True, 8), (8, False, 1)])
+def test_fused_linear_matches_eager(nbits, symmetric, rows, coreai_gen, c_compiler, tmp_path):
+    """Linears on weights kept compressed (coreai_linear_q_f32): the GEMV
+    (1 row) and the GEMM (8 rows) paths against the compressed model in
+    eager PyTorch, with a relu fused into the first layer's epilogue."""
+    torch.manual_seed(12)
+    net = nn.Sequential(nn.Linear(64, 96), nn.ReLU(), nn.Linear(96, 32, bias=False)).eval()
+    m = quantize_weights(net, nbits=nbits, block_size=32, symmetric=symmetric)
+    x = torch.randn(rows, 64, generator=torch.Generator().manual_seed(5))
+    with torch.no_grad():
+        want = m(x)
+    ep = torch.export.export(m, (x,)).run_decompositions(get_decomp_table())
+    program = TorchConverter().add_exported_program(ep).to_coreai()
+    program.optimize()
+    got = next(iter(run_program(program, [{"input": x}], workdir=str(tmp_path))[0].values()))
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-5 * float(want.abs().max()))
+    import subprocess
+    path = program.save(tmp_path / "m")
+    r = subprocess.run([coreai_gen, "generate", str(path), "-o", str(tmp_path / "out"), "--stats"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    paths = [ln.split()[-1] for ln in r.stdout.splitlines() if ln.startswith("compressed_weight ")]
+    assert paths == ["fused", "fused"]
+    src = (tmp_path / "out" / "m.c").read_text()
+    assert src.count("coreai_linear_q_f32(") == 2 and "coreai_shift_scale(" not in src
