@@ -25,6 +25,8 @@ typedef struct cg_call {
     const char **args;       /* C expressions, after &params */
     bool graph_call;         /* fn is a graph function: args[0] is its workspace */
     bool tail;               /* the function's only statement: `return fn(...);` */
+    bool local;              /* params depend on the symbols' values (cexpr.h): a
+                                local object computed at each call, not static */
     const char *comment;     /* printed after the call, or NULL */
     const char *code;        /* a statement that is no single call (a fused loop, an
                                 elementwise_kernel's source, a concat's pointer table) */

@@ -1171,6 +1171,15 @@ static bool match(const cg_graph *g, const char *name, void *mem, kcall *k)
     *k = (kcall){.mem = mem, .g = g, .c = g->composite, .name = name};
     if (!g->composite || g->n_args == 0 || g->n_args != g->composite->n_input_names)
         return false;
+    /* symbolic extents: the graph's body runs, its ops at the actual sizes */
+    for (size_t i = 0; i < g->n_args; i++) {
+        if (cg_type_is_dynamic(&g->args[i]->type))
+            return false;
+    }
+    for (size_t i = 0; i < g->n_outputs; i++) {
+        if (cg_type_is_dynamic(&g->outputs[i]->type))
+            return false;
+    }
     k->init = talloc_strdup(mem, "");
     k->args = talloc_strdup(mem, "");
     k->tables = talloc_strdup(mem, "");

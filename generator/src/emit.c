@@ -43,11 +43,6 @@ bool cg_emit_program(void *mem_ctx, const cg_module *module, const cg_program_pl
 {
     if (!cg_emit_check_names(module, opt->prefix, diag))
         return false;
-    if (module->symbols.count > 0) {
-        cg_diag_error(diag, module->symbols.items[0].line, "symbol '%s': this coreai-gen checks and prints models "
-                      "with symbolic extents but cannot generate code for them yet", module->symbols.items[0].name);
-        return false;
-    }
     void *tmp = talloc_new(mem_ctx);
     const uint64_t align = opt->weights_align ? opt->weights_align : COREAI_ALIGNMENT;
     const cg_lowered *low = cg_lower_program(tmp, plan, opt->prefix, align, diag);

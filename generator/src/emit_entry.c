@@ -48,6 +48,29 @@ static bool collect(cg_emit_ctx *ec, const cg_entrypoint *e, io_param *p)
             return false;
         }
     }
+    /* the symbols are parameters too, and the values' array is named dim */
+    bool *used = talloc_zero_array(ec->mem_ctx, bool, ec->module->symbols.count + 1);
+    if (used && ec->module->symbols.count > 0)
+        cg_emit_entry_symbols(ec->module, e, used);
+    for (size_t i = 0; used && i < ec->module->symbols.count; i++) {
+        const char *name = ec->module->symbols.items[i].name;
+        const io_param *same = used[i] ? cg_symtab_get(seen, name, NULL) : NULL;
+        if (used[i] && (same || strcmp(name, "workspace") == 0 || strcmp(name, "state") == 0 ||
+                        strcmp(name, "dim") == 0)) {
+            cg_diag_error(ec->diag, ec->module->symbols.items[i].line, "entrypoint '%s': symbol '%s' would be a C "
+                          "parameter named like %s; rename one of them", e->name, name,
+                          same ? talloc_asprintf(ec->mem_ctx, "'%s'", same->name) : "a generated name");
+            talloc_free(seen);
+            return false;
+        }
+    }
+    if (ec->module->symbols.count > 0 && cg_symtab_get(seen, "dim", NULL)) {
+        cg_diag_error(ec->diag, e->line, "entrypoint '%s': an input, state or output named 'dim' would collide with "
+                      "the array of the symbols' values in a model with symbols; rename it", e->name);
+        talloc_free(seen);
+        return false;
+    }
+    talloc_free(used);
     talloc_free(seen);
     return true;
 }
@@ -55,9 +78,35 @@ static bool collect(cg_emit_ctx *ec, const cg_entrypoint *e, io_param *p)
 static void shape_comment(cg_text *out, const cg_type *t)
 {
     cg_text_printf(out, "%s[", cg_dtype_name(t->dtype));
-    for (int i = 0; i < t->rank; i++)
-        cg_text_printf(out, "%s%" PRId64, i ? "," : "", t->dims[i]);
+    for (int i = 0; i < t->rank; i++) {
+        if (t->sym[i]) {
+            char *s = cg_dim_to_string(NULL, t->sym[i]);
+            cg_text_printf(out, "%s%s", i ? "," : "", s ? s : "?");
+            talloc_free(s);
+        } else {
+            cg_text_printf(out, "%s%" PRId64, i ? "," : "", t->dims[i]);
+        }
+    }
     cg_text_puts(out, "]");
+}
+
+/* The symbol parameters, after the workspace. */
+static void symbol_params(cg_text *out, cg_emit_ctx *ec, const cg_entrypoint *e, bool comments)
+{
+    const cg_symbols *s = &ec->module->symbols;
+    bool *used = talloc_zero_array(ec->mem_ctx, bool, s->count + 1);
+    if (!used)
+        return;
+    cg_emit_entry_symbols(ec->module, e, used);
+    for (size_t i = 0; i < s->count; i++) {
+        if (!used[i])
+            continue;
+        cg_text_printf(out, ",\n    int64_t %s", s->items[i].name);
+        if (comments)
+            cg_text_printf(out, " /* symbol, %" PRId64 " <= %s <= %" PRId64 " */", s->items[i].min, s->items[i].name,
+                           s->items[i].max);
+    }
+    talloc_free(used);
 }
 
 /* With state_struct, the states are one `PREFIX_state *state` parameter. */
@@ -66,6 +115,7 @@ static void prototype(cg_text *out, cg_emit_ctx *ec, const cg_entrypoint *e, con
 {
     size_t n_in = e->n_inputs, n_st = e->n_states, n = n_in + n_st + e->n_outputs;
     cg_text_printf(out, "coreai_status %s(void *workspace", fn);
+    symbol_params(out, ec, e, comments);
     for (size_t i = 0; i < n; i++) {
         if (state_struct && i >= n_in && i < n_in + n_st) {
             if (i == n_in)
@@ -239,8 +289,38 @@ static void entry_functions(cg_text *decls, cg_text *defs, cg_emit_ctx *ec, cons
         cg_text_puts(defs, " || workspace == NULL");
     for (size_t i = 0; i < n; i++)
         cg_text_printf(defs, " || %s == NULL", p[i].cname);
-    cg_text_printf(defs, ")\n        return COREAI_STATUS_INVALID_ARGUMENT;\n    return %s_graph%zu((uint8_t *)workspace",
-                   ec->prefix, gp->index);
+    const cg_symbols *syms = &ec->module->symbols;
+    bool *used = talloc_zero_array(ec->mem_ctx, bool, syms->count + 1);
+    if (used)
+        cg_emit_entry_symbols(ec->module, e, used);
+    /* a symbol outside its range: nothing runs, nothing is written */
+    for (size_t i = 0; used && i < syms->count; i++) {
+        if (used[i])
+            cg_text_printf(defs, " ||\n        %s < INT64_C(%" PRId64 ") || %s > INT64_C(%" PRId64 ")", syms->items[i].name,
+                           syms->items[i].min, syms->items[i].name, syms->items[i].max);
+    }
+    cg_text_puts(defs, ")\n        return COREAI_STATUS_INVALID_ARGUMENT;\n");
+    if (syms->count > 0) {
+        /* the values of every symbol of the module, as the graph functions
+         * read them (cexpr.h); one this entrypoint does not take is never
+         * read by its graphs, and holds its largest value */
+        cg_text_printf(defs, "    const int64_t dim[%zu] = {", syms->count);
+        for (size_t i = 0; used && i < syms->count; i++) {
+            if (used[i])
+                cg_text_printf(defs, "%s%s", i ? ", " : "", syms->items[i].name);
+            else
+                cg_text_printf(defs, "%sINT64_C(%" PRId64 ")", i ? ", " : "", syms->items[i].max);
+        }
+        cg_text_puts(defs, "};\n");
+        /* every window a symbol places must fit, before anything runs */
+        char *checks = cg_emit_call_checks(ec, e);
+        if (checks && checks[0])
+            cg_text_printf(defs, "    if (0%s)\n        return COREAI_STATUS_INVALID_ARGUMENT;\n", checks);
+        else if (!checks)
+            cg_diag_error(ec->diag, e->line, "out of memory");
+    }
+    cg_text_printf(defs, "    return %s_graph%zu((uint8_t *)workspace%s", ec->prefix, gp->index,
+                   syms->count > 0 ? ", dim" : "");
     for (size_t i = 0; i < e->n_states; i++)
         cg_text_printf(defs, ", %s", p[e->n_inputs + i].cname);
     for (size_t i = 0; i < e->n_inputs; i++)
@@ -254,15 +334,29 @@ static void entry_functions(cg_text *decls, cg_text *defs, cg_emit_ctx *ec, cons
         prototype(defs, ec, e, fn, p, false, true);
         cg_text_printf(defs, "\n{\n    if (state == NULL)\n        return COREAI_STATUS_INVALID_ARGUMENT;\n"
                              "    return %s(workspace", call_fn);
+        for (size_t i = 0; used && i < syms->count; i++) {
+            if (used[i])
+                cg_text_printf(defs, ", %s", syms->items[i].name);
+        }
         for (size_t i = 0; i < n; i++) {
             bool is_state = i >= e->n_inputs && i < e->n_inputs + e->n_states;
             cg_text_printf(defs, ", %s%s", is_state ? "state->" : "", p[i].cname);
         }
         cg_text_puts(defs, ");\n}\n\n");
     }
-    /* the type-erased adapter used by the descriptor */
-    cg_text_printf(defs, "static coreai_status %s_invoke(void *workspace, const void *const *inputs,\n"
-                         "    void *const *states, void *const *outputs)\n{\n", fn);
+    /* the type-erased adapters used by the descriptors: with symbols, the
+     * plain one runs every symbol at its largest value (the descriptor's
+     * shapes), the one taking their values in entrypoint order is in the
+     * symbolic descriptor */
+    size_t n_used = 0;
+    for (size_t i = 0; used && i < syms->count; i++)
+        n_used += used[i];
+    for (int variant = 0; variant < (n_used > 0 ? 2 : 1); variant++) {
+    cg_text_printf(defs, "static coreai_status %s_invoke%s(void *workspace, %sconst void *const *inputs,\n"
+                         "    void *const *states, void *const *outputs)\n{\n", fn, variant ? "_symbols" : "",
+                   variant ? "const int64_t *symbols, " : "");
+    if (variant)
+        cg_text_puts(defs, "    if (symbols == NULL)\n        return COREAI_STATUS_INVALID_ARGUMENT;\n");
     if (e->n_inputs == 0)
         cg_text_puts(defs, "    (void)inputs;\n");
     if (e->n_states == 0)
@@ -270,6 +364,14 @@ static void entry_functions(cg_text *decls, cg_text *defs, cg_emit_ctx *ec, cons
     if (e->n_outputs == 0) /* an entrypoint that only updates its states (format 2) */
         cg_text_puts(defs, "    (void)outputs;\n");
     cg_text_printf(defs, "    return %s(workspace", call_fn);
+    for (size_t i = 0, k = 0; used && i < syms->count; i++) {
+        if (!used[i])
+            continue;
+        if (variant)
+            cg_text_printf(defs, ", symbols[%zu]", k++);
+        else
+            cg_text_printf(defs, ", INT64_C(%" PRId64 ")", syms->items[i].max);
+    }
     for (size_t i = 0; i < e->n_inputs; i++)
         cg_text_printf(defs, ", (const %s *)inputs[%zu]", cg_c_type(p[i].type->dtype), i);
     for (size_t i = 0; i < e->n_states; i++)
@@ -277,6 +379,8 @@ static void entry_functions(cg_text *decls, cg_text *defs, cg_emit_ctx *ec, cons
     for (size_t i = 0; i < e->n_outputs; i++)
         cg_text_printf(defs, ", (%s *)outputs[%zu]", cg_c_type(p[e->n_inputs + e->n_states + i].type->dtype), i);
     cg_text_puts(defs, ");\n}\n\n");
+    }
+    talloc_free(used);
     if (call_fn != fn)
         talloc_free(call_fn);
 }
@@ -345,6 +449,14 @@ bool cg_emit_entrypoints(cg_emit_ctx *ec, char **decls, char **defs, char **desc
         talloc_free(tmp);
     }
     cg_text_puts(&entries, "};\n");
+    char *sym_desc = NULL;
+    if (m->symbols.count > 0) {
+        sym_desc = cg_emit_symbols_desc(ec);
+        cg_text_printf(&d, "/* Descriptor of the symbolic shapes (coreai/runtime.h): each entrypoint's\n"
+                           " * symbols, their ranges, and its IO extents as combinations of them. */\n"
+                           "const coreai_program_symbols *%s_program_symbols(void);\n#define %s_program_symbols %s_program_symbols\n\n",
+                       ec->prefix, ec->prefix, ec->prefix);
+    }
     size_t n_comp = 0;
     char *comp = composite_list(ec, &n_comp);
     cg_text desc = cg_text_new(ec->mem_ctx);
@@ -357,7 +469,9 @@ bool cg_emit_entrypoints(cg_emit_ctx *ec, char **decls, char **defs, char **desc
         "const coreai_program *%s_program(void)\n{\n    return &%s_program_desc;\n}\n",
         comp, ec->prefix, ec->prefix, COREAI_GEN_VERSION, ec->plan->workspace_size,
         weight_bytes, m->n_entrypoints, ec->prefix, n_comp, ec->prefix, ec->prefix, ec->prefix);
-    bool ok = shapes.s && tables.s && entries.s && comp;
+    if (sym_desc)
+        cg_text_printf(&desc, "\n%s", sym_desc);
+    bool ok = shapes.s && tables.s && entries.s && comp && (m->symbols.count == 0 || sym_desc);
     talloc_free(cg_text_take(&shapes));
     talloc_free(cg_text_take(&tables));
     talloc_free(cg_text_take(&entries));

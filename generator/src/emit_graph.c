@@ -5,13 +5,15 @@
 
 #include <talloc.h>
 
+#include "cexpr.h"
 #include "emit_internal.h"
 #include "text.h"
 
-static void signature(cg_text *t, const cg_graph_plan *gp, const char *fn)
+/* With symbols, every graph function takes their values (cexpr.h). */
+static void signature(cg_text *t, const cg_graph_plan *gp, const char *fn, bool symbols)
 {
     const cg_graph *g = gp->graph;
-    cg_text_printf(t, "static coreai_status %s(uint8_t *ws", fn);
+    cg_text_printf(t, "static coreai_status %s(uint8_t *ws%s", fn, symbols ? ", const int64_t *" CG_CX_DIM_ARRAY : "");
     for (size_t i = 0; i < g->n_args; i++)
         cg_text_printf(t, ", const %s *a%zu", cg_c_type(g->args[i]->type.dtype), i);
     for (size_t i = 0; i < g->n_outputs; i++)
@@ -138,19 +140,24 @@ char *cg_emit_graph_functions(cg_emit_ctx *ec, char **params)
         const cg_call_list *list = ec->low->graphs[i];
         const cg_graph_plan *gp = list->gp;
         cg_text body = cg_text_new(ec->mem_ctx);
+        const bool symbols = ec->module->symbols.count > 0;
         cg_text_puts(&body, list->uses_ws ? "" : "    (void)ws;\n");
+        if (symbols)
+            cg_text_puts(&body, "    (void)" CG_CX_DIM_ARRAY ";\n");
         for (size_t k = 0; k < list->n; k++) {
             const cg_call *c = &list->calls[k];
             if (c->decls)
                 cg_text_puts(&par, c->decls);
-            if (c->params && c->params_type)
+            if (c->params && c->params_type && c->local)
+                cg_text_printf(&body, "    const %s %s = %s;\n", c->params_type, c->params, c->params_init);
+            else if (c->params && c->params_type)
                 cg_text_printf(&par, "static const %s %s = %s;\n", c->params_type, c->params, c->params_init);
             statement(&body, c);
         }
         if (!gp->use_kernel)
             cg_text_puts(&body, "    return COREAI_STATUS_OK;\n");
         describe(&out, ec, gp);
-        signature(&out, gp, list->fn_name);
+        signature(&out, gp, list->fn_name, symbols);
         cg_text_puts(&out, "\n{\n");
         if (body.s)
             unused_params(&out, ec, gp->graph, body.s);

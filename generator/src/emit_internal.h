@@ -30,6 +30,16 @@ char *cg_emit_weight_incbin(cg_emit_ctx *ec, const cg_emit_options *opt, const c
 /* static graph functions (from the call lists); params receives their
  * parameter objects */
 char *cg_emit_graph_functions(cg_emit_ctx *ec, char **params);
+/* The symbols entrypoint e takes (used[i] for module symbol i, in the
+ * model's order): those in its inputs' shapes. Returns their count. */
+size_t cg_emit_entry_symbols(const cg_module *m, const cg_entrypoint *e, bool *used);
+/* The symbolic descriptor and PREFIX_program_symbols() (a model with
+ * symbols); NULL when out of memory. */
+char *cg_emit_symbols_desc(cg_emit_ctx *ec);
+/* The conditions on the symbols' values that entrypoint e's regions
+ * (symbolic slice and slice_update windows, in every graph it runs) need,
+ * as " ||\n        VIOLATION" terms over `dim[]`; "" when none. */
+char *cg_emit_call_checks(cg_emit_ctx *ec, const cg_entrypoint *e);
 /* public entrypoint functions, their declarations, and the descriptor */
 bool cg_emit_entrypoints(cg_emit_ctx *ec, char **decls, char **defs, char **descriptor, uint64_t weight_bytes);
 

@@ -9,6 +9,7 @@
 
 #include "coreai/kernels/conv.h"
 
+#include "cexpr.h"
 #include "emit_internal.h"
 #include "emit_ops.h"
 #include "infer.h"
@@ -38,10 +39,14 @@ static bool kind_is(const cg_op *op, const char *k) { return strcmp(op->kind, k)
 
 static const cg_attr *attr(const cg_op *op, const char *name) { return cg_attr_find(&op->attrs, name); }
 
-static char *dims(cg_emitter *em, const cg_type *t)
-{
-    return cg_emit_i64_list(em->mem_ctx, t->dims, t->rank, CG_MAX_RANK);
-}
+/* The extents at the call's actual sizes (cexpr.h). */
+static char *dims(cg_emitter *em, const cg_type *t) { return cg_cx_dims(em->mem_ctx, t); }
+
+static char *cxlist8(cg_emitter *em, const cg_cx *v, int rank) { return cg_cx_list(em->mem_ctx, v, rank, CG_MAX_RANK); }
+
+static char *numel(cg_emitter *em, const cg_type *t) { return cg_cx_str(em->mem_ctx, cg_cx_numel(em->mem_ctx, t)); }
+
+static char *cx(cg_emitter *em, cg_cx v) { return cg_cx_str(em->mem_ctx, v); }
 
 static char *list8(cg_emitter *em, const int64_t *v, int rank)
 {
@@ -127,9 +132,9 @@ static void emit_binary(cg_emitter *em, size_t index, const cg_op *op, const cha
 {
     const cg_type *out = &op->results[0]->type;
     cg_dtype dt = op->operands[0]->type.dtype;
-    int64_t as[CG_MAX_RANK], bs[CG_MAX_RANK];
-    cg_shape_broadcast_strides(&op->operands[0]->type, out, as);
-    cg_shape_broadcast_strides(&op->operands[1]->type, out, bs);
+    cg_cx as[CG_MAX_RANK], bs[CG_MAX_RANK];
+    cg_cx_broadcast_strides(em->mem_ctx, &op->operands[0]->type, out, as);
+    cg_cx_broadcast_strides(em->mem_ctx, &op->operands[1]->type, out, bs);
     const char *ptype, *call;
     if (strncmp(enum_op, "COREAI_BINARY", 13) == 0) {
         ptype = "coreai_binary_params";
@@ -142,8 +147,8 @@ static void emit_binary(cg_emitter *em, size_t index, const cg_op *op, const cha
         call = "coreai_logical";
     }
     cg_emit_call(em, call, pname(em, index), ptype,
-                 init(em, "{%s, %d, %s, %s, %s}", enum_op, out->rank, dims(em, out), list8(em, as, out->rank),
-                      list8(em, bs, out->rank)),
+                 init(em, "{%s, %d, %s, %s, %s}", enum_op, out->rank, dims(em, out), cxlist8(em, as, out->rank),
+                      cxlist8(em, bs, out->rank)),
                  3, cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->operands[1]), cg_emit_ref(em, op->results[0]));
 }
 
@@ -173,7 +178,7 @@ static void emit_unary(cg_emitter *em, size_t index, const cg_op *op, const char
 {
     cg_emit_call(em, talloc_asprintf(em->mem_ctx, "coreai_unary_%s", suffix(op->operands[0]->type.dtype)),
                  pname(em, index), "coreai_unary_params",
-                 init(em, "{%s, %" PRId64 "}", enum_op, cg_type_numel(&op->results[0]->type)), 2,
+                 init(em, "{%s, %s}", enum_op, numel(em, &op->results[0]->type)), 2,
                  cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->results[0]));
 }
 
@@ -181,7 +186,7 @@ static void emit_clamp(cg_emitter *em, size_t index, const cg_op *op)
 {
     const cg_attr *lo = attr(op, "min"), *hi = attr(op, "max");
     cg_emit_call(em, "coreai_clamp_f32", pname(em, index), "coreai_clamp_params",
-                 init(em, "{%" PRId64 ", %s, %s}", cg_type_numel(&op->results[0]->type),
+                 init(em, "{%s, %s, %s}", numel(em, &op->results[0]->type),
                       lo ? f32_lit(em, lo->floats[0]) : "-INFINITY", hi ? f32_lit(em, hi->floats[0]) : "INFINITY"),
                  2, cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->results[0]));
 }
@@ -189,20 +194,20 @@ static void emit_clamp(cg_emitter *em, size_t index, const cg_op *op)
 static void emit_logical_not(cg_emitter *em, size_t index, const cg_op *op)
 {
     cg_emit_call(em, "coreai_logical_not", pname(em, index), "coreai_logical_not_params",
-                 init(em, "{%" PRId64 "}", cg_type_numel(&op->results[0]->type)), 2, cg_emit_ref(em, op->operands[0]),
+                 init(em, "{%s}", numel(em, &op->results[0]->type)), 2, cg_emit_ref(em, op->operands[0]),
                  cg_emit_ref(em, op->results[0]));
 }
 
 static void emit_where(cg_emitter *em, size_t index, const cg_op *op)
 {
     const cg_type *out = &op->results[0]->type;
-    int64_t cs[CG_MAX_RANK], as[CG_MAX_RANK], bs[CG_MAX_RANK];
-    cg_shape_broadcast_strides(&op->operands[0]->type, out, cs);
-    cg_shape_broadcast_strides(&op->operands[1]->type, out, as);
-    cg_shape_broadcast_strides(&op->operands[2]->type, out, bs);
+    cg_cx cs[CG_MAX_RANK], as[CG_MAX_RANK], bs[CG_MAX_RANK];
+    cg_cx_broadcast_strides(em->mem_ctx, &op->operands[0]->type, out, cs);
+    cg_cx_broadcast_strides(em->mem_ctx, &op->operands[1]->type, out, as);
+    cg_cx_broadcast_strides(em->mem_ctx, &op->operands[2]->type, out, bs);
     cg_emit_call(em, "coreai_where", pname(em, index), "coreai_where_params",
-                 init(em, "{%d, %s, %s, %s, %s, %zu}", out->rank, dims(em, out), list8(em, cs, out->rank),
-                      list8(em, as, out->rank), list8(em, bs, out->rank), cg_dtype_size(out->dtype)),
+                 init(em, "{%d, %s, %s, %s, %s, %zu}", out->rank, dims(em, out), cxlist8(em, cs, out->rank),
+                      cxlist8(em, as, out->rank), cxlist8(em, bs, out->rank), cg_dtype_size(out->dtype)),
                  4, cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->operands[1]), cg_emit_ref(em, op->operands[2]),
                  cg_emit_ref(em, op->results[0]));
 }
@@ -213,8 +218,7 @@ static void emit_cast(cg_emitter *em, size_t index, const cg_op *op)
     if (x->dtype == r->dtype)
         return; /* planned as a view */
     cg_emit_call(em, "coreai_cast", pname(em, index), "coreai_cast_params",
-                 init(em, "{%s, %s, %" PRId64 "}", cg_c_dtype_enum(x->dtype), cg_c_dtype_enum(r->dtype),
-                      cg_type_numel(x)),
+                 init(em, "{%s, %s, %s}", cg_c_dtype_enum(x->dtype), cg_c_dtype_enum(r->dtype), numel(em, x)),
                  2, cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->results[0]));
 }
 
@@ -251,8 +255,8 @@ static void emit_elementwise_kernel(cg_emitter *em, const cg_op *op)
     for (size_t i = 0; i < op->n_results; i++)
         cg_emit_code(em, "        (void)%s;\n", out->strs[i]);
     size_t len = strlen(src);
-    cg_emit_code(em, "        for (int64_t id = 0; id < %" PRId64 "; id++) {\n%s%s        }\n    }\n",
-                 cg_type_numel(&op->results[0]->type), src, len && src[len - 1] == '\n' ? "" : "\n");
+    cg_emit_code(em, "        for (int64_t id = 0; id < %s; id++) {\n%s%s        }\n    }\n",
+                 numel(em, &op->results[0]->type), src, len && src[len - 1] == '\n' ? "" : "\n");
 }
 
 /* ---- linear algebra and reductions ---------------------------------------- */
@@ -282,25 +286,28 @@ static void emit_matmul(cg_emitter *em, size_t index, const cg_op *op)
 {
     const cg_type *a = &op->operands[0]->type, *b = &op->operands[1]->type, *out = &op->results[0]->type;
     bool ta = cg_attr_get_bool(op, "transpose_a", false), tb = cg_attr_get_bool(op, "transpose_b", false);
-    int64_t m = out->dims[out->rank - 2], n = out->dims[out->rank - 1];
-    int64_t k = ta ? a->dims[a->rank - 2] : a->dims[a->rank - 1];
+    void *mem = em->mem_ctx;
+    cg_cx m = cg_cx_axis(mem, out, out->rank - 2), n = cg_cx_axis(mem, out, out->rank - 1);
+    cg_cx k = cg_cx_axis(mem, a, ta ? a->rank - 2 : a->rank - 1);
     cg_pack_kind kind = cg_pack_operand_kind(op);
     cg_type ab = *a, bb = *b, ob = *out;
     ab.rank -= 2;
     bb.rank -= 2;
     ob.rank -= 2;
-    int64_t as[CG_MAX_RANK], bs[CG_MAX_RANK];
-    cg_shape_broadcast_strides(&ab, &ob, as);
-    cg_shape_broadcast_strides(&bb, &ob, bs);
-    /* B's matrices: dense k x n, or packed (k x ceil(n / 16) * 16 floats each) */
-    int64_t b_mat = kind != CG_PACK_NONE ? k * ((n + CG_PACK_NR - 1) / CG_PACK_NR * CG_PACK_NR) : k * n;
+    cg_cx as[CG_MAX_RANK], bs[CG_MAX_RANK];
+    cg_cx_broadcast_strides(mem, &ab, &ob, as);
+    cg_cx_broadcast_strides(mem, &bb, &ob, bs);
+    /* B's matrices: dense k x n, or packed (k x ceil(n / 16) * 16 floats
+     * each; a packed B is a constant, of fixed extents) */
+    cg_cx b_mat = kind != CG_PACK_NONE ? cg_cx_num(k.v * ((n.v + CG_PACK_NR - 1) / CG_PACK_NR * CG_PACK_NR))
+                                       : cg_cx_mul(mem, k, n);
     for (int i = 0; i < ob.rank; i++) {
-        as[i] *= m * k;
-        bs[i] *= b_mat;
+        as[i] = cg_cx_mul(mem, as[i], cg_cx_mul(mem, m, k));
+        bs[i] = cg_cx_mul(mem, bs[i], b_mat);
     }
     char *p = pname(em, index);
-    char *pinit = init(em, "{%d, %s, %s, %s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %d, %d}", ob.rank, dims(em, &ob),
-                       list8(em, as, ob.rank), list8(em, bs, ob.rank), m, n, k, ta, kind != CG_PACK_NONE ? 0 : tb);
+    char *pinit = init(em, "{%d, %s, %s, %s, %s, %s, %s, %d, %d}", ob.rank, dims(em, &ob), cxlist8(em, as, ob.rank),
+                       cxlist8(em, bs, ob.rank), cx(em, m), cx(em, n), cx(em, k), ta, kind != CG_PACK_NONE ? 0 : tb);
     if (kind != CG_PACK_NONE)
         cg_emit_call(em, "coreai_matmul_packed_f32", p, "coreai_matmul_params", pinit, 3,
                      cg_emit_ref(em, op->operands[0]), packed_ref(em, op, kind), cg_emit_ref(em, op->results[0]));
@@ -321,13 +328,15 @@ static void emit_linear(cg_emitter *em, size_t index, const cg_op *op)
     }
     const cg_type *x = &op->operands[0]->type, *out = &op->results[0]->type;
     int64_t in = x->dims[x->rank - 1], outf = out->dims[out->rank - 1];
-    int64_t rows = in > 0 ? cg_type_numel(x) / in : cg_type_numel(out) / (outf > 0 ? outf : 1);
+    int64_t rows_fixed = in > 0 ? cg_type_numel(x) / in : cg_type_numel(out) / (outf > 0 ? outf : 1);
+    /* with symbols: the product of x's leading extents (in, outf are fixed) */
+    char *rows = cx(em, cg_type_is_dynamic(x) ? cg_cx_prod(em->mem_ctx, x, 0, x->rank - 1) : cg_cx_num(rows_fixed));
     const char *epilogue = cg_epilogue_enum(em->plan->epilogue[index]);
     const char *bias = op->n_operands == 3 ? cg_emit_ref(em, op->operands[2]) : "NULL";
     cg_pack_kind kind = cg_pack_operand_kind(op);
     char *p = pname(em, index);
     if (kind != CG_PACK_NONE) {
-        char *pinit = init(em, "{%" PRId64 ", %" PRId64 ", %" PRId64 ", %s, %" PRId64 ", %" PRId64 "}", rows, in, outf,
+        char *pinit = init(em, "{%s, %" PRId64 ", %" PRId64 ", %s, %" PRId64 ", %" PRId64 "}", rows, in, outf,
                            epilogue, em->plan->x_head_dim[index], em->plan->out_head_dim[index]);
         const cg_value *res = em->plan->residual[index];
         if (res != NULL)
@@ -341,7 +350,7 @@ static void emit_linear(cg_emitter *em, size_t index, const cg_op *op)
         return;
     }
     cg_emit_call(em, "coreai_linear_ex_f32", p, "coreai_linear_ex_params",
-                 init(em, "{%" PRId64 ", %" PRId64 ", %" PRId64 ", %d, %s}", rows, in, outf,
+                 init(em, "{%s, %" PRId64 ", %" PRId64 ", %d, %s}", rows, in, outf,
                       cg_attr_get_bool(op, "weight_transposed", false), epilogue),
                  5, cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->operands[1]), bias,
                  cg_emit_ref(em, op->results[0]), gemm_scratch(em, index, op));
@@ -372,11 +381,21 @@ static void split_axis(const cg_type *x, int64_t axis, int64_t *outer, int64_t *
     *len = x->dims[axis];
 }
 
+/* The same at the actual sizes, as text. */
+static void split_axis_cx(cg_emitter *em, const cg_type *x, int64_t axis, char **outer, char **len, char **inner)
+{
+    if (axis < 0)
+        axis += x->rank;
+    *outer = cx(em, cg_cx_prod(em->mem_ctx, x, 0, (int)axis));
+    *len = cx(em, cg_cx_axis(em->mem_ctx, x, (int)axis));
+    *inner = cx(em, cg_cx_prod(em->mem_ctx, x, (int)axis + 1, x->rank));
+}
+
 static void emit_softmax_like(cg_emitter *em, size_t index, const cg_op *op, const char *ptype, const char *fn)
 {
-    int64_t outer, len, inner;
-    split_axis(&op->operands[0]->type, attr(op, "axis")->ints[0], &outer, &len, &inner);
-    cg_emit_call(em, fn, pname(em, index), ptype, init(em, "{%" PRId64 ", %" PRId64 ", %" PRId64 "}", outer, len, inner),
+    char *outer, *len, *inner;
+    split_axis_cx(em, &op->operands[0]->type, attr(op, "axis")->ints[0], &outer, &len, &inner);
+    cg_emit_call(em, fn, pname(em, index), ptype, init(em, "{%s, %s, %s}", outer, len, inner),
                  2, cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->results[0]));
 }
 
@@ -400,18 +419,18 @@ static void emit_broadcast_to(cg_emitter *em, size_t index, const cg_op *op)
     const cg_type *x = &op->operands[0]->type, *out = &op->results[0]->type;
     if (cg_type_numel(x) == cg_type_numel(out))
         return; /* planned as a view */
-    int64_t s[CG_MAX_RANK];
-    cg_shape_broadcast_strides(x, out, s);
+    cg_cx s[CG_MAX_RANK];
+    cg_cx_broadcast_strides(em->mem_ctx, x, out, s);
     cg_emit_call(em, "coreai_broadcast_to", pname(em, index), "coreai_broadcast_to_params",
-                 init(em, "{%d, %s, %s, %zu}", out->rank, dims(em, out), list8(em, s, out->rank), cg_dtype_size(x->dtype)),
+                 init(em, "{%d, %s, %s, %zu}", out->rank, dims(em, out), cxlist8(em, s, out->rank), cg_dtype_size(x->dtype)),
                  2, cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->results[0]));
 }
 
 static void emit_concat(cg_emitter *em, size_t index, const cg_op *op)
 {
     const cg_type *out = &op->results[0]->type;
-    int64_t outer, len, inner;
-    split_axis(out, attr(op, "axis")->ints[0], &outer, &len, &inner);
+    char *outer, *len, *inner;
+    split_axis_cx(em, out, attr(op, "axis")->ints[0], &outer, &len, &inner);
     int64_t axis = attr(op, "axis")->ints[0];
     if (axis < 0)
         axis += out->rank;
@@ -419,37 +438,89 @@ static void emit_concat(cg_emitter *em, size_t index, const cg_op *op)
     char *ext = talloc_strdup(em->mem_ctx, "");
     char *ptrs = talloc_strdup(em->mem_ctx, "");
     for (size_t i = 0; i < op->n_operands; i++) {
-        ext = talloc_asprintf_append_buffer(ext, "%s%" PRId64, i ? ", " : "", op->operands[i]->type.dims[axis]);
+        ext = talloc_asprintf_append_buffer(ext, "%s%s", i ? ", " : "",
+                                            cx(em, cg_cx_axis(em->mem_ctx, &op->operands[i]->type, (int)axis)));
         ptrs = talloc_asprintf_append_buffer(ptrs, "%s%s", i ? ", " : "", cg_emit_ref(em, op->operands[i]));
     }
-    /* the operands' pointers are a table on the stack: a code statement */
-    cg_emit_decl(em, "static const int64_t %s_extents[%zu] = {%s};\n", p, op->n_operands, ext);
-    cg_call c = {.params = p, .params_type = "coreai_concat_params",
-                 .params_init = init(em, "{%zu, %" PRId64 ", %" PRId64 ", %s_extents, %zu}", op->n_operands, outer, inner,
-                                     p, cg_dtype_size(out->dtype))};
-    c.code = talloc_asprintf(em->mem_ctx, "    {\n        const void *const in[%zu] = {%s};\n"
-                             "        COREAI_TRY(coreai_concat(&%s, in, %s));\n    }\n",
-                             op->n_operands, ptrs, p, cg_emit_ref(em, op->results[0]));
+    /* the operands' pointers are a table on the stack: a code statement;
+     * with symbols the extents and the params are computed there too */
+    bool dyn = cg_op_is_dynamic(op);
+    char *pinit = init(em, "{%zu, %s, %s, %s_extents, %zu}", op->n_operands, outer, inner, p, cg_dtype_size(out->dtype));
+    cg_call c = {.params = p, .params_type = "coreai_concat_params", .params_init = pinit};
+    if (dyn) {
+        c.params = NULL;
+        c.params_type = NULL;
+        c.code = talloc_asprintf(em->mem_ctx, "    {\n        const int64_t %s_extents[%zu] = {%s};\n"
+                                 "        const coreai_concat_params %s = %s;\n"
+                                 "        const void *const in[%zu] = {%s};\n"
+                                 "        COREAI_TRY(coreai_concat(&%s, in, %s));\n    }\n",
+                                 p, op->n_operands, ext, p, pinit, op->n_operands, ptrs, p,
+                                 cg_emit_ref(em, op->results[0]));
+    } else {
+        cg_emit_decl(em, "static const int64_t %s_extents[%zu] = {%s};\n", p, op->n_operands, ext);
+        c.code = talloc_asprintf(em->mem_ctx, "    {\n        const void *const in[%zu] = {%s};\n"
+                                 "        COREAI_TRY(coreai_concat(&%s, in, %s));\n    }\n",
+                                 op->n_operands, ptrs, p, cg_emit_ref(em, op->results[0]));
+    }
     cg_emit_stmt(em, &c);
+}
+
+/* An si64[] / dim[] attribute at the call's symbols, padded to CG_MAX_RANK. */
+static char *attr_list8(cg_emitter *em, const cg_attr *a, int rank)
+{
+    cg_cx v[CG_MAX_RANK];
+    for (int i = 0; i < rank; i++)
+        v[i] = cg_cx_attr(em->mem_ctx, a, (size_t)i);
+    return cxlist8(em, v, rank);
 }
 
 static void emit_slice(cg_emitter *em, size_t index, const cg_op *op)
 {
     const cg_type *x = &op->operands[0]->type, *out = &op->results[0]->type;
     cg_emit_call(em, "coreai_slice", pname(em, index), "coreai_slice_params",
-                 init(em, "{%d, %s, %s, %s, %s, %zu}", x->rank, dims(em, x), list8(em, attr(op, "begins")->ints, x->rank),
+                 init(em, "{%d, %s, %s, %s, %s, %zu}", x->rank, dims(em, x), attr_list8(em, attr(op, "begins"), x->rank),
                       list8(em, attr(op, "steps")->ints, x->rank), dims(em, out), cg_dtype_size(x->dtype)),
                  2, cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->results[0]));
+}
+
+static void emit_slice_update(cg_emitter *em, size_t index, const cg_op *op)
+{
+    const cg_type *x = &op->operands[0]->type, *u = &op->operands[1]->type;
+    cg_emit_call(em, "coreai_slice_update", pname(em, index), "coreai_slice_update_params",
+                 init(em, "{%d, %s, %s, %s, %zu}", x->rank, dims(em, x), dims(em, u),
+                      attr_list8(em, attr(op, "begins"), x->rank), cg_dtype_size(x->dtype)),
+                 3, cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->operands[1]), cg_emit_ref(em, op->results[0]));
+}
+
+/* A symbol expression's value in every element: coreai_fill with the value
+ * computed at the call. */
+static void emit_dim_value(cg_emitter *em, size_t index, const cg_op *op)
+{
+    const cg_type *r = &op->results[0]->type;
+    char *v = cx(em, cg_cx_attr(em->mem_ctx, attr(op, "value"), 0));
+    const char *value;
+    switch (r->dtype) {
+    case CG_DTYPE_F32: value = talloc_asprintf(em->mem_ctx, "{.f32 = (float)%s}", v); break;
+    case CG_DTYPE_I32: value = talloc_asprintf(em->mem_ctx, "{.i32 = (int32_t)%s}", v); break;
+    case CG_DTYPE_I64: value = talloc_asprintf(em->mem_ctx, "{.i64 = %s}", v); break;
+    default:
+        cg_diag_error(em->diag, op->line, "coreai.dim_value: coreai-gen generates an f32, i32 or i64 result, not %s",
+                      cg_dtype_name(r->dtype));
+        return;
+    }
+    cg_emit_call(em, "coreai_fill", pname(em, index), "coreai_fill_params",
+                 init(em, "{%s, %s, %s}", cg_c_dtype_enum(r->dtype), numel(em, r), value), 1,
+                 cg_emit_ref(em, op->results[0]));
 }
 
 static void emit_gather(cg_emitter *em, size_t index, const cg_op *op)
 {
     const cg_type *x = &op->operands[0]->type, *idx = &op->operands[1]->type;
-    int64_t outer, len, inner;
-    split_axis(x, attr(op, "axis")->ints[0], &outer, &len, &inner);
+    char *outer, *len, *inner;
+    split_axis_cx(em, x, attr(op, "axis")->ints[0], &outer, &len, &inner);
     cg_emit_call(em, "coreai_gather", pname(em, index), "coreai_gather_params",
-                 init(em, "{%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %s, %zu}", outer, len, inner,
-                      cg_type_numel(idx), cg_c_dtype_enum(idx->dtype), cg_dtype_size(x->dtype)),
+                 init(em, "{%s, %s, %s, %s, %s, %zu}", outer, len, inner, numel(em, idx), cg_c_dtype_enum(idx->dtype),
+                      cg_dtype_size(x->dtype)),
                  3, cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->operands[1]), cg_emit_ref(em, op->results[0]));
 }
 
@@ -470,7 +541,8 @@ static void emit_iota(cg_emitter *em, size_t index, const cg_op *op)
     double start = attr(op, "start")->floats[0], step = attr(op, "step")->floats[0];
     bool is_int = r->dtype != CG_DTYPE_F32;
     cg_emit_call(em, "coreai_iota", pname(em, index), "coreai_iota_params",
-                 init(em, "{%s, %" PRId64 ", %s, %s, %s, %s}", cg_c_dtype_enum(r->dtype), r->dims[0], f64_lit(em, start),
+                 init(em, "{%s, %s, %s, %s, %s, %s}", cg_c_dtype_enum(r->dtype), cx(em, cg_cx_axis(em->mem_ctx, r, 0)),
+                      f64_lit(em, start),
                       f64_lit(em, step), i64_lit(em, is_int ? (int64_t)start : 0), i64_lit(em, is_int ? (int64_t)step : 0)),
                  1, cg_emit_ref(em, op->results[0]));
 }
@@ -479,7 +551,7 @@ static void emit_fill(cg_emitter *em, size_t index, const cg_op *op)
 {
     const cg_type *r = &op->results[0]->type;
     cg_emit_call(em, "coreai_fill", pname(em, index), "coreai_fill_params",
-                 init(em, "{%s, %" PRId64 ", %s}", cg_c_dtype_enum(r->dtype), cg_type_numel(r),
+                 init(em, "{%s, %s, %s}", cg_c_dtype_enum(r->dtype), numel(em, r),
                       scalar_init(em, r->dtype, attr(op, "value")->floats[0])),
                  1, cg_emit_ref(em, op->results[0]));
 }
@@ -635,20 +707,41 @@ static void emit_lut_to_dense(cg_emitter *em, size_t index, const cg_op *op)
 static void emit_invoke(cg_emitter *em, size_t index, const cg_op *op)
 {
     const cg_graph_plan *callee = cg_program_plan_find(em->program, op->callee);
-    const size_t n = 1 + op->n_operands + op->n_results;
+    /* with symbols, every graph function takes their values after ws */
+    const size_t first = em->program->module->symbols.count > 0 ? 2 : 1;
+    const size_t n = first + op->n_operands + op->n_results;
     const char **args = talloc_array(em->mem_ctx, const char *, n);
     if (!args)
         return;
     /* its frame is a part of this one's */
     args[0] = callee->frame_size > 0 ? talloc_asprintf(em->mem_ctx, "ws + %" PRIu64, em->plan->scratch_offset[index])
                                      : "ws";
+    if (first == 2)
+        args[1] = CG_CX_DIM_ARRAY;
     for (size_t i = 0; i < op->n_operands; i++)
-        args[1 + i] = cg_emit_ref(em, op->operands[i]);
+        args[first + i] = cg_emit_ref(em, op->operands[i]);
     for (size_t i = 0; i < op->n_results; i++)
-        args[1 + op->n_operands + i] = cg_emit_ref(em, op->results[i]);
+        args[first + op->n_operands + i] = cg_emit_ref(em, op->results[i]);
     cg_call c = {.fn = talloc_asprintf(em->mem_ctx, "%s_graph%zu", em->prefix, callee->index), .n_args = n,
                  .args = args, .graph_call = true, .comment = talloc_asprintf(em->mem_ctx, "@%s", op->callee->name)};
     cg_emit_stmt(em, &c);
+}
+
+/* Ops whose parameters coreai-gen does not yet compute from the symbols:
+ * refused when one has a symbolic extent, rather than run at the bounds. */
+static bool dynamic_supported(cg_emitter *em, const cg_op *op)
+{
+    static const char *const fixed_only[] = {
+        "coreai.conv2d", "coreai.max_pool2d", "coreai.avg_pool2d", "coreai.sumpool2d",
+        "coreai.blockwise_shift_scale", "coreai.dequantize", "coreai.quantize", "coreai.lut_to_dense"};
+    for (size_t i = 0; i < sizeof fixed_only / sizeof fixed_only[0]; i++) {
+        if (kind_is(op, fixed_only[i]) && cg_op_is_dynamic(op)) {
+            cg_diag_error(em->diag, op->line, "%s with a symbolic extent: this coreai-gen generates it only for "
+                          "fixed extents", op->kind);
+            return false;
+        }
+    }
+    return true;
 }
 
 void cg_emit_op(cg_emitter *em, size_t index)
@@ -658,6 +751,8 @@ void cg_emit_op(cg_emitter *em, size_t index)
     if (em->plan->fused[index])
         return; /* an activation or residual add the producing linear applies, or a
                    transpose a linear's head layout takes over (planned as a view) */
+    if (!dynamic_supported(em, op))
+        return;
     if ((e = binary_enum(op)) != NULL)
         emit_binary(em, index, op, e);
     else if ((e = unary_enum(op)) != NULL)
@@ -696,6 +791,10 @@ void cg_emit_op(cg_emitter *em, size_t index)
         emit_concat(em, index, op);
     else if (kind_is(op, "coreai.slice"))
         emit_slice(em, index, op);
+    else if (kind_is(op, "coreai.slice_update"))
+        emit_slice_update(em, index, op);
+    else if (kind_is(op, "coreai.dim_value"))
+        emit_dim_value(em, index, op);
     else if (kind_is(op, "coreai.gather"))
         emit_gather(em, index, op);
     else if (kind_is(op, "coreai.pad"))

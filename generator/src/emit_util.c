@@ -13,6 +13,7 @@
 static void take_pending(cg_emitter *em, cg_call *c)
 {
     c->op = em->op;
+    c->local = c->local || em->dynamic;
     if (em->pending_decls) {
         c->decls = em->pending_decls;
         em->pending_decls = NULL;

@@ -25,6 +25,7 @@ typedef struct cg_emitter {
     const struct cg_const_table *consts; /* the program's constants */
     struct cg_call_list *list;     /* the graph function's statements so far */
     size_t op;                     /* index of the op being emitted */
+    bool dynamic;                  /* its parameters depend on the symbols (cexpr.h) */
     /* constant table entries read by the statement being built (its
      * arguments are resolved before it is appended) */
     size_t n_pending, cap_pending;

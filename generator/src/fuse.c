@@ -2,6 +2,7 @@
 
 #include <talloc.h>
 
+#include "cexpr.h"
 #include "fuse.h"
 
 /* Kinds a fused loop computes with the coreai_ew_*_f32 functions of
@@ -21,7 +22,8 @@ bool cg_fuse_op_supported(const cg_op *op)
     bool known = false;
     for (size_t i = 0; i < sizeof fusable_kinds / sizeof fusable_kinds[0] && !known; i++)
         known = strcmp(op->kind, fusable_kinds[i]) == 0;
-    if (!known || op->n_results != 1 || op->results[0]->type.dtype != CG_DTYPE_F32)
+    /* symbolic extents: the op's own kernel, at the actual sizes */
+    if (!known || op->n_results != 1 || op->results[0]->type.dtype != CG_DTYPE_F32 || cg_op_is_dynamic(op))
         return false;
     for (size_t o = 0; o < op->n_operands; o++) {
         if (op->operands[o]->type.dtype != CG_DTYPE_F32)

@@ -5,6 +5,7 @@
 
 #include <talloc.h>
 
+#include "cexpr.h"
 #include "composite.h"
 #include "emit_fuse.h"
 #include "emit_ops.h"
@@ -26,8 +27,14 @@ static void copy_outs(cg_emitter *em)
         for (size_t i = from; i < to; i++) {
             if (!gp->copy_out[i])
                 continue;
-            cg_emit_call(em, "coreai_copy", NULL, NULL, NULL, 3,
-                         talloc_asprintf(em->mem_ctx, "%zu", cg_type_bytes(&g->outputs[i]->type)),
+            const cg_type *t = &g->outputs[i]->type;
+            /* the bytes at the actual sizes (dense) */
+            char *bytes = cg_type_is_dynamic(t)
+                              ? cg_cx_str(em->mem_ctx, cg_cx_mul(em->mem_ctx, cg_cx_numel(em->mem_ctx, t),
+                                                                 cg_cx_num((int64_t)cg_dtype_size(t->dtype))))
+                              : talloc_asprintf(em->mem_ctx, "%zu", cg_type_bytes(t));
+            em->dynamic = false;
+            cg_emit_call(em, "coreai_copy", NULL, NULL, NULL, 3, bytes,
                          cg_emit_ref(em, g->outputs[i]), talloc_asprintf(em->mem_ctx, "r%zu", i));
         }
     }
@@ -39,6 +46,7 @@ static void lower_op(cg_emitter *em, size_t k)
 {
     const cg_fuse_plan *fp = em->plan->fuse;
     em->op = k;
+    em->dynamic = cg_op_is_dynamic(em->plan->graph->ops[k]);
     if (fp && fp->group_of[k] != SIZE_MAX) {
         const cg_fuse_group *gr = &fp->groups[fp->group_of[k]];
         if (gr->root == k)
@@ -89,6 +97,7 @@ cg_lowered *cg_lower_program(void *mem_ctx, const cg_program_plan *plan, const c
             .diag = diag,
         };
         if (gp->use_kernel) {
+            em.dynamic = false;
             cg_composite_emit(&em);
         } else {
             list->uses_ws = gp->frame_size > 0;

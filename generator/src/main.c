@@ -48,7 +48,8 @@ static const char usage_text[] =
     "                            if given, else DIR/NAME.c)\n"
     "  --stamp FILE              rewrite FILE on every successful run (a build-system timestamp)\n"
     "  --stats                   print workspace, liveness lower bound and weight bytes, and one\n"
-    "                            line per compressed weight (docs/compression.md)\n"
+    "                            line per compressed weight (docs/compression.md); with symbols,\n"
+    "                            the sizes are at every symbol's largest value (said in a line)\n"
     "  --weights-format FORMAT   incbin (default): the constants' bytes in DIR/NAME_weights.bin,\n"
     "                            linked by an assembler .incbin in NAME_weights.c (GCC/Clang,\n"
     "                            ELF targets; compile it with -Wa,-I,DIR);\n"
@@ -314,6 +315,14 @@ static int run_generate(void *ctx, const cli *c, cg_module *m, cg_diag *diag)
     }
     if (c->stats) {
         printf("workspace_bytes %" PRIu64 "\n", plan->workspace_size);
+        if (m->symbols.count > 0) {
+            /* buffers are planned for the largest sizes; a call at smaller
+             * ones uses a prefix of each */
+            printf("workspace_planned_at_symbol_bounds");
+            for (size_t i = 0; i < m->symbols.count; i++)
+                printf(" %s=%" PRId64, m->symbols.items[i].name, m->symbols.items[i].max);
+            printf("\n");
+        }
         printf("liveness_lower_bound_bytes %" PRIu64 "\n", plan->lower_bound);
         printf("weight_bytes %" PRIu64 "\n", plan->weight_bytes);
         print_compressed_weights(plan);

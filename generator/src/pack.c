@@ -247,7 +247,9 @@ static bool heads_transpose(const cg_op *t)
     const cg_type *x = &t->operands[0]->type;
     const cg_attr *perm = cg_attr_find(&t->attrs, "perm");
     const int r = x->rank;
-    if (x->dtype != CG_DTYPE_F32 || r < 3 || !perm || perm->kind != CG_ATTR_SI64_ARRAY || perm->count != (size_t)r)
+    /* symbolic extents: the plain transpose kernel, at the actual sizes */
+    if (x->dtype != CG_DTYPE_F32 || r < 3 || !perm || perm->kind != CG_ATTR_SI64_ARRAY || perm->count != (size_t)r ||
+        cg_type_is_dynamic(x))
         return false;
     for (int a = 0; a < r; a++) {
         const int64_t want = a == r - 3 ? r - 2 : a == r - 2 ? r - 3 : a;

@@ -73,6 +73,9 @@ static bool op_in_place_ok(const cg_op *op, size_t operand)
         if (strcmp(op->kind, unary[i]) == 0)
             return true;
     }
+    /* a region written into x: the rest of x is already in place */
+    if (strcmp(op->kind, "coreai.slice_update") == 0)
+        return operand == 0;
     for (size_t i = 0; i < sizeof binary / sizeof binary[0]; i++) {
         if (strcmp(op->kind, binary[i]) == 0)
             return cg_type_equal(&op->operands[operand]->type, &op->results[0]->type);

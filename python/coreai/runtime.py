@@ -148,6 +148,31 @@ class _Program(ctypes.Structure):
                 ("n_composite_ops", ctypes.c_int32), ("composite_ops", ctypes.POINTER(ctypes.c_char_p))]
 
 
+class _SymbolDesc(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("min", ctypes.c_int64), ("max", ctypes.c_int64)]
+
+
+class _DimDesc(ctypes.Structure):
+    _fields_ = [("constant", ctypes.c_int64), ("coefs", ctypes.POINTER(ctypes.c_int64))]
+
+
+_EntrySymbolsFn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64),
+                                   ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_void_p),
+                                   ctypes.POINTER(ctypes.c_void_p))
+
+
+class _EntrypointSymbols(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("n_symbols", ctypes.c_int32),
+                ("symbols", ctypes.POINTER(_SymbolDesc)),
+                ("inputs", ctypes.POINTER(ctypes.POINTER(_DimDesc))),
+                ("outputs", ctypes.POINTER(ctypes.POINTER(_DimDesc))),
+                ("invoke", _EntrySymbolsFn)]
+
+
+class _ProgramSymbols(ctypes.Structure):
+    _fields_ = [("n_entrypoints", ctypes.c_int32), ("entrypoints", ctypes.POINTER(_EntrypointSymbols))]
+
+
 _STATUS = {0: "ok", 1: "invalid argument", 2: "unsupported"}
 
 
@@ -222,6 +247,19 @@ class AIExecutable:
         for i in range(d.n_entrypoints):
             e = d.entrypoints[i]
             self._entries[e.name.decode()] = e
+        # a model with symbols also publishes PREFIX_program_symbols()
+        self._symbols = {}
+        get_sym = getattr(self._lib, f"{prefix}_program_symbols", None)
+        if get_sym is not None:
+            get_sym.restype = ctypes.POINTER(_ProgramSymbols)
+            get_sym.argtypes = []
+            ps = get_sym()
+            if not ps or ps.contents.n_entrypoints != d.n_entrypoints:
+                raise RuntimeError(f"{prefix}_program_symbols() does not describe the program's entrypoints")
+            for i in range(d.n_entrypoints):
+                es = ps.contents.entrypoints[i]
+                if es.n_symbols > 0:
+                    self._symbols[es.name.decode()] = es
         align = max(self.workspace_alignment, 1)
         self._ws_buf = np.zeros(self.workspace_size + align, dtype=np.uint8)
         base = self._ws_buf.ctypes.data
@@ -243,7 +281,7 @@ class AIExecutable:
             raise KeyError(f"the model has no entrypoint '{name}' (entrypoints: {', '.join(self._entries)})")
         if name not in self._functions:
             self._functions[name] = AIFunction(self, name, self._entries[name],
-                                               self._initial_states.get(name, {}))
+                                               self._initial_states.get(name, {}), self._symbols.get(name))
         return self._functions[name]
 
     def close(self) -> None:
@@ -281,13 +319,30 @@ class AIFunction:
     passing a state by name sets it first. `f.state[name]` reads a state,
     `f.reset_state()` restores the initial values."""
 
-    def __init__(self, exe: AIExecutable, name: str, desc: _EntrypointDesc, initial: Mapping) -> None:
+    def __init__(self, exe: AIExecutable, name: str, desc: _EntrypointDesc, initial: Mapping,
+                 symbols: _EntrypointSymbols | None = None) -> None:
         self._exe = exe
         self.name = name
         self._desc = desc
         self.inputs = _specs(desc.inputs, desc.n_inputs)
         self.states = _specs(desc.states, desc.n_states)
         self.outputs = _specs(desc.outputs, desc.n_outputs)
+        # symbolic shapes (model format 2): the specs' shapes are the largest;
+        # an extent is constant + sum(coef * symbol), coefs None when fixed
+        self._sym = symbols
+        self.symbols = []
+        self._in_dims = self._out_dims = None
+        if symbols is not None:
+            n = symbols.n_symbols
+            self.symbols = [(symbols.symbols[k].name.decode(), int(symbols.symbols[k].min),
+                             int(symbols.symbols[k].max)) for k in range(n)]
+
+            def dims(table, specs):
+                return [[(int(table[i][d].constant),
+                          [int(table[i][d].coefs[k]) for k in range(n)] if table[i][d].coefs else None)
+                         for d in range(len(s.shape))] for i, s in enumerate(specs)]
+            self._in_dims = dims(symbols.inputs, self.inputs)
+            self._out_dims = dims(symbols.outputs, self.outputs)
         self._spec = {s.name: s for s in self.inputs + self.states + self.outputs}
         self._initial = {}
         for s in self.states:
@@ -320,7 +375,11 @@ class AIFunction:
             got = value.dtype.text if value.dtype is not None else str(value.numpy_dtype)
             raise ValueError(f"{what} '{spec.name}' of '{self.name}' has dtype {got}, but the model expects "
                              f"{spec.describe()}")
-        if value.shape != spec.shape:
+        if self._sym is not None and spec in self.inputs:
+            if len(value.shape) != len(spec.shape):
+                raise ValueError(f"{what} '{spec.name}' of '{self.name}' has shape {list(value.shape)}, but the "
+                                 f"model expects rank {len(spec.shape)} (at most {spec.describe()})")
+        elif value.shape != spec.shape:
             raise ValueError(f"{what} '{spec.name}' of '{self.name}' has shape {list(value.shape)}, but the model "
                              f"expects {spec.describe()}")
         return np.array(value.numpy_storage(), dtype=spec.dtype.storage, order="C", copy=False)
@@ -342,6 +401,46 @@ class AIFunction:
         new_states = {s.name: self._convert(s, inputs[s.name], "state") for s in self.states if s.name in inputs}
         return ins, new_states
 
+    @staticmethod
+    def _extent(dim, values) -> int:
+        const, coefs = dim
+        return const if coefs is None else const + sum(c * v for c, v in zip(coefs, values))
+
+    def _bind(self, ins: list) -> list:
+        """The symbols' values read off the inputs' shapes, checked against
+        their ranges and against every input extent."""
+        values = [None] * len(self.symbols)
+        for spec, arr, dims in zip(self.inputs, ins, self._in_dims):
+            for axis, (const, coefs) in enumerate(dims):
+                if coefs is None or sum(1 for c in coefs if c) != 1:
+                    continue
+                k = next(i for i, c in enumerate(coefs) if c)
+                if values[k] is not None:
+                    continue
+                name, lo, hi = self.symbols[k]
+                rest = arr.shape[axis] - const
+                if rest % coefs[k] != 0:
+                    raise ValueError(f"input '{spec.name}' of '{self.name}': axis {axis} has {arr.shape[axis]} "
+                                     f"elements, which no value of symbol '{name}' gives")
+                v = rest // coefs[k]
+                if not lo <= v <= hi:
+                    raise ValueError(f"input '{spec.name}' of '{self.name}': axis {axis} has {arr.shape[axis]} "
+                                     f"elements, so symbol '{name}' would be {v}, outside its range [{lo}, {hi}]")
+                values[k] = v
+        for k, v in enumerate(values):
+            if v is None:
+                raise ValueError(f"'{self.name}': no input extent is symbol '{self.symbols[k][0]}' alone, so its "
+                                 f"value cannot be read from the inputs' shapes")
+        for spec, arr, dims in zip(self.inputs, ins, self._in_dims):
+            want = tuple(self._extent(d, values) for d in dims)
+            if tuple(arr.shape) != want:
+                raise ValueError(f"input '{spec.name}' of '{self.name}' has shape {list(arr.shape)}, but the "
+                                 f"symbols read from the inputs ({self._symbol_text(values)}) make it {list(want)}")
+        return values
+
+    def _symbol_text(self, values) -> str:
+        return ", ".join(f"{s[0]}={v}" for s, v in zip(self.symbols, values))
+
     def call(self, inputs: Mapping) -> dict:
         """The synchronous form of `await f(inputs)`."""
         self._exe._check_open()
@@ -349,14 +448,24 @@ class AIFunction:
         with self._exe._lock:
             states = {k: np.array(new_states.get(k, v), copy=True) for k, v in self._state.items()}
             st_arrays = [states[s.name] for s in self.states]
-            outs = [np.empty(s.shape, dtype=s.dtype.storage) for s in self.outputs]
+            values = self._bind(ins) if self._sym is not None else None
+            if values is None:
+                outs = [np.empty(s.shape, dtype=s.dtype.storage) for s in self.outputs]
+            else:  # dense at the actual extents
+                outs = [np.empty(tuple(self._extent(d, values) for d in dims), dtype=s.dtype.storage)
+                        for s, dims in zip(self.outputs, self._out_dims)]
 
             def ptrs(arrays):
                 if not arrays:
                     return None
+                # an empty array may have no storage; the kernels never touch it
                 return (ctypes.c_void_p * len(arrays))(*[a.ctypes.data for a in arrays])
 
-            status = self._desc.invoke(self._exe._ws_ptr, ptrs(ins), ptrs(st_arrays), ptrs(outs))
+            if values is None:
+                status = self._desc.invoke(self._exe._ws_ptr, ptrs(ins), ptrs(st_arrays), ptrs(outs))
+            else:
+                status = self._sym.invoke(self._exe._ws_ptr, (ctypes.c_int64 * max(len(values), 1))(*values),
+                                          ptrs(ins), ptrs(st_arrays), ptrs(outs))
             if status != 0:
                 raise RuntimeCallError(self.name, status)
             self._state = states  # commit only after success

@@ -40,6 +40,18 @@ extern "C" {
 int coreai_runner_main(int argc, char **argv, const coreai_program *program);
 
 /*
+ * The same for a model with symbols (NAME_program_symbols(), coreai/runtime.h;
+ * NULL: as coreai_runner_main). An entrypoint with symbols accepts input
+ * files of any shape inside the ranges: each symbol's value is read off an
+ * input extent that is that symbol alone, checked against its range (an
+ * error naming the input, axis, value and range otherwise, exit status 1),
+ * and every input must then have the extents the descriptor gives at those
+ * values. Outputs are written at their actual shapes.
+ */
+int coreai_runner_main_symbols(int argc, char **argv, const coreai_program *program,
+                               const coreai_program_symbols *symbols);
+
+/*
  * A pthread pool for the runtime's parallel-for (coreai_set_parallel_for):
  * threads - 1 workers plus the calling thread. Between calls the workers
  * spin for about a millisecond, then sleep. NULL when threads < 1 or a

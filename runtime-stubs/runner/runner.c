@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bind.h"
 #include "npy.h"
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -396,13 +397,17 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 /* Loads each bound file and checks it against its descriptor. */
+/* symbolic: the shapes are checked once the symbols are bound (bind.h) */
 static int load_tensors(const char *prog, int32_t n, const coreai_tensor_desc *t,
-                        const binding *const *bound, coreai_npy *arrays) {
+                        const binding *const *bound, coreai_npy *arrays, int symbolic) {
     for (int32_t i = 0; i < n; ++i) {
         char err[1024];
         if (coreai_npy_read(bound[i]->file, &arrays[i], err, sizeof err) != 0) {
             error_msg(prog, "%s: %s", t[i].name, err);
             return -1;
+        }
+        if (symbolic) {
+            continue;
         }
         int same = arrays[i].dtype == t[i].dtype && arrays[i].rank == t[i].rank;
         for (int32_t d = 0; same && d < t[i].rank; ++d) {
@@ -507,10 +512,14 @@ fail:
     return -1;
 }
 
+/* es: the entrypoint's symbols, or NULL when its shapes are fixed */
 static int run(const char *prog, const coreai_program *program, const coreai_entrypoint_desc *ep,
-               const options *o) {
+               const coreai_entrypoint_symbols *es, const options *o) {
     const int32_t ni = ep->n_inputs, ns = ep->n_states, no = ep->n_outputs;
     int rc = EXIT_ERROR;
+    int64_t sym_values[COREAI_MAX_RANK * 8];
+    coreai_tensor_desc *out_desc = calloc((size_t)no + 1, sizeof *out_desc); /* actual shapes */
+    int64_t (*out_shape)[COREAI_MAX_RANK] = calloc((size_t)no + 1, sizeof *out_shape);
     const binding **in_bound = calloc((size_t)ni + 1, sizeof *in_bound);
     const binding **st_bound = calloc((size_t)ns + 1, sizeof *st_bound);
     coreai_npy *in_arr = calloc((size_t)ni + 1, sizeof *in_arr);
@@ -521,7 +530,8 @@ static int run(const char *prog, const coreai_program *program, const coreai_ent
     out_file *files = calloc((size_t)no + (size_t)ns + 1, sizeof *files);
     double *times = NULL;
     void *workspace = NULL;
-    if (!in_bound || !st_bound || !in_arr || !st_arr || !st_buf || !out_buf || !in_ptr || !files) {
+    if (!in_bound || !st_bound || !in_arr || !st_arr || !st_buf || !out_buf || !in_ptr || !files || !out_desc ||
+        !out_shape) {
         error_msg(prog, "out of memory");
         goto done;
     }
@@ -546,7 +556,8 @@ static int run(const char *prog, const coreai_program *program, const coreai_ent
     /* Output files: every output, then every state; names must be distinct file names. */
     int nf = 0;
     for (int32_t i = 0; i < no; ++i) {
-        files[nf++].desc = &ep->outputs[i];
+        out_desc[i] = ep->outputs[i];
+        files[nf++].desc = &out_desc[i];
     }
     for (int32_t i = 0; i < ns; ++i) {
         files[nf++].desc = &ep->states[i];
@@ -571,9 +582,25 @@ static int run(const char *prog, const coreai_program *program, const coreai_ent
         goto done;
     }
 
-    if (load_tensors(prog, ni, ep->inputs, in_bound, in_arr) != 0 ||
-        load_tensors(prog, ns, ep->states, st_bound, st_arr) != 0) {
+    if (load_tensors(prog, ni, ep->inputs, in_bound, in_arr, es != NULL) != 0 ||
+        load_tensors(prog, ns, ep->states, st_bound, st_arr, 0) != 0) {
         goto done;
+    }
+    if (es != NULL) {
+        /* any shape inside the ranges: the symbols' values come from the
+         * input files, the outputs are written at their actual shapes */
+        char err[1024];
+        if (coreai_runner_bind_symbols(ep, es, in_arr, sym_values, err, sizeof err) != 0) {
+            error_msg(prog, "%s", err);
+            goto done;
+        }
+        for (int32_t i = 0; i < no; ++i) {
+            if (coreai_runner_eval_shape(es->outputs[i], ep->outputs[i].rank, es, sym_values, out_shape[i]) != 0) {
+                error_msg(prog, "output '%s': an extent is negative at these symbols", ep->outputs[i].name);
+                goto done;
+            }
+            out_desc[i].shape = out_shape[i];
+        }
     }
 
     size_t alignment = program->workspace_alignment ? program->workspace_alignment : COREAI_ALIGNMENT;
@@ -612,7 +639,8 @@ static int run(const char *prog, const coreai_program *program, const coreai_ent
         memset(out_buf[i], 0, nbytes);
     }
 
-    coreai_status status = ep->invoke(workspace, in_ptr, st_buf, out_buf);
+    coreai_status status = es ? es->invoke(workspace, sym_values, in_ptr, st_buf, out_buf)
+                              : ep->invoke(workspace, in_ptr, st_buf, out_buf);
     if (status != COREAI_STATUS_OK) {
         error_msg(prog, "entrypoint '%s' failed: %s (status %d)", ep->name, coreai_status_string(status),
                   (int)status);
@@ -630,7 +658,8 @@ static int run(const char *prog, const coreai_program *program, const coreai_ent
                 memcpy(st_buf[i], st_arr[i].data, st_arr[i].nbytes);
             }
             double t0 = now_us();
-            status = ep->invoke(workspace, in_ptr, st_buf, out_buf);
+            status = es ? es->invoke(workspace, sym_values, in_ptr, st_buf, out_buf)
+                        : ep->invoke(workspace, in_ptr, st_buf, out_buf);
             double t1 = now_us();
             if (status != COREAI_STATUS_OK) {
                 error_msg(prog, "entrypoint '%s' failed on timed run %ld: %s (status %d)",
@@ -680,6 +709,8 @@ done:
         free(out_buf[i]);
     }
     free(times);
+    free(out_shape);
+    free(out_desc);
     free(workspace);
     free(files);
     free(in_ptr);
@@ -701,6 +732,11 @@ static const char *prog_name(int argc, char **argv, const coreai_program *progra
 }
 
 int coreai_runner_main(int argc, char **argv, const coreai_program *program) {
+    return coreai_runner_main_symbols(argc, argv, program, NULL);
+}
+
+int coreai_runner_main_symbols(int argc, char **argv, const coreai_program *program,
+                               const coreai_program_symbols *symbols) {
     const char *prog = prog_name(argc, argv, program);
     if (program == NULL || program->n_entrypoints < 0 ||
         (program->n_entrypoints > 0 && program->entrypoints == NULL)) {
@@ -784,7 +820,25 @@ int coreai_runner_main(int argc, char **argv, const coreai_program *program) {
         }
         coreai_set_parallel_for(coreai_runner_pool_parallel_for, pool, (int32_t)o.threads);
     }
-    rc = run(prog, program, ep, &o);
+    const coreai_entrypoint_symbols *es = NULL;
+    if (symbols != NULL) {
+        const int32_t e = (int32_t)(ep - program->entrypoints);
+        if (symbols->n_entrypoints != program->n_entrypoints || symbols->entrypoints == NULL ||
+            symbols->entrypoints[e].name == NULL || strcmp(symbols->entrypoints[e].name, ep->name) != 0 ||
+            symbols->entrypoints[e].n_symbols < 0 || symbols->entrypoints[e].n_symbols > COREAI_MAX_RANK * 8 ||
+            (symbols->entrypoints[e].n_symbols > 0 &&
+             (symbols->entrypoints[e].invoke == NULL || symbols->entrypoints[e].symbols == NULL ||
+              (ep->n_inputs > 0 && symbols->entrypoints[e].inputs == NULL) ||
+              (ep->n_outputs > 0 && symbols->entrypoints[e].outputs == NULL)))) {
+            error_msg(prog, "invalid symbol descriptor for entrypoint '%s'", ep->name);
+            rc = EXIT_ERROR;
+            goto done;
+        }
+        if (symbols->entrypoints[e].n_symbols > 0) {
+            es = &symbols->entrypoints[e];
+        }
+    }
+    rc = run(prog, program, ep, es, &o);
     if (pool != NULL) {
         coreai_set_parallel_for(NULL, NULL, 1);
         coreai_runner_pool_destroy(pool);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # Model format 2 at the command line (docs/model-format.md): an entrypoint
 # that only updates its states generates C that compiles warning-free and
-# runs; a model with symbols is checked and printed but not (yet)
-# generated; a newer format is named. Needs COREAI_GEN, COREAI_SOURCE_DIR
+# runs; a model with symbols generates C whose entrypoints take the
+# symbols' values, run at the actual sizes and refuse values outside the
+# ranges; a newer format is named. Needs COREAI_GEN, COREAI_SOURCE_DIR
 # and COREAI_RUNTIME_LIB (COREAI_CC and COREAI_LINK_FLAGS: the build's
 # compiler and link flags); ctest sets them.
 
@@ -46,16 +47,33 @@ C
     [ "$output" = "21 42 63 84" ]
 }
 
-@test "a model with symbols is checked and printed, generate says it cannot yet" {
+@test "a model with symbols is checked, printed and generated: symbol parameters, range checks" {
     "$COREAI_GEN" check "$DATA/symbols.xml"
     run "$COREAI_GEN" print "$DATA/symbols.xml"
     [ "$status" -eq 0 ]
     [[ "$output" == *"coreai.symbol seq : [1, 8]"* ]]
     [[ "$output" == *"tensor<1x[seq]xf32>"* ]]
-    run "$COREAI_GEN" generate "$DATA/symbols.xml" -o "$TMP/s"
-    [ "$status" -eq 1 ]
-    [[ "$output" == *"symbols.xml:3: error: symbol 'seq': this coreai-gen checks and prints models with symbolic extents but cannot generate code for them yet"* ]]
-    [ ! -e "$TMP/s/symbols.c" ]
+    "$COREAI_GEN" generate "$DATA/symbols.xml" -o "$TMP/s" --prefix m --weights-format c
+    # the header's signature, checked by hand: the symbol after the workspace
+    run sed -n '/^coreai_status m_main(/,/);$/p' "$TMP/s/m.h"
+    [ "$output" = "coreai_status m_main(void *workspace,
+    int64_t seq /* symbol, 1 <= seq <= 8 */,
+    const float *x /* f32[1,seq] input: \"x\" */,
+    float *y /* f32[1,seq] output: \"y\" */);" ]
+    grep -q '^const coreai_program_symbols \*m_program_symbols(void);$' "$TMP/s/m.h"
+}
+
+@test "symbolic cache step: sizes inside the ranges match a reference, outside fail and write nothing" {
+    "$COREAI_GEN" generate "$DATA/cache.xml" -o "$TMP/g" --prefix m --weights-format c
+    # shellcheck disable=SC2086 # COREAI_LINK_FLAGS is a list of flags
+    "${COREAI_CC:-cc}" -std=c11 -Wall -Wextra -Werror -I "$COREAI_SOURCE_DIR/runtime-stubs/include" -I "$TMP/g" \
+        "$DATA/cache_main.c" "$TMP/g/m.c" "$TMP/g/m_weights.c" "$COREAI_RUNTIME_LIB" ${COREAI_LINK_FLAGS:-} -lm \
+        -o "$TMP/run"
+    run "$TMP/run"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "${lines[-1]}" = "ok" ]
+    [[ "$output" == *"n=5 off=0 status=1"* ]]
 }
 
 @test "a newer model format is named before anything else" {

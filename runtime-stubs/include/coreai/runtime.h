@@ -99,12 +99,57 @@ typedef struct coreai_program {
     const char *const *composite_ops;
 } coreai_program;
 
+/* ---- symbolic shapes (model format 2) ----
+ * A model with symbols publishes, besides NAME_program(), a
+ * NAME_program_symbols() descriptor (the header then defines the macro
+ * NAME_program_symbols). Each entrypoint that has symbols takes their
+ * values as int64_t parameters after the workspace, in the order listed
+ * here, each checked against [min, max] (COREAI_STATUS_INVALID_ARGUMENT
+ * outside, nothing written). An extent of an input or output is then
+ * constant + sum of coefs[i] * value of symbol i; the plain descriptor's
+ * shape holds the largest value, which buffers must be sized for, and its
+ * invoke runs every symbol at its max. Tensors are dense at their actual
+ * extents. States always have fixed shapes. */
+typedef struct coreai_symbol_desc {
+    const char *name;
+    int64_t min, max; /* inclusive */
+} coreai_symbol_desc;
+
+typedef struct coreai_dim_desc {
+    int64_t constant;
+    const int64_t *coefs; /* n_symbols entries; NULL: the fixed extent `constant` */
+} coreai_dim_desc;
+
+/* As coreai_entrypoint_fn, with the symbols' values (n_symbols of them). */
+typedef coreai_status (*coreai_entrypoint_symbols_fn)(void *workspace,
+                                                      const int64_t *symbols,
+                                                      const void *const *inputs,
+                                                      void *const *states,
+                                                      void *const *outputs);
+
+typedef struct coreai_entrypoint_symbols {
+    const char *name;                      /* the entrypoint's */
+    int32_t n_symbols;                     /* 0: every shape fixed (the rest NULL) */
+    const coreai_symbol_desc *symbols;
+    const coreai_dim_desc *const *inputs;  /* per input: rank extents */
+    const coreai_dim_desc *const *outputs; /* per output: rank extents */
+    coreai_entrypoint_symbols_fn invoke;
+} coreai_entrypoint_symbols;
+
+typedef struct coreai_program_symbols {
+    int32_t n_entrypoints; /* the program's, in the same order */
+    const coreai_entrypoint_symbols *entrypoints;
+} coreai_program_symbols;
+
 /* NULL when the program has no entrypoint of that name. */
 const coreai_entrypoint_desc *coreai_program_find_entrypoint(const coreai_program *program,
                                                              const char *name);
 /* Number of elements of a tensor (1 for rank 0); -1 for a NULL or malformed
  * descriptor (rank outside 0..COREAI_MAX_RANK, negative extent, overflow). */
 int64_t coreai_tensor_desc_numel(const coreai_tensor_desc *desc);
+/* An extent at the symbols' values (n of them); -1 on overflow or a
+ * negative result, or for a NULL d (values may be NULL when d is fixed). */
+int64_t coreai_dim_desc_eval(const coreai_dim_desc *d, int32_t n, const int64_t *values);
 
 /* ---- ISA variants ----
  * A portable x86-64 build (GCC / Clang, no COREAI_NATIVE) compiles the hot

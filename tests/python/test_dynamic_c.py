@@ -1,0 +1,111 @@
+"""Symbolic models (model format 2) through the generated C: torch.export
+programs with dynamic dimensions, converted by the front end, generated
+once by coreai-gen, compiled and run through the Python runtime at the
+smallest, the largest and an odd size of each range, against eager
+PyTorch; a size outside a range is refused before the call."""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+
+from coreai.runtime import NDArray
+from coreai_torch import TorchConverter, get_decomp_table
+
+TOL = 2e-5
+
+
+def export(model, sample, dynamic_shapes):
+    ep = torch.export.export(model, sample, dynamic_shapes=dynamic_shapes).run_decompositions(get_decomp_table())
+    return TorchConverter().add_exported_program(ep).to_coreai()
+
+
+def run_c(program, tmp_path, calls, bad=()):
+    """Generates and loads the program once; runs each dict of inputs, and
+    each of `bad`, returning what those raised."""
+    asset = program.save_asset(tmp_path / "m")
+    with asset.executable() as exe:
+        fn = exe.load_function(exe.entrypoints[0])
+        results = [fn.call({k: NDArray(v) for k, v in c.items()}) for c in calls]
+        errors = []
+        for c in bad:
+            try:
+                fn.call({k: NDArray(v) for k, v in c.items()})
+                errors.append(None)
+            except ValueError as e:
+                errors.append(str(e))
+        return fn.symbols, results, errors
+
+
+def check(model, names, calls, results):
+    for inputs, got in zip(calls, results):
+        want = model(*[torch.from_numpy(inputs[n]) for n in names])
+        want = want if isinstance(want, tuple) else (want,)
+        outs = list(got.values())
+        assert len(outs) == len(want)
+        for w, g in zip(want, outs):
+            assert tuple(g.shape) == tuple(w.shape)
+            np.testing.assert_allclose(g.numpy(), w.detach().numpy(), atol=TOL, rtol=TOL)
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(8, 16), nn.Linear(16, 8)
+
+    def forward(self, x):
+        h = torch.relu(self.fc1(x))
+        return torch.softmax(self.fc2(h) * 0.5, dim=-1), h.mean(dim=1)
+
+
+@pytest.mark.parametrize("dynamic", ["batch", "seq"])
+def test_mlp_dynamic_batch_or_seq(tmp_path, coreai_gen, dynamic):
+    """x [batch, 5, 8] or [1, seq, 8] (a product of two symbols is not affine:
+    the front end refuses it, so one symbol per model)."""
+    torch.manual_seed(0)
+    model = MLP().eval()
+    if dynamic == "batch":
+        dim, sample, axis, shape = torch.export.Dim("batch", min=1, max=6), torch.randn(2, 5, 8), 0, (None, 5, 8)
+    else:
+        dim, sample, axis, shape = torch.export.Dim("seq", min=1, max=16), torch.randn(1, 5, 8), 1, (1, None, 8)
+    p = export(model, (sample,), {"x": {axis: dim}})
+    lo, hi = dim.min, dim.max
+    rng = np.random.default_rng(1)
+
+    def with_size(n):
+        return tuple(n if d is None else d for d in shape)
+    calls = [{"x": rng.standard_normal(with_size(n)).astype(np.float32)} for n in (lo, hi, 3, hi - 1)]
+    # one past the bound, one below: refused, naming the symbol and its range
+    bad = [{"x": np.zeros(with_size(n), np.float32)} for n in (hi + 1, lo - 1)]
+    symbols, results, errors = run_c(p, tmp_path, calls, bad)
+    check(model, ["x"], calls, results)
+    assert symbols == [(dynamic, lo, hi)]
+    for n, e in zip((hi + 1, lo - 1), errors):
+        assert e is not None and f"symbol '{dynamic}' would be {n}, outside its range [{lo}, {hi}]" in e
+
+
+class SharedDerived(nn.Module):
+    """A size shared by two inputs, a derived size (seq + 2), a reshape of
+    the symbolic axis, and a window whose begin is symbolic (the last 3 rows)."""
+
+    def forward(self, x, y):
+        z = torch.cat([x, x[:, :2]], dim=1)
+        b, s, h = x.shape
+        w = x.reshape(b, s, 2, h // 2).transpose(1, 2)
+        return torch.softmax(z * 2, -1), w * 3, y + x.sum(), x[:, -3:] - 1
+
+
+def test_shared_derived_and_symbolic_begin(tmp_path, coreai_gen):
+    model = SharedDerived().eval()
+    s = torch.export.Dim("seq", min=3, max=12)
+    p = export(model, (torch.randn(1, 5, 8), torch.randn(3, 5)), {"x": {1: s}, "y": {1: s}})
+    rng = np.random.default_rng(2)
+    calls = [{"x": rng.standard_normal((1, n, 8)).astype(np.float32),
+              "y": rng.standard_normal((3, n)).astype(np.float32)} for n in (3, 12, 7)]
+    # past the bound; and two inputs disagreeing on their shared symbol
+    bad = [{"x": np.zeros((1, 13, 8), np.float32), "y": np.zeros((3, 13), np.float32)},
+           {"x": np.zeros((1, 5, 8), np.float32), "y": np.zeros((3, 6), np.float32)}]
+    _, results, errors = run_c(p, tmp_path, calls, bad)
+    check(model, ["x", "y"], calls, results)
+    assert "symbol 'seq' would be 13, outside its range [3, 12]" in errors[0]
+    assert "has shape [3, 6], but the symbols read from the inputs (seq=5) make it [3, 5]" in errors[1]
