@@ -319,6 +319,15 @@ static void emit_matmul(cg_emitter *em, size_t index, const cg_op *op)
 
 static void emit_linear_q(cg_emitter *em, size_t index, const cg_op *op, const cg_qlinear *q);
 
+/* The rows of a linear; with symbols, the product of x's leading extents at
+ * the call (the features are fixed). */
+static char *linear_rows(cg_emitter *em, const cg_type *x, const cg_type *out)
+{
+    int64_t in = x->dims[x->rank - 1], outf = out->dims[out->rank - 1];
+    int64_t rows = in > 0 ? cg_type_numel(x) / in : cg_type_numel(out) / (outf > 0 ? outf : 1);
+    return cx(em, cg_type_is_dynamic(x) ? cg_cx_prod(em->mem_ctx, x, 0, x->rank - 1) : cg_cx_num(rows));
+}
+
 static void emit_linear(cg_emitter *em, size_t index, const cg_op *op)
 {
     cg_qlinear q;
@@ -328,9 +337,7 @@ static void emit_linear(cg_emitter *em, size_t index, const cg_op *op)
     }
     const cg_type *x = &op->operands[0]->type, *out = &op->results[0]->type;
     int64_t in = x->dims[x->rank - 1], outf = out->dims[out->rank - 1];
-    int64_t rows_fixed = in > 0 ? cg_type_numel(x) / in : cg_type_numel(out) / (outf > 0 ? outf : 1);
-    /* with symbols: the product of x's leading extents (in, outf are fixed) */
-    char *rows = cx(em, cg_type_is_dynamic(x) ? cg_cx_prod(em->mem_ctx, x, 0, x->rank - 1) : cg_cx_num(rows_fixed));
+    char *rows = linear_rows(em, x, out);
     const char *epilogue = cg_epilogue_enum(em->plan->epilogue[index]);
     const char *bias = op->n_operands == 3 ? cg_emit_ref(em, op->operands[2]) : "NULL";
     cg_pack_kind kind = cg_pack_operand_kind(op);
@@ -657,11 +664,11 @@ static void emit_linear_q(cg_emitter *em, size_t index, const cg_op *op, const c
 {
     const cg_type *x = &op->operands[0]->type, *out = &op->results[0]->type;
     const int64_t in = x->dims[x->rank - 1], outf = out->dims[out->rank - 1];
-    const int64_t rows = in > 0 ? cg_type_numel(x) / in : cg_type_numel(out) / (outf > 0 ? outf : 1);
+    const char *rows = linear_rows(em, x, out);
     const char *zero = q->zero != NULL ? talloc_asprintf(em->mem_ctx, "(const uint8_t *)%s", cg_emit_ref(em, q->zero))
                                        : "NULL";
     cg_emit_call(em, "coreai_linear_q_f32", pname(em, index), "coreai_linear_q_params",
-                 init(em, "{%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %s, %s}", rows, in, outf, q->block,
+                 init(em, "{%s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %s, %s}", rows, in, outf, q->block,
                       int_format(q->data->type.dtype), cg_epilogue_enum(em->plan->epilogue[index])),
                  7, cg_emit_ref(em, op->operands[0]),
                  talloc_asprintf(em->mem_ctx, "(const uint8_t *)%s", cg_emit_ref(em, q->data)),
