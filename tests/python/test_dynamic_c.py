@@ -109,3 +109,48 @@ def test_shared_derived_and_symbolic_begin(tmp_path, coreai_gen):
     check(model, ["x", "y"], calls, results)
     assert "symbol 'seq' would be 13, outside its range [3, 12]" in errors[0]
     assert "has shape [3, 6], but the symbols read from the inputs (seq=5) make it [3, 5]" in errors[1]
+
+
+class AttentionBlock(nn.Module):
+    """What a decoder step computes, with two symbols: the query length seq
+    and the cached length past. RMSNorm, an embedding (gather), a linear,
+    the head split, RoPE at position_ids, a KV cache of past + seq rows
+    (concat) and causal attention aligned lower-right (query i sees keys
+    up to past + i), built on coreai_torch.composite_ops and exported
+    without externalizing them, so their decompositions reach the C."""
+
+    def __init__(self):
+        super().__init__()
+        from coreai_torch.composite_ops import SDPA, RMSNorm, RoPE
+        self.norm, self.rope, self.attn = RMSNorm(8), RoPE(), SDPA(is_causal=True)
+        self.q = nn.Linear(8, 16)
+        self.emb = nn.Embedding(20, 16)
+
+    def forward(self, x, pos, kpast, vpast, tok):
+        s = x.shape[1]
+        q = self.q(self.norm(x)) + self.emb(tok)
+        q = self.rope(q.reshape(1, s, 2, 8).transpose(1, 2), position_ids=pos)
+        k = torch.cat([kpast, q], dim=2)
+        v = torch.cat([vpast, q * 0.5], dim=2)
+        return self.attn(q, k, v).transpose(1, 2).reshape(1, s, 16)
+
+
+def test_attention_block_lower_right_causal(tmp_path, coreai_gen):
+    torch.manual_seed(0)
+    model = AttentionBlock().eval()
+    s, p = torch.export.Dim("seq", min=1, max=8), torch.export.Dim("past", min=0, max=8)
+    sample = (torch.randn(1, 3, 8), torch.arange(2, 5).unsqueeze(0), torch.randn(1, 2, 2, 8), torch.randn(1, 2, 2, 8),
+              torch.randint(0, 20, (1, 3)))
+    prog = export(model, sample, {"x": {1: s}, "pos": {1: s}, "kpast": {2: p}, "vpast": {2: p}, "tok": {1: s}})
+    rng = np.random.default_rng(3)
+    calls = []
+    # (seq, past): decode steps (seq 1), prefill, both at their bounds, odd ones
+    for seq, past in [(1, 0), (8, 8), (3, 5), (1, 7), (8, 0), (5, 2)]:
+        calls.append({"x": rng.standard_normal((1, seq, 8)).astype(np.float32),
+                      "pos": np.arange(past, past + seq, dtype=np.int64)[None],
+                      "kpast": rng.standard_normal((1, 2, past, 8)).astype(np.float32),
+                      "vpast": rng.standard_normal((1, 2, past, 8)).astype(np.float32),
+                      "tok": rng.integers(0, 20, (1, seq), dtype=np.int64)})
+    symbols, results, _ = run_c(prog, tmp_path, calls)
+    assert symbols == [("past", 0, 8), ("seq", 1, 8)]
+    check(model, ["x", "pos", "kpast", "vpast", "tok"], calls, results)
