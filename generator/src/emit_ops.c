@@ -667,7 +667,8 @@ static void emit_linear_q(cg_emitter *em, size_t index, const cg_op *op, const c
     const char *rows = linear_rows(em, x, out);
     const char *zero = q->zero != NULL ? talloc_asprintf(em->mem_ctx, "(const uint8_t *)%s", cg_emit_ref(em, q->zero))
                                        : "NULL";
-    cg_emit_call(em, "coreai_linear_q_f32", pname(em, index), "coreai_linear_q_params",
+    cg_emit_call(em, cg_qlinear_a8(op, q) ? "coreai_linear_q8a_f32" : "coreai_linear_q_f32", pname(em, index),
+                 "coreai_linear_q_params",
                  init(em, "{%s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %s, %s}", rows, in, outf, q->block,
                       int_format(q->data->type.dtype), cg_epilogue_enum(em->plan->epilogue[index])),
                  7, cg_emit_ref(em, op->operands[0]),

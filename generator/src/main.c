@@ -26,7 +26,8 @@ enum { EXIT_OK = 0, EXIT_INVALID = 1, EXIT_USAGE = 2 };
 
 static const char usage_text[] =
     "usage: coreai-gen generate MODEL -o DIR [--prefix NAME] [--no-composite-kernels]\n"
-    "                           [--no-fuse] [--depfile FILE] [--stamp FILE] [--stats]\n"
+    "                           [--no-fuse] [--int8-activations] [--depfile FILE] [--stamp FILE]\n"
+    "                           [--stats]\n"
     "                           [--weights-format incbin|c] [--weights-section NAME]\n"
     "                           [--weights-align N]\n"
     "       coreai-gen check MODEL [--max-model-size BYTES]\n"
@@ -44,6 +45,9 @@ static const char usage_text[] =
     "  --no-composite-kernels    lower composite ops from their bodies instead of calling kernels\n"
     "  --no-fuse                 one kernel call per elementwise op, instead of one loop per chain\n"
     "                            of f32 elementwise ops whose intermediates get no workspace\n"
+    "  --int8-activations        decode-sized linears on compressed i8 / i4 / u4 weights also round\n"
+    "                            their inputs to int8 (integer dot products: faster, not the\n"
+    "                            model's arithmetic; docs/compression.md)\n"
     "  --depfile FILE            also write a Makefile-syntax dependency file (target: the stamp\n"
     "                            if given, else DIR/NAME.c)\n"
     "  --stamp FILE              rewrite FILE on every successful run (a build-system timestamp)\n"
@@ -166,6 +170,8 @@ static int parse_args(int argc, char **argv, cli *c)
             c->weights_align = n;
         } else if (!strcmp(a, "--no-composite-kernels")) {
             c->composite_kernels = false;
+        } else if (!strcmp(a, "--int8-activations")) {
+            cg_qlinear_set_int8_activations(true);
         } else if (!strcmp(a, "--no-fuse")) {
             c->fuse = false;
         } else if (!strcmp(a, "--stats")) {
@@ -243,13 +249,17 @@ static void print_compressed_weights(const cg_program_plan *plan)
             const cg_value *data = op->operands[0], *out = op->results[0];
             if (data->kind != CG_VALUE_CONST)
                 continue;
+            const cg_op *q = cg_qlinear_of_dequant(op);
+            cg_qlinear m;
+            if (q != NULL)
+                cg_qlinear_match(q, &m);
             /* the user of the dense weight: one op, or several */
             const char *user = out->n_uses == 1 && out->last_user ? out->last_user->kind : "several";
             char *type = cg_type_to_string(NULL, &data->type);
             printf("compressed_weight @%s %%%s %s %s packed_bytes %zu dense_bytes %zu consumer %s path %s\n",
                    graph->name, out->id, op->kind + strlen("coreai."), type ? type : "?", cg_type_bytes(&data->type),
                    cg_type_bytes(&out->type), out->is_output ? "output" : user,
-                   cg_qlinear_of_dequant(op) != NULL ? "fused" : "fallback");
+                   q == NULL ? "fallback" : cg_qlinear_a8(q, &m) ? "fused_int8_activations" : "fused");
             talloc_free(type);
         }
     }

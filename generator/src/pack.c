@@ -102,12 +102,15 @@ uint64_t cg_op_gemm_scratch_bytes(const cg_op *op)
         cg_pack_operand_kind(op) != CG_PACK_NONE)
         return 0;
     const cg_type *out = &op->results[0]->type;
-    if (cg_qlinear_match(op, NULL)) {
-        /* the compressed weight's GEMM path: one dequantized block (qlinear.h) */
+    cg_qlinear q;
+    if (cg_qlinear_match(op, &q)) {
+        /* the compressed weight's GEMM path: one dequantized block; with
+         * int8 activations, the quantized rows (qlinear.h) */
         const cg_type *x = &op->operands[0]->type;
         const int64_t in = x->dims[x->rank - 1], outf = out->dims[out->rank - 1];
         const coreai_linear_q_params p = {in > 0 ? cg_type_numel(x) / in : 0, in, outf, 1, COREAI_INT_I8, 0};
-        return (uint64_t)coreai_linear_q_f32_scratch_size(&p);
+        return (uint64_t)(cg_qlinear_a8(op, &q) ? coreai_linear_q8a_f32_scratch_size(&p)
+                                                : coreai_linear_q_f32_scratch_size(&p));
     }
     if (kind_is(op, "coreai.matmul")) {
         const cg_type *a = &op->operands[0]->type;

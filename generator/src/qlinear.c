@@ -3,6 +3,7 @@
  */
 #include <string.h>
 
+#include "coreai/kernels/linear_q.h"
 #include "infer.h"
 #include "qlinear.h"
 
@@ -67,4 +68,17 @@ const cg_op *cg_qlinear_of_dequant(const cg_op *dequant)
         return NULL;
     const cg_op *user = r->last_user;
     return user->n_operands >= 2 && user->operands[1] == r && cg_qlinear_match(user, NULL) ? user : NULL;
+}
+
+static bool int8_activations;
+
+void cg_qlinear_set_int8_activations(bool on) { int8_activations = on; }
+
+bool cg_qlinear_a8(const cg_op *linear, const cg_qlinear *q)
+{
+    const cg_type *x = &linear->operands[0]->type;
+    const int64_t in = x->dims[x->rank - 1];
+    const int64_t rows = in > 0 ? cg_type_numel(x) / in : 0;
+    return int8_activations && q->data->type.dtype != CG_DTYPE_U8 && q->block % 32 == 0 && in % 32 == 0 &&
+           in > 0 && rows < COREAI_LINEAR_Q_GEMM_ROWS;
 }

@@ -35,4 +35,17 @@ bool cg_qlinear_match(const cg_op *linear, cg_qlinear *q);
  * (dequant then runs as itself: the fallback). */
 const cg_op *cg_qlinear_of_dequant(const cg_op *dequant);
 
+/*
+ * --int8-activations: a matched linear of fewer than COREAI_LINEAR_Q_GEMM_ROWS
+ * rows (a decode step) on i8 / i4 / u4 data whose blocks and inputs are
+ * whole runs of 32 also quantizes its activations to int8 and takes the
+ * integer dot products of coreai_linear_q8a_f32. Off by default: it is not
+ * the model's arithmetic (coreai/kernels/linear_q.h). Process-wide, set by
+ * main() before planning.
+ */
+void cg_qlinear_set_int8_activations(bool on);
+
+/* Whether matched linear (q: its match) runs coreai_linear_q8a_f32. */
+bool cg_qlinear_a8(const cg_op *linear, const cg_qlinear *q);
+
 #endif /* CG_QLINEAR_H */

@@ -18,6 +18,7 @@
 #include "isa_names.h" /* first: renames this file's functions per ISA variant */
 #include "gemm_internal.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "coreai/kernels/linear_q.h"
@@ -240,6 +241,18 @@ Q_INLINE void q_gemv_range(const q_gemv_job *j, coreai_int_format f, int64_t lo,
             j->out[r * j->outf + o] = q_row_dot(j->w, f, o, j->x + r * in);
 }
 
+/* + bias, then the activation, on outputs [lo, hi) of every row. */
+static void q_finish(const q_gemv_job *j, int64_t lo, int64_t hi)
+{
+    for (int64_t r = 0; r < j->rows; ++r) {
+        float *v = j->out + r * j->outf + lo;
+        if (j->bias != NULL)
+            for (int64_t o = 0; o < hi - lo; ++o)
+                v[o] = v[o] + j->bias[lo + o];
+        q_act(v, hi - lo, j->epilogue);
+    }
+}
+
 static void q_gemv_task(void *arg, int64_t t)
 {
     const q_gemv_job *j = arg;
@@ -251,13 +264,7 @@ static void q_gemv_task(void *arg, int64_t t)
     case COREAI_INT_I4: q_gemv_range(j, COREAI_INT_I4, lo, hi); break;
     default: q_gemv_range(j, COREAI_INT_U4, lo, hi); break;
     }
-    for (int64_t r = 0; r < j->rows; ++r) {
-        float *v = j->out + r * j->outf + lo;
-        if (j->bias != NULL)
-            for (int64_t o = 0; o < hi - lo; ++o)
-                v[o] = v[o] + j->bias[lo + o];
-        q_act(v, hi - lo, j->epilogue);
-    }
+    q_finish(j, lo, hi);
 }
 
 /* ---- the GEMM: B dequantized block by block into the packing buffer -------- */
@@ -325,6 +332,130 @@ static void q_pack(const void *ctx, int64_t pc, int64_t kc, int64_t jc, int64_t 
     }
 }
 
+/* ---- int8 activations (coreai_linear_q8a_f32) ---------------------------- */
+
+#if !defined(COREAI_GEMM_FORCE_SCALAR) && (defined(__GNUC__) || defined(__clang__)) && defined(__AVX2__)
+#define Q8_AVX2 1
+#endif
+
+/* x's runs of 32 to int8: d = max|x| / 127, xq = round_even(x * 127 / max|x|)
+ * (0 for a zero run), sum = sum xq; a run holding a NaN gets d = NaN. */
+static void q8_quantize_row(const float *x, int64_t in, int8_t *xq, float *d, int32_t *sum)
+{
+    for (int64_t c = 0; c < in / 32; ++c, x += 32, xq += 32) {
+        float amax = 0.0f;
+        int nan = 0;
+        for (int i = 0; i < 32; ++i) {
+            const float a = fabsf(x[i]);
+            nan |= a != a;
+            amax = a > amax ? a : amax;
+        }
+        const float inv = amax > 0.0f && amax <= 3.4e38f ? 127.0f / amax : 0.0f;
+        int32_t s = 0;
+        for (int i = 0; i < 32; ++i) {
+            const float v = x[i] * inv;
+            int32_t q = v == v ? (int32_t)nearbyintf(v) : 0;
+            q = q > 127 ? 127 : q < -127 ? -127 : q;
+            xq[i] = (int8_t)q;
+            s += q;
+        }
+        d[c] = nan ? NAN : amax / 127.0f;
+        sum[c] = s;
+    }
+}
+
+#ifdef Q8_AVX2
+/* 32 integers at p (32 bytes, or 16 of nibbles) as i8 lanes (u4 as 0..15). */
+Q_INLINE __m256i q8_load32(coreai_int_format f, const uint8_t *p)
+{
+    if (!q_is4(f))
+        return _mm256_loadu_si256((const __m256i *)(const void *)p);
+    const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p), m = _mm_set1_epi8(15);
+    const __m128i lo = _mm_and_si128(v, m), hi = _mm_and_si128(_mm_srli_epi16(v, 4), m);
+    __m256i b = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_unpacklo_epi8(lo, hi)),
+                                        _mm_unpackhi_epi8(lo, hi), 1);
+    if (f == COREAI_INT_I4)
+        b = _mm256_sub_epi8(_mm256_xor_si256(b, _mm256_set1_epi8(8)), _mm256_set1_epi8(8));
+    return b;
+}
+#endif
+
+/* sum_b scale_b sum_c d_c (sum_i q_i xq_i - z_b sum_c) over W's row o. */
+Q_INLINE float q8_row_dot(const q_weight *w, coreai_int_format f, int64_t o, const int8_t *xq, const float *d,
+                          const int32_t *sum)
+{
+    const int64_t nb = w->blocks, runs = w->block / 32;
+    const float *s = w->scale + o * nb;
+    const int64_t e0 = o * w->in;
+    float corr = 0.0f;
+#ifdef Q8_AVX2
+    const uint8_t *p = w->q + (q_is4(f) ? e0 / 2 : e0);
+    const int64_t step = q_is4(f) ? 16 : 32;
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t b = 0, c = 0; b < nb; ++b) {
+        const int32_t z = w->zero != NULL ? q_load(f, w->zero, o * nb + b) : 0;
+        for (int64_t r = 0; r < runs; ++r, ++c, p += step) {
+            const __m256i wv = q8_load32(f, p), xv = _mm256_loadu_si256((const __m256i *)(const void *)(xq + 32 * c));
+            /* maddubs multiplies unsigned by signed bytes: |w| times x with w's sign (u4 is already unsigned) */
+            const __m256i dot = f == COREAI_INT_U4
+                                    ? _mm256_maddubs_epi16(wv, xv)
+                                    : _mm256_maddubs_epi16(_mm256_sign_epi8(wv, wv), _mm256_sign_epi8(xv, wv));
+            const float sd = s[b] * d[c];
+            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(dot, ones)), _mm256_set1_ps(sd), acc);
+            if (z != 0)
+                corr += sd * (float)(z * sum[c]);
+        }
+    }
+    __m128 h = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_add_ss(h, _mm_movehdup_ps(h));
+    return _mm_cvtss_f32(h) - corr;
+#else
+    float total = 0.0f;
+    (void)sum;
+    for (int64_t b = 0, c = 0; b < nb; ++b) {
+        const int32_t z = w->zero != NULL ? q_load(f, w->zero, o * nb + b) : 0;
+        for (int64_t r = 0; r < runs; ++r, ++c) {
+            int32_t isum = 0;
+            for (int64_t i = 0; i < 32; ++i)
+                isum += (q_load(f, w->q, e0 + c * 32 + i) - z) * xq[c * 32 + i];
+            total += s[b] * d[c] * (float)isum;
+        }
+    }
+    return total + corr;
+#endif
+}
+
+typedef struct q8_job {
+    q_gemv_job base;
+    const int8_t *xq;
+    const float *d;
+    const int32_t *sum;
+} q8_job;
+
+Q_INLINE void q8_range(const q8_job *j, coreai_int_format f, int64_t lo, int64_t hi)
+{
+    const int64_t in = j->base.w->in, runs = in / 32;
+    for (int64_t o = lo; o < hi; ++o)
+        for (int64_t r = 0; r < j->base.rows; ++r)
+            j->base.out[r * j->base.outf + o] =
+                q8_row_dot(j->base.w, f, o, j->xq + r * in, j->d + r * runs, j->sum + r * runs);
+}
+
+static void q8_task(void *arg, int64_t t)
+{
+    const q8_job *j = arg;
+    int64_t lo, hi;
+    coreai_par_part(j->base.outf, j->base.parts, t, 16, &lo, &hi);
+    switch (j->base.w->format) {
+    case COREAI_INT_I8: q8_range(j, COREAI_INT_I8, lo, hi); break;
+    case COREAI_INT_I4: q8_range(j, COREAI_INT_I4, lo, hi); break;
+    default: q8_range(j, COREAI_INT_U4, lo, hi); break;
+    }
+    q_finish(&j->base, lo, hi);
+}
+
 /* ---- entry --------------------------------------------------------------- */
 
 static int q_shape_ok(const coreai_linear_q_params *p)
@@ -382,5 +513,37 @@ coreai_status coreai_linear_q_f32(const coreai_linear_q_params *params, const fl
         parts = 1;
     q_gemv_job job = {&w, x, bias, out, rows, outf, params->epilogue, parts};
     coreai_par_run(q_gemv_task, &job, parts);
+    return COREAI_STATUS_OK;
+}
+
+coreai_status coreai_linear_q8a_f32(const coreai_linear_q_params *params, const float *x, const uint8_t *weight,
+                                    const float *scale, const uint8_t *zero_point, const float *bias, float *out,
+                                    void *scratch)
+{
+    if (params == NULL || x == NULL || weight == NULL || scale == NULL || out == NULL ||
+        ((uintptr_t)scratch % sizeof(float)) != 0)
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    if (!q_shape_ok(params) || !coreai_gemm_epilogue_ok(params->epilogue) || params->format == COREAI_INT_U8 ||
+        params->block % 32 != 0)
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    const int64_t rows = params->rows, in = params->in_features, outf = params->out_features;
+    if (rows == 0 || outf == 0)
+        return COREAI_STATUS_OK;
+    if (scratch == NULL && in > 0)
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    const int64_t runs = in / 32;
+    float *d = scratch;
+    int32_t *sum = (int32_t *)(void *)(d + rows * runs);
+    int8_t *xq = (int8_t *)(sum + rows * runs);
+    for (int64_t r = 0; r < rows; ++r)
+        q8_quantize_row(x + r * in, in, xq + r * in, d + r * runs, sum + r * runs);
+    const q_weight w = {weight, scale, zero_point, in, params->block, in / params->block, params->format};
+    int64_t parts = coreai_par_threads();
+    if (parts > (outf + 63) / 64)
+        parts = (outf + 63) / 64;
+    if (parts < 1)
+        parts = 1;
+    q8_job job = {{&w, x, bias, out, rows, outf, params->epilogue, parts}, xq, d, sum};
+    coreai_par_run(q8_task, &job, parts);
     return COREAI_STATUS_OK;
 }

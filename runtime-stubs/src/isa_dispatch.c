@@ -63,6 +63,10 @@ static void isa_append(char *buf, size_t cap, const char *s)
       (const coreai_linear_q_params *params, const float *x, const uint8_t *weight, const float *scale,  \
        const uint8_t *zero_point, const float *bias, float *out, void *scratch),                       \
       (params, x, weight, scale, zero_point, bias, out, scratch))                                      \
+    X(s, coreai_status, coreai_linear_q8a_f32,                                                         \
+      (const coreai_linear_q_params *params, const float *x, const uint8_t *weight, const float *scale,  \
+       const uint8_t *zero_point, const float *bias, float *out, void *scratch),                       \
+      (params, x, weight, scale, zero_point, bias, out, scratch))                                      \
     X(s, coreai_status, coreai_sdpa_f32,                                                               \
       (const coreai_sdpa_params *params, const float *query, const float *key, const float *value,    \
        const void *mask, const float *sinks, float *out),                                             \

@@ -30,6 +30,7 @@
 #define coreai_gemm_strided COREAI_ISA_NAME(coreai_gemm_strided)
 /* gemm_q.c */
 #define coreai_linear_q_f32 COREAI_ISA_NAME(coreai_linear_q_f32)
+#define coreai_linear_q8a_f32 COREAI_ISA_NAME(coreai_linear_q8a_f32)
 /* attention.c */
 #define coreai_sdpa_f32 COREAI_ISA_NAME(coreai_sdpa_f32)
 /* norm.c */

@@ -157,6 +157,96 @@ static void test_linear_q_large(void **state)
     run_case(&r, &c);
 }
 
+/* coreai_linear_q8a_f32: x's runs of 32 rounded to int8 as documented,
+ * then exact integer dot products, in double. */
+static void run_q8a(ref_rng *r, int64_t rows, int64_t in, int64_t outf, int64_t block, coreai_int_format f, int zero)
+{
+    const int64_t nb = in / block, runs = in / 32;
+    const int64_t qn = stream_bytes(f, outf * in), zn = stream_bytes(f, outf * nb);
+    uint8_t *q = malloc((size_t)qn), *z = malloc((size_t)zn + 1);
+    float *s = malloc(sizeof(float) * (size_t)(outf * nb)), *x = malloc(sizeof(float) * (size_t)(rows * in));
+    float *out = malloc(sizeof(float) * (size_t)(rows * outf)), *bias = malloc(sizeof(float) * (size_t)outf);
+    int8_t *xq = malloc((size_t)(rows * in));
+    double *d = malloc(sizeof(double) * (size_t)(rows * runs));
+    const coreai_linear_q_params p = {rows, in, outf, block, f, COREAI_EPILOGUE_NONE};
+    void *scratch = malloc(coreai_linear_q8a_f32_scratch_size(&p));
+    assert_true(q && z && s && x && out && bias && xq && d && scratch);
+    for (int64_t i = 0; i < qn; ++i)
+        q[i] = (uint8_t)ref_next(r);
+    for (int64_t i = 0; i < zn; ++i)
+        z[i] = (uint8_t)ref_next(r);
+    ref_fill(r, s, outf * nb, -0.05, 0.1);
+    ref_fill(r, x, rows * in, -1.0, 1.0);
+    ref_fill(r, bias, outf, -1.0, 1.0);
+    x[3] = 0.0f; /* a run of zeros */
+    for (int64_t i = 0; i < 32 && rows * in >= 64; ++i)
+        x[32 + i] = 0.0f;
+    for (int64_t c = 0; c < rows * runs; ++c) {
+        float amax = 0.0f;
+        for (int i = 0; i < 32; ++i)
+            amax = fabsf(x[c * 32 + i]) > amax ? fabsf(x[c * 32 + i]) : amax;
+        d[c] = (double)(amax / 127.0f);
+        for (int i = 0; i < 32; ++i)
+            xq[c * 32 + i] = amax > 0.0f ? (int8_t)nearbyint((double)(x[c * 32 + i] * (127.0f / amax))) : 0;
+    }
+    assert_int_equal(coreai_linear_q8a_f32(&p, x, q, s, zero ? z : NULL, bias, out, scratch), COREAI_STATUS_OK);
+    for (int64_t rr = 0; rr < rows; ++rr)
+        for (int64_t o = 0; o < outf; ++o) {
+            double sum = bias[o], mag = fabs((double)bias[o]);
+            for (int64_t c = 0; c < runs; ++c) {
+                const int64_t b = o * nb + c * 32 / block;
+                const int32_t zz = zero ? ref_load(f, z, b) : 0;
+                int64_t isum = 0;
+                for (int i = 0; i < 32; ++i)
+                    isum += (int64_t)(ref_load(f, q, o * in + c * 32 + i) - zz) * xq[rr * in + c * 32 + i];
+                const double t = (double)s[b] * d[rr * runs + c] * (double)isum;
+                sum += t;
+                mag += fabs(t);
+            }
+            const double got = out[rr * outf + o], tol = (double)(runs + 8) * 1.1920929e-7 * mag;
+            if (!(fabs(got - sum) <= tol))
+                fail_msg("q8a: rows %lld in %lld out %lld block %lld format %d zero %d: out[%lld][%lld] = %.9g, "
+                         "reference %.9g (tolerance %.3g)",
+                         (long long)rows, (long long)in, (long long)outf, (long long)block, (int)f, zero,
+                         (long long)rr, (long long)o, got, sum, tol);
+        }
+    free(q);
+    free(z);
+    free(s);
+    free(x);
+    free(out);
+    free(bias);
+    free(xq);
+    free(d);
+    free(scratch);
+}
+
+static void test_linear_q8a(void **state)
+{
+    (void)state;
+    ref_rng r = ref_rng_make(8);
+    static const coreai_int_format formats[] = {COREAI_INT_I8, COREAI_INT_I4, COREAI_INT_U4};
+    for (size_t f = 0; f < 3; ++f)
+        for (int zero = 0; zero < 2; ++zero) {
+            run_q8a(&r, 1, 64, 40, 32, formats[f], zero);
+            run_q8a(&r, 3, 256, 17, 64, formats[f], zero);
+            run_q8a(&r, 5, 96, 33, 96, formats[f], zero);
+        }
+    /* U8 (maddubs would overflow), blocks not of whole runs, no scratch: refused */
+    float s[4] = {1, 1, 1, 1}, x[64] = {0}, out[2];
+    uint8_t q[128] = {0};
+    int32_t scratch[64];
+    coreai_linear_q_params p = {1, 64, 2, 32, COREAI_INT_I4, COREAI_EPILOGUE_NONE};
+    assert_true(coreai_linear_q8a_f32_scratch_size(&p) <= sizeof scratch);
+    assert_int_equal(coreai_linear_q8a_f32(&p, x, q, s, NULL, NULL, out, scratch), COREAI_STATUS_OK);
+    assert_int_equal(coreai_linear_q8a_f32(&p, x, q, s, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
+    p.format = COREAI_INT_U8;
+    assert_int_equal(coreai_linear_q8a_f32(&p, x, q, s, NULL, NULL, out, scratch), COREAI_STATUS_INVALID_ARGUMENT);
+    p.format = COREAI_INT_I8;
+    p.block = 16;
+    assert_int_equal(coreai_linear_q8a_f32(&p, x, q, s, NULL, NULL, out, scratch), COREAI_STATUS_INVALID_ARGUMENT);
+}
+
 static void test_linear_q_invalid(void **state)
 {
     (void)state;
@@ -196,6 +286,7 @@ int main(void)
         cmocka_unit_test(test_linear_q_formats_blocks),
         cmocka_unit_test(test_linear_q_large),
         cmocka_unit_test(test_linear_q_invalid),
+        cmocka_unit_test(test_linear_q8a),
     };
     return COREAI_RUN_EVERY_ISA(tests);
 }

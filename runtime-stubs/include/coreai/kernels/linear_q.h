@@ -75,6 +75,36 @@ coreai_status coreai_linear_q_f32(const coreai_linear_q_params *params, const fl
                                   const float *scale, const uint8_t *zero_point, const float *bias, float *out,
                                   void *scratch);
 
+/*
+ * The same layer with the activations quantized too (ggml's q8_0 x q4_0 /
+ * q8_0 scheme): each row of x is cut into runs of 32 inputs, each run
+ * scaled by d = max|x| / 127 and rounded to int8 (ties to even), and each
+ * 32-run's dot product with the weight integers is exact int32 arithmetic
+ * (AVX2: maddubs / madd; other ISAs a scalar loop), then
+ *
+ *     out[r][o] = sum_b scale_b * sum_{runs c of b} d_c * (sum q_i xq_i - z_b sum xq_i)
+ *
+ * It is NOT the model's arithmetic: rounding x to 8 bits costs about
+ * 2^-8 of each run's largest |x| per input, which eager PyTorch (f32
+ * activations) does not do, so it is only used on request (coreai-gen
+ * --int8-activations). Formats I8, I4, U4 (U8 would overflow maddubs' int16
+ * pairs); block and in_features multiples of 32. scratch:
+ * coreai_linear_q8a_f32_scratch_size() bytes (the quantized rows), 4-byte
+ * aligned.
+ */
+static inline size_t coreai_linear_q8a_f32_scratch_size(const coreai_linear_q_params *params)
+{
+    if (params == NULL || params->rows <= 0 || params->in_features <= 0 ||
+        params->in_features > INT64_MAX / 2 / params->rows)
+        return 0;
+    /* per row: in bytes of int8, then in / 32 (scale, sum) pairs */
+    return (size_t)(params->rows * params->in_features) + (size_t)(params->rows * (params->in_features / 32)) * 8u;
+}
+
+coreai_status coreai_linear_q8a_f32(const coreai_linear_q_params *params, const float *x, const uint8_t *weight,
+                                    const float *scale, const uint8_t *zero_point, const float *bias, float *out,
+                                    void *scratch);
+
 #ifdef __cplusplus
 }
 #endif
