@@ -10,9 +10,11 @@ if [ "${1:-}" = --build ]; then
     build=$2
     shift 2
 fi
+mkdir -p "$build"
+log=$build/bench-build.log
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCOREAI_BUILD_TESTS=OFF \
-    -DCOREAI_BUILD_EXAMPLES=OFF >"$build.log" 2>&1 || { cat "$build.log"; exit 1; }
-cmake --build "$build" --target coreai_runtime >>"$build.log" 2>&1 || { cat "$build.log"; exit 1; }
+    -DCOREAI_BUILD_EXAMPLES=OFF >"$log" 2>&1 || { cat "$log"; exit 1; }
+cmake --build "$build" --target coreai_runtime >>"$log" 2>&1 || { cat "$log"; exit 1; }
 lib=$(find "$build" -name libcoreai_runtime.a | head -1)
 ${CC:-cc} -std=c11 -O2 -I "$root/runtime-stubs/include" "$root/bench/quant/bench_linear_q.c" "$lib" -lm \
     -o "$build/bench_linear_q"
