@@ -33,15 +33,23 @@ set(CMAKE_AR ${COREAI_AARCH64_PREFIX}ar CACHE FILEPATH "")
 set(CMAKE_RANLIB ${COREAI_AARCH64_PREFIX}ranlib CACHE FILEPATH "")
 
 # ctest (and try_run) run target binaries through the emulator; -L makes it
-# load the dynamic linker and libc from the cross sysroot. Libraries that are
-# not there (multiarch :arm64 packages in /usr/lib/aarch64-linux-gnu) are
-# found by qemu's fallback to the host path.
+# load the dynamic linker from the cross sysroot. Libraries that are not
+# there (multiarch :arm64 packages in /usr/lib/aarch64-linux-gnu) are found
+# by qemu's fallback to the host path.
+#
+# LD_LIBRARY_PATH pins libc.so.6 to the sysroot's too: the dynamic linker
+# searches /lib/aarch64-linux-gnu first, which the fallback maps to the
+# multiarch libc6:arm64 (pulled in by libcmocka-dev:arm64), a different build
+# from the cross sysroot's ld.so. The two share private state (_rtld_global,
+# e.g. the thread stack cache list); mixed, pthread_create walks that list
+# forever, so every program that starts a thread hung.
 if(COREAI_AARCH64_EMULATOR)
   find_program(COREAI_AARCH64_EMULATOR_PATH ${COREAI_AARCH64_EMULATOR})
   if(NOT COREAI_AARCH64_EMULATOR_PATH)
     message(FATAL_ERROR "${COREAI_AARCH64_EMULATOR} not found (Debian: apt-get install qemu-user)")
   endif()
-  set(CMAKE_CROSSCOMPILING_EMULATOR "${COREAI_AARCH64_EMULATOR_PATH};-L;${COREAI_AARCH64_SYSROOT}")
+  set(CMAKE_CROSSCOMPILING_EMULATOR
+      "${COREAI_AARCH64_EMULATOR_PATH};-L;${COREAI_AARCH64_SYSROOT};-E;LD_LIBRARY_PATH=${COREAI_AARCH64_SYSROOT}/lib")
 endif()
 
 # Target headers and libraries: the cross sysroot and multiarch.
