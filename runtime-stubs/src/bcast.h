@@ -105,4 +105,18 @@ static inline void coreai_bview_next(coreai_bview *v)
     }
 }
 
+/* Puts the odometer at the start of row `row` (as `row` coreai_bview_next
+ * calls from the start would): where a task of a split starts. */
+static inline void coreai_bview_seek(coreai_bview *v, int64_t row)
+{
+    for (int j = 0; j < v->n_in; ++j)
+        v->off[j] = 0;
+    for (int d = v->rank - 2; d >= 0; --d) {
+        v->idx[d] = row % v->shape[d];
+        row /= v->shape[d];
+        for (int j = 0; j < v->n_in; ++j)
+            v->off[j] += v->idx[d] * v->stride[j][d];
+    }
+}
+
 #endif /* COREAI_SRC_BCAST_H */

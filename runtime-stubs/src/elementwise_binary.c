@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "bcast.h"
+#include "parallel.h"
 
 /*
  * The operand layouts are simplified before looping (bcast.h): extent-1 axes
@@ -100,7 +101,32 @@ static int binary_op_class(coreai_binary_op op)
     return 0;
 }
 
+/* Split over threads by rows, or a single (flat) row by runs of elements;
+ * each element is computed alone, so the split changes no bit. */
 #define BINARY_KERNEL(NAME, T, ROW, FLOAT)                                                  \
+    typedef struct NAME##_job {                                                             \
+        coreai_bview v;                                                                     \
+        coreai_binary_op op;                                                                \
+        const T *a, *b;                                                                     \
+        T *out;                                                                             \
+        int64_t n, sa, sb, rows;                                                            \
+    } NAME##_job;                                                                           \
+                                                                                            \
+    static void NAME##_range(void *arg, int64_t lo, int64_t hi)                             \
+    {                                                                                       \
+        const NAME##_job *j = arg;                                                          \
+        if (j->rows == 1) {                                                                 \
+            ROW(j->op, hi - lo, j->a + lo * j->sa, j->sa, j->b + lo * j->sb, j->sb, j->out + lo); \
+            return;                                                                         \
+        }                                                                                   \
+        coreai_bview v = j->v;                                                              \
+        coreai_bview_seek(&v, lo);                                                          \
+        for (int64_t row = lo; row < hi; ++row) {                                           \
+            ROW(j->op, j->n, j->a + v.off[0], j->sa, j->b + v.off[1], j->sb, j->out + row * j->n); \
+            coreai_bview_next(&v);                                                          \
+        }                                                                                   \
+    }                                                                                       \
+                                                                                            \
     coreai_status NAME(const coreai_binary_params *params, const T *a, const T *b, T *out)  \
     {                                                                                       \
         if (params == NULL || a == NULL || b == NULL || out == NULL)                        \
@@ -109,8 +135,8 @@ static int binary_op_class(coreai_binary_op op)
         if (cls == 0)                                                                       \
             return COREAI_STATUS_INVALID_ARGUMENT;                                          \
         const int64_t *const strides[2] = {params->a_strides, params->b_strides};           \
-        coreai_bview v;                                                                     \
-        const int64_t total = coreai_bview_init(&v, 2, params->rank, params->out_shape,     \
+        NAME##_job j;                                                                       \
+        const int64_t total = coreai_bview_init(&j.v, 2, params->rank, params->out_shape,   \
                                                 strides);                                   \
         if (total < 0)                                                                      \
             return COREAI_STATUS_INVALID_ARGUMENT;                                          \
@@ -118,13 +144,18 @@ static int binary_op_class(coreai_binary_op op)
             return COREAI_STATUS_UNSUPPORTED;                                               \
         if (total == 0)                                                                     \
             return COREAI_STATUS_OK;                                                        \
-        const int64_t n = coreai_bview_row(&v);                                             \
-        const int64_t sa = coreai_bview_row_stride(&v, 0), sb = coreai_bview_row_stride(&v, 1); \
-        const int64_t rows = total / n;                                                     \
-        for (int64_t row = 0; row < rows; ++row) {                                          \
-            ROW(params->op, n, a + v.off[0], sa, b + v.off[1], sb, out + row * n);          \
-            coreai_bview_next(&v);                                                          \
-        }                                                                                   \
+        j.op = params->op;                                                                  \
+        j.a = a;                                                                            \
+        j.b = b;                                                                            \
+        j.out = out;                                                                        \
+        j.n = coreai_bview_row(&j.v);                                                       \
+        j.sa = coreai_bview_row_stride(&j.v, 0);                                            \
+        j.sb = coreai_bview_row_stride(&j.v, 1);                                            \
+        j.rows = total / j.n;                                                               \
+        if (j.rows == 1)                                                                    \
+            coreai_par_ranges(NAME##_range, &j, j.n, 256, 1.0);                             \
+        else                                                                                \
+            coreai_par_ranges(NAME##_range, &j, j.rows, 1, (double)j.n);                    \
         return COREAI_STATUS_OK;                                                            \
     }
 

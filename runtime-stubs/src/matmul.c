@@ -5,6 +5,7 @@
 #include <stdbool.h>
 
 #include "gemm_internal.h"
+#include "parallel.h"
 
 /* Checks params; *batches receives the product of the batch extents. */
 static coreai_status check_params(const coreai_matmul_params *p, int64_t *batches)
@@ -34,9 +35,19 @@ static coreai_status check_params(const coreai_matmul_params *p, int64_t *batche
 /* How B is given to one batch's product. */
 typedef enum b_form { B_STRIDED, B_SCRATCH_ONCE, B_PACKED } b_form;
 
-static void run_batches(const coreai_matmul_params *p, int64_t batches, const float *a,
-                        const float *b, float *out, b_form form, float *scratch)
+typedef struct batch_job {
+    const coreai_matmul_params *p;
+    const float *a, *b;
+    float *out;
+    b_form form;
+    float *scratch; /* B_STRIDED only: one scratch, so batches then run in order on one task */
+} batch_job;
+
+/* Batches [lo, hi); the odometer over the batch axes starts at batch lo. */
+static void batch_range(void *arg, int64_t lo, int64_t hi)
 {
+    const batch_job *j = arg;
+    const coreai_matmul_params *p = j->p;
     const int64_t m = p->m, n = p->n, k = p->k, mn = m * n;
     coreai_gemm_args g = {0};
     g.m = m;
@@ -50,19 +61,21 @@ static void run_batches(const coreai_matmul_params *p, int64_t batches, const fl
     const int64_t b_rs = p->transpose_b ? 1 : n, b_cs = p->transpose_b ? k : 1;
     int64_t idx[COREAI_MAX_RANK] = {0};
     int64_t ao = 0, bo = 0;
-    for (int64_t t = 0; t < batches; ++t) {
-        g.a = a + ao;
-        g.c = out + t * mn;
-        if (form == B_PACKED) {
-            coreai_gemm_packed(&g, b + bo, k * 16);
-        } else if (form == B_SCRATCH_ONCE) {
-            /* one B for every batch: packed whole, once */
-            if (t == 0)
-                coreai_gemm_pack_b(k, n, b, b_rs, b_cs, scratch, k * 16);
-            coreai_gemm_packed(&g, scratch, k * 16);
-        } else {
-            coreai_gemm_strided(&g, b + bo, b_rs, b_cs, scratch);
-        }
+    for (int64_t d = p->batch_rank - 1, t = lo; d >= 0; --d) {
+        idx[d] = t % p->batch_shape[d];
+        t /= p->batch_shape[d];
+        ao += idx[d] * p->a_batch_strides[d];
+        bo += idx[d] * p->b_batch_strides[d];
+    }
+    for (int64_t t = lo; t < hi; ++t) {
+        g.a = j->a + ao;
+        g.c = j->out + t * mn;
+        if (j->form == B_PACKED)
+            coreai_gemm_packed(&g, j->b + bo, k * 16);
+        else if (j->form == B_SCRATCH_ONCE)
+            coreai_gemm_packed(&g, j->scratch, k * 16); /* B packed whole, once, by the caller */
+        else
+            coreai_gemm_strided(&g, j->b + bo, b_rs, b_cs, j->scratch);
         /* Odometer over the batch axes; a broadcast axis has stride 0. */
         for (int d = p->batch_rank - 1; d >= 0; --d) {
             ao += p->a_batch_strides[d];
@@ -74,6 +87,25 @@ static void run_batches(const coreai_matmul_params *p, int64_t batches, const fl
             idx[d] = 0;
         }
     }
+}
+
+/* With threads, batches are dealt out to tasks (each GEMM then runs whole
+ * on its task) unless they share the caller's scratch; a single batch, or
+ * a strided B packed into scratch, is split inside the GEMM instead. Each
+ * product is computed the same way whoever runs it: no bit changes. */
+static void run_batches(const coreai_matmul_params *p, int64_t batches, const float *a,
+                        const float *b, float *out, b_form form, float *scratch)
+{
+    if (form == B_SCRATCH_ONCE) {
+        /* one B for every batch: packed whole, once */
+        const int64_t b_rs = p->transpose_b ? 1 : p->n, b_cs = p->transpose_b ? p->k : 1;
+        coreai_gemm_pack_b(p->k, p->n, b, b_rs, b_cs, scratch, p->k * 16);
+    }
+    const batch_job j = {p, a, b, out, form, scratch};
+    if (form == B_STRIDED && scratch != NULL)
+        batch_range((void *)&j, 0, batches);
+    else
+        coreai_par_ranges(batch_range, (void *)&j, batches, 1, 2.0 * (double)p->m * (double)p->n * (double)p->k);
 }
 
 coreai_status coreai_matmul_f32(const coreai_matmul_params *params, const float *a,

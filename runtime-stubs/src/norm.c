@@ -4,6 +4,7 @@
 
 #include <math.h>
 
+#include "parallel.h"
 #include "vmath.h"
 
 /*
@@ -367,6 +368,20 @@ static void norm_rows(const coreai_norm_params *p, int64_t outer, int64_t n, int
         rows_loop(p, outer, n, 1, x, NULL, NULL, out);
 }
 
+typedef struct norm_rows_job {
+    const coreai_norm_params *p;
+    int64_t n;
+    int center;
+    const float *x, *w, *b;
+    float *out;
+} norm_rows_job;
+
+static void norm_rows_range(void *arg, int64_t lo, int64_t hi)
+{
+    const norm_rows_job *j = arg;
+    norm_rows(j->p, hi - lo, j->n, j->center, j->x + lo * j->n, j->w, j->b, j->out + lo * j->n);
+}
+
 /* Any layout: statistics for a block of inner columns at a time, then the
  * output pass with affine offsets from odometers (outer, normalised axes)
  * plus per-column offsets precomputed for the block. */
@@ -463,9 +478,11 @@ static coreai_status norm_run(const coreai_norm_params *p, const float *x, const
     }
     const int64_t outer = dims[0], n = dims[1], inner = dims[2];
     if (inner == 1 && (w == NULL || affine_is_dense_row(p, p->weight_strides)) &&
-        (b == NULL || affine_is_dense_row(p, p->bias_strides)))
-        norm_rows(p, outer, n, center, x, w, b, out);
-    else
+        (b == NULL || affine_is_dense_row(p, p->bias_strides))) {
+        /* rows are independent: split over threads by rows */
+        const norm_rows_job job = {p, n, center, x, w, b, out};
+        coreai_par_ranges(norm_rows_range, (void *)&job, outer, 1, 4.0 * (double)n);
+    } else
         norm_general(p, n, inner, center, x, w, b, out);
     return COREAI_STATUS_OK;
 }
@@ -525,6 +542,42 @@ static void channel_affine(const float *restrict x, float *restrict out, int64_t
     }
 }
 
+/* A channel normalisation split over threads by (batch, channel) runs, or
+ * by (batch, group) runs: each is computed whole by one task. */
+typedef struct channel_job {
+    const coreai_channel_norm_params *p;
+    int64_t groups;
+    const float *x, *w, *b, *mean, *variance;
+    float *out;
+} channel_job;
+
+static void batch_norm_range(void *arg, int64_t lo, int64_t hi)
+{
+    const channel_job *j = arg;
+    const int64_t nc = j->p->channels, sp = j->p->spatial;
+    for (int64_t r = lo; r < hi; ++r) {
+        const int64_t c = r % nc, o = r * sp;
+        const double rstd = 1.0 / sqrt((double)j->variance[c] + (double)j->p->eps);
+        channel_affine(j->x + o, j->out + o, sp, (double)j->mean[c], rstd, j->w, j->b, c);
+    }
+}
+
+static void grouped_range(void *arg, int64_t lo, int64_t hi)
+{
+    const channel_job *j = arg;
+    const int64_t nc = j->p->channels, sp = j->p->spatial, cpg = nc / j->groups;
+    for (int64_t r = lo; r < hi; ++r) {
+        const int64_t n = r / j->groups, g = r % j->groups;
+        const int64_t o = (n * nc + g * cpg) * sp; /* a group is one contiguous run */
+        double mean, rstd;
+        run_stats(j->x + o, cpg * sp, (double)j->p->eps, &mean, &rstd);
+        for (int64_t c = g * cpg; c < (g + 1) * cpg; ++c) {
+            const int64_t oc = (n * nc + c) * sp;
+            channel_affine(j->x + oc, j->out + oc, sp, mean, rstd, j->w, j->b, c);
+        }
+    }
+}
+
 coreai_status coreai_batch_norm_f32(const coreai_channel_norm_params *params, const float *x,
                                     const float *gamma, const float *beta, const float *mean,
                                     const float *variance, float *out)
@@ -533,16 +586,11 @@ coreai_status coreai_batch_norm_f32(const coreai_channel_norm_params *params, co
     if (!channel_params_ok(params, &total) || x == NULL || out == NULL || mean == NULL ||
         variance == NULL)
         return COREAI_STATUS_INVALID_ARGUMENT;
-    const int64_t nc = params->channels, sp = params->spatial;
     if (total == 0)
         return COREAI_STATUS_OK;
-    for (int64_t n = 0; n < params->batch; ++n) {
-        for (int64_t c = 0; c < nc; ++c) {
-            const int64_t o = (n * nc + c) * sp;
-            const double rstd = 1.0 / sqrt((double)variance[c] + (double)params->eps);
-            channel_affine(x + o, out + o, sp, (double)mean[c], rstd, gamma, beta, c);
-        }
-    }
+    const channel_job job = {params, 0, x, gamma, beta, mean, variance, out};
+    coreai_par_ranges(batch_norm_range, (void *)&job, params->batch * params->channels, 1,
+                      2.0 * (double)params->spatial);
     return COREAI_STATUS_OK;
 }
 
@@ -556,18 +604,9 @@ static coreai_status grouped(const coreai_channel_norm_params *p, int64_t groups
         return COREAI_STATUS_INVALID_ARGUMENT;
     if (total == 0)
         return COREAI_STATUS_OK;
-    const int64_t nc = p->channels, sp = p->spatial, cpg = nc / groups;
-    for (int64_t n = 0; n < p->batch; ++n) {
-        for (int64_t g = 0; g < groups; ++g) {
-            const int64_t o = (n * nc + g * cpg) * sp; /* a group is one contiguous run */
-            double mean, rstd;
-            run_stats(x + o, cpg * sp, (double)p->eps, &mean, &rstd);
-            for (int64_t c = g * cpg; c < (g + 1) * cpg; ++c) {
-                const int64_t oc = (n * nc + c) * sp;
-                channel_affine(x + oc, out + oc, sp, mean, rstd, w, b, c);
-            }
-        }
-    }
+    const channel_job job = {p, groups, x, w, b, NULL, NULL, out};
+    coreai_par_ranges(grouped_range, (void *)&job, p->batch * groups, 1,
+                      4.0 * (double)(p->channels / groups) * (double)p->spatial);
     return COREAI_STATUS_OK;
 }
 

@@ -11,12 +11,26 @@
 
 #include "coreai/runtime.h"
 
-/* The most tasks worth making: the installed threads (1 without a hook). */
+/* The most tasks worth making: the installed threads (1 without a hook,
+ * and 1 inside a task: a hook runs one call at a time, so a kernel called
+ * by another kernel's task, e.g. each GEMM of a batch split, runs whole). */
 int32_t coreai_par_threads(void);
 
-/* task(arg, i) for i < count: through the hook when there is one and
- * count > 1, else in order on the caller. */
+/* task(arg, i) for i < count: through the hook when there is one, count > 1
+ * and no call is running, else in order on the caller. */
 void coreai_par_run(coreai_task_fn task, void *arg, int64_t count);
+
+/* Below this many (roughly) float operations a split costs more than it
+ * saves: waking a thread takes a few microseconds. */
+#define COREAI_PAR_MIN_WORK 32768.0
+
+/* fn(arg, lo, hi) over [0, n) cut into parts of whole `unit`s (the last may
+ * be short), one part per thread when n * work_per_item reaches
+ * COREAI_PAR_MIN_WORK and there are units for more than one part, else
+ * fn(arg, 0, n) on the caller. For kernels whose items (rows, elements) are
+ * computed independently: the split changes no bit. */
+typedef void (*coreai_par_range_fn)(void *arg, int64_t lo, int64_t hi);
+void coreai_par_ranges(coreai_par_range_fn fn, void *arg, int64_t n, int64_t unit, double work_per_item);
 
 /* Part t of `parts` of [0, n) in whole units (the last unit may be short):
  * nearly equal, in order, none empty when n >= parts * unit. */

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "parallel.h"
 #include "vmath.h"
 
 /* Dense strides of the position table over the key axes; returns the number
@@ -129,6 +130,45 @@ static inline void rotate_row(const float *x, float *out, int64_t dim, int64_t r
         memcpy(out + rot, x + rot, (size_t)(dim - rot) * sizeof(float));
 }
 
+typedef struct rope_job {
+    const coreai_rope_params *p;
+    const float *x;
+    float *out;
+    int64_t dim;
+    int64_t cst[COREAI_MAX_RANK], sst[COREAI_MAX_RANK]; /* cos / sin offset per step of each axis */
+    const float *cbase, *sbase;
+    int64_t cstep, sstep;
+} rope_job;
+
+/* Rows [lo, hi): the odometer starts at row lo. */
+static void rope_range(void *arg, int64_t lo, int64_t hi)
+{
+    const rope_job *j = arg;
+    const coreai_rope_params *p = j->p;
+    int64_t idx[COREAI_MAX_RANK] = {0};
+    int64_t co = 0, so = 0;
+    for (int64_t a = p->rank - 2, r = lo; a >= 0; --a) {
+        idx[a] = r % p->shape[a];
+        r /= p->shape[a];
+        co += idx[a] * j->cst[a];
+        so += idx[a] * j->sst[a];
+    }
+    for (int64_t r = lo; r < hi; ++r) {
+        rotate_row(j->x + r * j->dim, j->out + r * j->dim, j->dim, p->rotary_dims, p->interleaved, j->cbase + co,
+                   j->cstep, j->sbase + so, j->sstep);
+        for (int a = p->rank - 2; a >= 0; --a) {
+            if (++idx[a] < p->shape[a]) {
+                co += j->cst[a];
+                so += j->sst[a];
+                break;
+            }
+            co -= j->cst[a] * (p->shape[a] - 1);
+            so -= j->sst[a] * (p->shape[a] - 1);
+            idx[a] = 0;
+        }
+    }
+}
+
 coreai_status coreai_rope_f32(const coreai_rope_params *params, const float *x, const float *cos_in,
                               const float *sin_in, const void *positions, const float *freqs,
                               void *scratch, size_t scratch_bytes, float *out)
@@ -172,23 +212,14 @@ coreai_status coreai_rope_f32(const coreai_rope_params *params, const float *x, 
             sst[a] = p->sin_strides[a];
         }
     }
-    const float *cbase = pos_mode ? table : cos_in, *sbase = pos_mode ? table + half : sin_in;
-    const int64_t cstep = pos_mode ? 1 : half > 1 ? p->cos_strides[p->rank - 1] : 0;
-    const int64_t sstep = pos_mode ? 1 : half > 1 ? p->sin_strides[p->rank - 1] : 0;
-    int64_t idx[COREAI_MAX_RANK] = {0};
-    int64_t co = 0, so = 0;
-    for (int64_t r = 0; r < rows; ++r) {
-        rotate_row(x + r * dim, out + r * dim, dim, rot, p->interleaved, cbase + co, cstep, sbase + so, sstep);
-        for (int a = p->rank - 2; a >= 0; --a) {
-            if (++idx[a] < p->shape[a]) {
-                co += cst[a];
-                so += sst[a];
-                break;
-            }
-            co -= cst[a] * (p->shape[a] - 1);
-            so -= sst[a] * (p->shape[a] - 1);
-            idx[a] = 0;
-        }
-    }
+    rope_job j = {p, x, out, dim, {0}, {0}, NULL, NULL, 0, 0};
+    memcpy(j.cst, cst, sizeof cst);
+    memcpy(j.sst, sst, sizeof sst);
+    j.cbase = pos_mode ? table : cos_in;
+    j.sbase = pos_mode ? table + half : sin_in;
+    j.cstep = pos_mode ? 1 : half > 1 ? p->cos_strides[p->rank - 1] : 0;
+    j.sstep = pos_mode ? 1 : half > 1 ? p->sin_strides[p->rank - 1] : 0;
+    /* rows are independent: split over threads by rows */
+    coreai_par_ranges(rope_range, &j, rows, 1, 3.0 * (double)dim);
     return COREAI_STATUS_OK;
 }

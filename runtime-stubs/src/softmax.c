@@ -4,6 +4,7 @@
 
 #include <math.h>
 
+#include "parallel.h"
 #include "vmath.h"
 
 /* Columns handled together when the axis is strided (inner > 1): their
@@ -103,6 +104,27 @@ static void softmax_cols(const float *x, float *out, int64_t n, int64_t stride, 
     }
 }
 
+typedef struct softmax_job {
+    const float *x;
+    float *out;
+    int64_t n, inner, chunks;
+} softmax_job;
+
+static void softmax_range(void *arg, int64_t lo, int64_t hi)
+{
+    const softmax_job *j = arg;
+    const int64_t plane = j->n * j->inner;
+    for (int64_t it = lo; it < hi; ++it) {
+        if (j->inner == 1) {
+            softmax_row(j->x + it * plane, j->out + it * plane, j->n);
+            continue;
+        }
+        const int64_t o = it / j->chunks, j0 = it % j->chunks * SOFTMAX_CHUNK;
+        const int64_t cols = j->inner - j0 < SOFTMAX_CHUNK ? j->inner - j0 : SOFTMAX_CHUNK;
+        softmax_cols(j->x + o * plane + j0, j->out + o * plane + j0, j->n, j->inner, cols);
+    }
+}
+
 coreai_status coreai_softmax_f32(const coreai_softmax_params *params, const float *x, float *out)
 {
     if (params == NULL || x == NULL || out == NULL)
@@ -115,18 +137,11 @@ coreai_status coreai_softmax_f32(const coreai_softmax_params *params, const floa
     if (n > INT64_MAX / inner || outer > INT64_MAX / (n * inner))
         return COREAI_STATUS_INVALID_ARGUMENT;
 
-    const int64_t plane = n * inner;
-    for (int64_t o = 0; o < outer; ++o) {
-        const float *xo = x + o * plane;
-        float *oo = out + o * plane;
-        if (inner == 1) {
-            softmax_row(xo, oo, n);
-            continue;
-        }
-        for (int64_t j0 = 0; j0 < inner; j0 += SOFTMAX_CHUNK) {
-            const int64_t cols = inner - j0 < SOFTMAX_CHUNK ? inner - j0 : SOFTMAX_CHUNK;
-            softmax_cols(xo + j0, oo + j0, n, inner, cols);
-        }
-    }
+    /* items: rows (inner == 1) or blocks of columns, each computed whole by
+     * one task, so the split over threads changes no bit */
+    const softmax_job job = {x, out, n, inner, (inner + SOFTMAX_CHUNK - 1) / SOFTMAX_CHUNK};
+    const int64_t per_outer = inner == 1 ? 1 : job.chunks;
+    const double work = 8.0 * (double)n * (double)(inner < SOFTMAX_CHUNK ? inner : SOFTMAX_CHUNK);
+    coreai_par_ranges(softmax_range, (void *)&job, outer * per_outer, 1, work);
     return COREAI_STATUS_OK;
 }
