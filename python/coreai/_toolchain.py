@@ -184,20 +184,74 @@ def _runtime_files(rt: Path) -> list:
     return list((rt / "src").glob("*.[ch]")) + list((rt / "include").rglob("*.h"))
 
 
+# The runtime's ISA variants (runtime-stubs/CMakeLists.txt, COREAI_RUNTIME_DISPATCH):
+# the sources that include isa_names.h are compiled once per variant with its
+# suffix and flags, and isa_dispatch.c picks one at run time from cpuid.
+ISA_VARIANT_FLAGS = {
+    "baseline": [],
+    "avx2": ["-mavx", "-mavx2", "-mfma", "-mf16c", "-mbmi", "-mbmi2", "-mlzcnt", "-mmovbe"],
+}
+ISA_VARIANT_FLAGS["avx512"] = ISA_VARIANT_FLAGS["avx2"] + ["-mavx512f", "-mavx512cd", "-mavx512bw", "-mavx512dq",
+                                                           "-mavx512vl"]
+
+_dispatch_ok_cache: dict = {}
+
+
+def isa_dispatch_supported(cc: list | None = None) -> bool:
+    """Whether the runtime can be built with run-time ISA dispatch, as the
+    CMake build does by default: GCC or Clang for x86-64 (its predefined
+    macros) accepting the AVX-512 variant's flags."""
+    cc = c_compiler() if cc is None else cc
+    key = tuple(cc)
+    if key not in _dispatch_ok_cache:
+        ok = False
+        try:
+            r = subprocess.run(cc + ["-dM", "-E", "-x", "c", os.devnull], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True)
+            macros = set(line.split()[1] for line in r.stdout.splitlines() if line.startswith("#define "))
+            if r.returncode == 0 and {"__GNUC__", "__x86_64__"} <= macros:
+                r = subprocess.run(cc + ISA_VARIANT_FLAGS["avx512"] + ["-E", "-x", "c", os.devnull],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                ok = r.returncode == 0
+        except OSError:
+            ok = False
+        _dispatch_ok_cache[key] = ok
+    return _dispatch_ok_cache[key]
+
+
+def _runtime_compiles(rt: Path, cc: list, flags: list) -> list:
+    """(source, object name, extra flags) of every runtime object: with ISA
+    dispatch, the isa_names.h sources once per variant."""
+    sources = sorted((rt / "src").glob("*.c"))
+    if not isa_dispatch_supported(cc):
+        return [(s, s.stem + ".o", []) for s in sources]
+    have = [f"-DCOREAI_ISA_HAVE_{v.upper()}=1" for v in ISA_VARIANT_FLAGS]
+    out = []
+    for s in sources:
+        if '#include "isa_names.h"' in s.read_text(errors="replace"):
+            for v, vflags in ISA_VARIANT_FLAGS.items():
+                out.append((s, f"{s.stem}_{v}.o", [f"-DCOREAI_ISA_SUFFIX=_{v}"] + vflags))
+        else:
+            out.append((s, s.stem + ".o", ["-DCOREAI_ISA_DISPATCH=1"] + have))
+    return out
+
+
 def _runtime_objects(rt: Path, cc: list, flags: list) -> list:
-    """Compile the runtime sources once per (sources, compiler, flags)."""
+    """Compile the runtime sources once per (sources, compiler, flags); on
+    x86-64 with GCC or Clang with run-time ISA dispatch (baseline, AVX2,
+    AVX-512, chosen from cpuid), like the default CMake build."""
+    compiles = _runtime_compiles(rt, cc, flags)
     h = hashlib.sha256()
     _hash_files(h, _runtime_files(rt))
-    h.update(repr((cc, flags)).encode())
+    h.update(repr((cc, flags, [(c[1], c[2]) for c in compiles])).encode())
     d = cache_root() / f"runtime-{h.hexdigest()[:24]}"
-    sources = sorted((rt / "src").glob("*.c"))
-    objs = [d / (s.stem + ".o") for s in sources]
+    objs = [d / name for _, name, _ in compiles]
     if all(o.is_file() for o in objs):
         return objs
     tmp = Path(tempfile.mkdtemp(dir=cache_root(), prefix=".rt-"))
     try:
-        for s in sources:
-            _run(cc + flags + ["-c", str(s), "-o", str(tmp / (s.stem + ".o"))], f"compiling {s.name}")
+        for s, name, extra in compiles:
+            _run(cc + flags + extra + ["-c", str(s), "-o", str(tmp / name)], f"compiling {s.name}")
         try:
             os.replace(tmp, d)
         except OSError:  # another process won the race

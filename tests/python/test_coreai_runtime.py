@@ -322,6 +322,25 @@ def test_library_cache(mlp_asset):
         assert b.load_function("accumulate").state["steps"].numpy() == 0.0
 
 
+def test_executable_runtime_dispatches(mlp_asset):
+    """asset.executable() links the runtime as the default CMake build does:
+    on x86-64 with GCC / Clang, every ISA variant with the run-time choice
+    (coreai_runtime_config lists the variants built and picks one the CPU
+    runs); elsewhere the compiler's own ISA."""
+    import ctypes
+
+    w, p, asset = mlp_asset
+    with asset.executable() as m:
+        lib = ctypes.CDLL(str(m.library_path))
+        lib.coreai_runtime_config.restype = ctypes.c_char_p
+        config = lib.coreai_runtime_config().decode()
+    if _toolchain.isa_dispatch_supported():
+        assert "built: baseline avx2 avx512" in config.replace("(no cpu)", ""), config
+        assert config.startswith(("isa avx512 ", "isa avx2 ", "isa baseline ")), config
+    else:
+        assert "built: " in config, config
+
+
 def test_toolchain_errors(tmp_path, monkeypatch):
     p = build_mlp(Weights(seed=11))
     asset = p.save_asset(tmp_path / "m")
