@@ -291,7 +291,8 @@ def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build", required=True, help="the build directory (build-bench)")
     parser.add_argument("--quick", action="store_true", help="few rounds (smoke run)")
-    parser.add_argument("--models", default=",".join(models.MODELS), help="comma-separated subset")
+    parser.add_argument("--models", help="comma-separated subset (default: every model of the build this"
+                        " Python can build: resnet18 needs torchvision)")
     parser.add_argument("--rounds", type=int, help="A/B rounds per model (default 40, --quick 6)")
     parser.add_argument("--block-ms", type=float, help="time per block of calls (default 25, --quick 10)")
     parser.add_argument("--warmup", type=int, help="untimed calls before each block (default 2, --quick 1)")
@@ -306,7 +307,12 @@ def main(argv):
 
     with open(os.path.join(args.build, "bench", "models", "bench_models.json")) as f:
         manifest = json.load(f)
+    if args.models is None:
+        args.models = ",".join(n for n in manifest["models"] if models.available(n))
     names = [n.strip() for n in args.models.split(",") if n.strip()]
+    for n in [n for n in names if n in models.MODELS and not models.available(n)]:
+        print(f"== {n} skipped: this Python cannot build it (torchvision)")
+        names.remove(n)
     for n in names:
         if n not in manifest["models"]:
             parser.error(f"unknown model {n} (have {', '.join(manifest['models'])})")

@@ -140,7 +140,8 @@ def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build", required=True, help="bench build directory of the default (portable) build")
     parser.add_argument("--native-build", help="bench build directory configured with COREAI_NATIVE=ON")
-    parser.add_argument("--models", default=",".join(models.MODELS))
+    parser.add_argument("--models", help="comma-separated subset (default: every model of the build this Python"
+                        " can build: resnet18 needs torchvision)")
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--block-ms", type=float, default=20.0)
@@ -156,7 +157,12 @@ def main(argv):
     man = manifest_of(args.build)
     nat = manifest_of(os.path.abspath(args.native_build)) if args.native_build else None
     cpus = [int(c) for c in args.cpus.split(",")]
+    if args.models is None:
+        args.models = ",".join(n for n in man["models"] if models.available(n))
     names = [n for n in args.models.split(",") if n]
+    for n in [n for n in names if n in models.MODELS and not models.available(n)]:
+        print(f"== {n} skipped: this Python cannot build it (torchvision)")
+        names.remove(n)
     thread_counts = [int(t) for t in args.threads.split(",")]
     try:
         torch.set_num_interop_threads(1)

@@ -13,6 +13,8 @@ saved at build time.
 | llama256   | Llama-style block: x + Wo SDPA(RoPE(Wq h), RoPE(Wk h), Wv h), h = RMSNorm(x); then + SwiGLU(RMSNorm(.)); dim 256, 8 heads, seq 64, hidden 688, x [1, 64, 256] |
 | llama1024  | the same at dim 1024, 16 heads, seq 128, hidden 2816, x [1, 128, 1024] |
 | convnet    | conv 3->16 3x3 pad 1 -> instance_norm (composite, affine) -> relu -> conv 16->32 3x3 stride 2 pad 1 -> pixel_shuffle 2, x [1, 3, 64, 64] -> [1, 8, 64, 64] |
+| resnet18   | torchvision resnet18 (weights=None: random; BatchNorms given random statistics so the logits are not ~0), x [1, 3, 224, 224] -> [1, 1000]; only with torchvision (the `.venv-vision` environment of docs/model-zoo.md, BENCH_VISION_PYTHON) |
+| qwen2      | Hugging Face transformers Qwen2ForCausalLM built from a config (random weights, no download): 4 layers, hidden 256, 8 heads / 2 KV heads (GQA), qkv bias, intermediate 688, vocab 2048, sdpa attention; input inputs_embeds x [1, 64, 256] (so every input is f32), all-ones attention_mask; output the logits [1, 64, 2048] |
 
 Composite ops (one runtime kernel call each in the generated C):
 rms_norm, rope, scaled_dot_product_attention (causal), swiglu,
@@ -55,6 +57,9 @@ MODELS = {
                       target=0.45, title="Llama block d1024 h16 T128 ff2816"),
     "convnet": dict(kind="conv", shape=(1, 3, 64, 64), target=0.45,
                     title="ConvNet 3-16-32 pxshuf x[1,3,64,64]"),
+    "resnet18": dict(kind="tv", shape=(1, 3, 224, 224), target=0.45, title="torchvision resnet18 224x224"),
+    "qwen2": dict(kind="hf", layers=4, dim=256, heads=8, kv_heads=2, hidden=688, vocab=2048, seq=64,
+                  shape=(1, 64, 256), target=0.45, title="HF Qwen2 4L d256 h8/2 T64"),
 }
 
 
@@ -147,6 +152,57 @@ class ConvNet(nn.Module):
         return self.shuffle(self.conv2(torch.relu(self.norm(self.conv1(x)))))
 
 
+# ---- Hugging Face decoder ----
+
+class HFLogits(nn.Module):
+    """A transformers causal LM fed inputs_embeds (an f32 input, as the C
+    driver takes), with an explicit all-ones attention_mask (without one,
+    transformers 5 looks for packed sequences with aten::diff, which the
+    TorchScript ONNX exporter lacks); returns the logits."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        mask = torch.ones(x.shape[0], x.shape[1], dtype=torch.int64)
+        return self.model(inputs_embeds=x, attention_mask=mask, use_cache=False).logits
+
+
+def build_hf(cfg) -> nn.Module:
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+    config = Qwen2Config(vocab_size=cfg["vocab"], hidden_size=cfg["dim"], intermediate_size=cfg["hidden"],
+                         num_hidden_layers=cfg["layers"], num_attention_heads=cfg["heads"],
+                         num_key_value_heads=cfg["kv_heads"], max_position_embeddings=2 * cfg["seq"],
+                         attn_implementation="sdpa")
+    return HFLogits(Qwen2ForCausalLM(config))
+
+
+# ---- torchvision CNN ----
+
+def build_tv() -> nn.Module:
+    import torchvision
+    model = torchvision.models.resnet18(weights=None)
+    g = torch.Generator().manual_seed(2)
+    with torch.no_grad():  # fresh BatchNorms (mean 0, var 1, weight 1, bias 0) would be trivial
+        for m in model.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                c = m.num_features
+                m.running_mean.copy_(torch.randn(c, generator=g) * 0.1)
+                m.running_var.copy_(torch.rand(c, generator=g) + 0.5)
+                m.weight.copy_(torch.rand(c, generator=g) + 0.5)
+                m.bias.copy_(torch.randn(c, generator=g) * 0.1)
+    return model
+
+
+def available(name: str) -> bool:
+    """Whether this Python can build the model (resnet18 needs torchvision)."""
+    if MODELS[name]["kind"] == "tv":
+        import importlib.util
+        return importlib.util.find_spec("torchvision") is not None
+    return True
+
+
 # ---- construction ----
 
 def build(name: str):
@@ -158,6 +214,10 @@ def build(name: str):
         model = FeedForwardBlock(cfg["dim"], cfg["ff"])
     elif kind == "llama":
         model = LlamaBlock(cfg["dim"], cfg["heads"], cfg["hidden"])
+    elif kind == "hf":
+        model = build_hf(cfg)
+    elif kind == "tv":
+        model = build_tv()
     else:
         model = ConvNet()
     model.eval()
@@ -168,7 +228,7 @@ def build(name: str):
             elif isinstance(m, InstanceNorm2d):
                 m.weight.copy_(1.0 + 0.25 * torch.randn_like(m.weight))
                 m.bias.copy_(0.1 * torch.randn_like(m.bias))
-    x = torch.rand(cfg["shape"]) if kind == "conv" else torch.randn(cfg["shape"])
+    x = torch.rand(cfg["shape"]) if kind in ("conv", "tv") else torch.randn(cfg["shape"])
     return model, x
 
 
@@ -184,6 +244,15 @@ def externalize(name: str):
 def convert(name: str, model: nn.Module, x: torch.Tensor):
     import coreai_torch
     from coreai_torch import TorchConverter
+
+    if MODELS[name]["kind"] in ("hf", "tv"):
+        # as the model zoo (docs/model-zoo.md): HF's written-out RMSNorm,
+        # rotary embedding and sdpa reach the composite kernels by themselves
+        with torch.no_grad():
+            ep = torch.export.export(model, args=(x,)).run_decompositions(coreai_torch.get_decomp_table())
+        program = TorchConverter().add_exported_program(ep, input_names=["x"], output_names=["output"]).to_coreai()
+        program.optimize()
+        return program
 
     program = (
         TorchConverter()
@@ -217,6 +286,15 @@ def flops(name: str) -> int:
         mlp = 3 * 2 * m * d * hid         # w_gate, w_val, w_out
         attn = b * 2 * (2 * t * t * d)    # QK^T and PV over all heads (heads * head_dim = d)
         return proj + mlp + attn
+    if kind == "tv":
+        return 3_628_000_000  # resnet18 at 224x224: 1.814 G multiply-adds (torchvision's model card)
+    if kind == "hf":
+        b, t, d = cfg["shape"]
+        m, hid, kv = b * t, cfg["hidden"], d // cfg["heads"] * cfg["kv_heads"]
+        proj = 2 * m * d * (2 * d + 2 * kv)  # q, o: d x d; k, v: d x kv
+        mlp = 3 * 2 * m * d * hid
+        attn = b * 2 * (2 * t * t * d)
+        return cfg["layers"] * (proj + mlp + attn) + 2 * m * d * cfg["vocab"]
     # conv net: conv1 16x64x64 outputs from 3x3x3, conv2 32x32x32 outputs from 16x3x3
     conv1 = 2 * (16 * 64 * 64) * 3 * 9
     conv2 = 2 * (32 * 32 * 32) * 16 * 9
@@ -229,4 +307,8 @@ def flops_formula(name: str) -> str:
         return "2*M*N*K per linear, M=32: 2*32*64*256*2"
     if kind == "llama":
         return "4 proj 2*T*d*d + 3 mlp 2*T*d*hid + attn (QK^T+PV) 2*2*T*T*d (dense)"
+    if kind == "tv":
+        return "resnet18 224x224: 1.814 GMAC x 2"
+    if kind == "hf":
+        return "layers * (q,o 2*T*d*d + k,v 2*T*d*kv + 3 mlp 2*T*d*hid + attn 2*2*T*T*d) + lm_head 2*T*d*vocab"
     return "2*outputs*Cin*9 per conv: 2*16*64*64*3*9 + 2*32*32*32*16*9"
