@@ -214,3 +214,15 @@ def test_fused_linear_matches_eager(nbits, symmetric, rows, coreai_gen, c_compil
     assert paths == ["fused_int8_activations" if a8 else "fused"] * 2
     src = (tmp_path / "a8" / "m.c").read_text()
     assert src.count("coreai_linear_q8a_f32(") == (2 if a8 else 0), src
+
+
+def test_compress_inplace_failure_changes_nothing():
+    """Every layer is compressed before the first is installed: an error in
+    any layer leaves an in-place model as it was."""
+    net = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 6))
+    model = nn.Sequential(net, nn.Linear(6, 4))  # the last layer's 6 inputs are no blocks of 8
+    with pytest.raises(ValueError, match="block_size 8 does not divide the 6 input channels"):
+        quantize_weights(model, nbits=4, block_size=8, inplace=True)
+    assert isinstance(net[0], nn.Linear) and isinstance(net[2], nn.Linear)
+    with pytest.raises(ValueError, match="the model itself is a layer"):
+        quantize_weights(nn.Linear(8, 8), nbits=8, block_size=8)

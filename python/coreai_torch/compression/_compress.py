@@ -176,25 +176,23 @@ def kmeans_palettize_tensor(w: torch.Tensor, nbits: int = 4, group_size: Optiona
 def _compress_model(model: nn.Module, make: Callable[[torch.Tensor], nn.Module],
                     include: Optional[Callable[[str, nn.Module], bool]], inplace: bool) -> nn.Module:
     root = model if inplace else copy.deepcopy(model)
-    targets = []
+    # every replacement is built (and every error raised) before the first
+    # one is installed, so a failure leaves an in-place model untouched
+    replacements = []
     for name, m in root.named_modules():
-        if isinstance(m, (nn.Linear, nn.Conv2d)) and (include is None or include(name, m)):
-            if isinstance(m, nn.Conv2d) and m.padding_mode != "zeros":
-                raise ValueError(f"layer '{name}': padding_mode '{m.padding_mode}' is not supported")
-            targets.append((name, m))
-    for name, m in targets:
-        weight = make(m.weight)
-        if isinstance(m, nn.Linear):
-            new = CompressedLinear(weight, m.bias, m.in_features, m.out_features)
-        else:
-            new = CompressedConv2d(weight, m)
-        parent = root
-        parts = name.split(".")
-        for p in parts[:-1]:
-            parent = getattr(parent, p)
-        if parts == [""]:
+        if not isinstance(m, (nn.Linear, nn.Conv2d)) or (include is not None and not include(name, m)):
+            continue
+        if not name:
             raise ValueError("quantize_weights: the model itself is a layer; wrap it in a module")
-        setattr(parent, parts[-1], new)
+        if isinstance(m, nn.Conv2d) and m.padding_mode != "zeros":
+            raise ValueError(f"layer '{name}': padding_mode '{m.padding_mode}' is not supported")
+        weight = make(m.weight)
+        new = (CompressedLinear(weight, m.bias, m.in_features, m.out_features) if isinstance(m, nn.Linear)
+               else CompressedConv2d(weight, m))
+        replacements.append((name, new))
+    for name, new in replacements:
+        parent, _, attr = name.rpartition(".")
+        setattr(root.get_submodule(parent), attr, new)
     return root
 
 
