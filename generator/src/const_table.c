@@ -35,6 +35,32 @@ static int64_t elements(const cg_type *type)
     return cg_dtype_is_subbyte(type->dtype) ? (int64_t)cg_type_bytes(type) : cg_type_numel(type);
 }
 
+/* A new entry at the end of t (zeroed), or NULL when out of memory. */
+static cg_const_entry *append(cg_const_table *t, size_t *cap)
+{
+    if (t->n == *cap) {
+        *cap *= 2;
+        cg_const_entry *bigger = talloc_realloc(t, t->entries, cg_const_entry, *cap);
+        if (bigger == NULL)
+            return NULL;
+        t->entries = bigger;
+    }
+    cg_const_entry *e = &t->entries[t->n];
+    *e = (cg_const_entry){0};
+    return e;
+}
+
+/* Places e (bytes set) after *end at a multiple of t->align; false on overflow. */
+static bool place(cg_const_table *t, cg_const_entry *e, uint64_t *end)
+{
+    uint64_t at = (*end + t->align - 1) / t->align * t->align;
+    if (e->symbol == NULL || at < *end || at + e->bytes < at)
+        return false;
+    e->offset = at;
+    *end = at + e->bytes;
+    return true;
+}
+
 cg_const_table *cg_const_table_build(void *mem_ctx, const cg_program_plan *plan, const char *prefix,
                                      uint64_t align)
 {
@@ -67,13 +93,9 @@ cg_const_table *cg_const_table_build(void *mem_ctx, const cg_program_plan *plan,
             for (int k = 0; k < 3; k++) {
                 if (!want[k])
                     continue;
-                if (t->n == cap) {
-                    cap *= 2;
-                    t->entries = talloc_realloc(t, t->entries, cg_const_entry, cap);
-                    if (t->entries == NULL)
-                        goto fail;
-                }
-                cg_const_entry *e = &t->entries[t->n];
+                cg_const_entry *e = append(t, &cap);
+                if (e == NULL)
+                    goto fail;
                 *e = (cg_const_entry){.gp = gp, .const_index = c, .value = v, .layout = layouts[k]};
                 e->symbol = symbol(t, prefix, gp->index, c, layouts[k]);
                 if (layouts[k] == CG_CONST_PLAIN) {
@@ -90,11 +112,8 @@ cg_const_table *cg_const_table_build(void *mem_ctx, const cg_program_plan *plan,
                     e->empty = true;
                 }
                 e->bytes = (uint64_t)e->count * cg_dtype_size(e->dtype);
-                uint64_t at = (end + align - 1) / align * align;
-                if (e->symbol == NULL || at < end || at + e->bytes < at)
+                if (!place(t, e, &end))
                     goto fail;
-                e->offset = at;
-                end = at + e->bytes;
                 if (t->first[g][c] == SIZE_MAX)
                     t->first[g][c] = t->n;
                 t->n++;
@@ -102,6 +121,8 @@ cg_const_table *cg_const_table_build(void *mem_ctx, const cg_program_plan *plan,
         }
     }
     t->blob_size = end;
+    t->cap = cap;
+    t->n_graph_entries = t->n;
     return t;
 fail:
     talloc_free(t);
@@ -117,12 +138,49 @@ const cg_const_entry *cg_const_table_find(const cg_const_table *t, const cg_grap
         g = gp->const_canon_graph[const_index];
         c = gp->const_canon_index[const_index];
     }
-    for (size_t i = t->first[g][c]; i < t->n; i++) {
+    for (size_t i = t->first[g][c]; i < t->n_graph_entries; i++) {
         const cg_const_entry *e = &t->entries[i];
         if (e->gp->index != g || e->const_index != c)
             break;
         if (e->layout == layout)
             return e;
+    }
+    return NULL;
+}
+
+bool cg_const_table_add_states(cg_const_table *t, const cg_state_list *states, const char *prefix)
+{
+    uint64_t end = t->blob_size;
+    for (size_t i = 0; i < states->n; i++) {
+        const cg_state_init *init = states->items[i].init;
+        if (init == NULL || init->fill)
+            continue;
+        cg_const_entry *e = append(t, &t->cap);
+        if (e == NULL)
+            return false;
+        const cg_value *v = init->value;
+        *e = (cg_const_entry){.const_index = i, .value = v, .layout = CG_CONST_PLAIN, .dtype = v->type.dtype,
+                              .count = elements(&v->type)};
+        e->symbol = talloc_asprintf(t, "%s_s%zu_init", prefix, i);
+        if (e->count < 1) {
+            e->count = 1;
+            e->empty = true;
+        }
+        e->bytes = (uint64_t)e->count * cg_dtype_size(e->dtype);
+        if (!place(t, e, &end))
+            return false;
+        t->data_bytes += cg_type_bytes(&v->type);
+        t->n++;
+    }
+    t->blob_size = end;
+    return true;
+}
+
+const cg_const_entry *cg_const_table_find_state(const cg_const_table *t, size_t state_index)
+{
+    for (size_t i = t->n_graph_entries; i < t->n; i++) {
+        if (t->entries[i].const_index == state_index)
+            return &t->entries[i];
     }
     return NULL;
 }

@@ -20,6 +20,7 @@
 
 #include "ir.h"
 #include "plan.h"
+#include "state_init.h"
 
 typedef enum cg_const_layout {
     CG_CONST_PLAIN = 0, /* the constant's elements as stored */
@@ -28,9 +29,9 @@ typedef enum cg_const_layout {
 } cg_const_layout;
 
 typedef struct cg_const_entry {
-    const char *symbol;       /* PREFIX_gG_cC, with _packed_kn / _packed_nk when packed */
-    const cg_graph_plan *gp;  /* the graph holding the constant */
-    size_t const_index;       /* its index in gp->graph->consts */
+    const char *symbol;       /* PREFIX_gG_cC, with _packed_kn / _packed_nk when packed; PREFIX_sI_init */
+    const cg_graph_plan *gp;  /* the graph holding the constant; NULL for a state's initial value */
+    size_t const_index;       /* its index in gp->graph->consts (in the state list without gp) */
     const cg_value *value;
     cg_const_layout layout;
     cg_dtype dtype;           /* of the array's elements: f32 when packed */
@@ -50,6 +51,8 @@ typedef struct cg_const_table {
     uint64_t data_bytes;      /* the constants' own bytes (no padding, no empty-constant zero) */
     /* by plan graph index, by const index: its first entry, or SIZE_MAX */
     size_t **first;
+    size_t n_graph_entries;   /* the graphs' entries; the states' initial values follow */
+    size_t cap;               /* allocated entries */
 } cg_const_table;
 
 /* The table of plan's constants, symbols prefixed with prefix, offsets at
@@ -62,6 +65,15 @@ cg_const_table *cg_const_table_build(void *mem_ctx, const cg_program_plan *plan,
  * (following a duplicate to its emitted copy), or NULL when it has none. */
 const cg_const_entry *cg_const_table_find(const cg_const_table *t, const cg_graph_plan *gp, size_t const_index,
                                           cg_const_layout layout);
+
+/* Appends the stored initial values of states (not the fill values, which
+ * the generated code writes by a loop) after the graphs' entries: gp NULL,
+ * const_index the state's index in the list. false when out of memory or
+ * when the blob would not fit in 64 bits. */
+bool cg_const_table_add_states(cg_const_table *t, const cg_state_list *states, const char *prefix);
+
+/* The entry of state state_index's initial value, or NULL (none, or a fill). */
+const cg_const_entry *cg_const_table_find_state(const cg_const_table *t, size_t state_index);
 
 /* Writes the entry's e->bytes bytes, little-endian whatever the host (the
  * model's data are little-endian): f32 as its bits with

@@ -401,7 +401,8 @@ bool cg_emit_entrypoints(cg_emit_ctx *ec, char **decls, char **defs, char **desc
         cg_diag_error(ec->diag, 0, "out of memory");
         return false;
     }
-    if (!state_struct(ec, &d))
+    const char *init_fn = "NULL";
+    if (!state_struct(ec, &d) || !cg_emit_state_init(ec, &d, &f, &init_fn))
         return false;
     for (size_t ei = 0; ei < m->n_entrypoints; ei++) {
         const cg_entrypoint *e = m->entrypoints[ei];
@@ -465,10 +466,11 @@ bool cg_emit_entrypoints(cg_emit_ctx *ec, char **decls, char **defs, char **desc
     cg_text_puts(&desc, entries.s ? entries.s : "");
     cg_text_printf(&desc,
         "%s\nstatic const coreai_program %s_program_desc = {\n    \"%s\",\n    \"%s\",\n    %" PRIu64
-        "u,\n    COREAI_ALIGNMENT,\n    %" PRIu64 "u,\n    %zu,\n    %s_entrypoints,\n    %zu,\n    %s_composite_ops,\n};\n\n"
+        "u,\n    COREAI_ALIGNMENT,\n    %" PRIu64 "u,\n    %zu,\n    %s_entrypoints,\n    %zu,\n    %s_composite_ops,\n"
+        "    %s,\n};\n\n"
         "const coreai_program *%s_program(void)\n{\n    return &%s_program_desc;\n}\n",
         comp, ec->prefix, ec->prefix, COREAI_GEN_VERSION, ec->plan->workspace_size,
-        weight_bytes, m->n_entrypoints, ec->prefix, n_comp, ec->prefix, ec->prefix, ec->prefix);
+        weight_bytes, m->n_entrypoints, ec->prefix, n_comp, ec->prefix, init_fn, ec->prefix, ec->prefix);
     if (sym_desc)
         cg_text_printf(&desc, "\n%s", sym_desc);
     bool ok = shapes.s && tables.s && entries.s && comp && (m->symbols.count == 0 || sym_desc);

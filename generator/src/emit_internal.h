@@ -6,6 +6,7 @@
 #include "emit.h"
 #include "emit_util.h"
 #include "lower.h"
+#include "text.h"
 
 typedef struct cg_emit_ctx {
     void *mem_ctx;
@@ -15,6 +16,14 @@ typedef struct cg_emit_ctx {
     const cg_lowered *low; /* the constant table and the kernel-call lists */
     cg_diag *diag;
 } cg_emit_ctx;
+
+/* One element of a constant (little-endian bytes at p) as a C literal. */
+void cg_emit_element_literal(char buf[32], cg_dtype dtype, const uint8_t *p);
+
+/* NAME_state_init() (declared in decls, defined in defs) and the function
+ * the descriptor lists as init_state, whose name goes to *init_fn ("NULL"
+ * when some state has no initial value: nothing is emitted then). */
+bool cg_emit_state_init(cg_emit_ctx *ec, cg_text *decls, cg_text *defs, const char **init_fn);
 
 /* extern declarations of the constants, for NAME.c */
 char *cg_emit_weight_decls(cg_emit_ctx *ec);

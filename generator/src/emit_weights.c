@@ -80,8 +80,7 @@ static void wb_printf(wbuf *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
-/* One element of a constant as a C literal. */
-static void element_literal(char buf[32], cg_dtype dtype, const uint8_t *p)
+void cg_emit_element_literal(char buf[32], cg_dtype dtype, const uint8_t *p)
 {
     switch (dtype) {
     case CG_DTYPE_F32:
@@ -161,6 +160,11 @@ char *cg_emit_weight_decls(cg_emit_ctx *ec)
 static void entry_comment(cg_emit_ctx *ec, wbuf *s, const cg_const_entry *e)
 {
     char *type = cg_type_to_string(ec->mem_ctx, &e->value->type);
+    if (e->gp == NULL) {
+        wb_printf(s, "/* the initial value of state \"%s\": %s */\n", ec->low->states->items[e->const_index].name,
+                  type);
+        return;
+    }
     if (e->layout == CG_CONST_PLAIN) {
         wb_printf(s, "/* %%%s of @%s: %s */\n", e->value->id, e->gp->graph->name, type);
         return;
@@ -192,7 +196,7 @@ char *cg_emit_weight_defs(cg_emit_ctx *ec)
         const size_t es = cg_dtype_size(e->dtype);
         for (int64_t k = 0; k < e->count && !e->empty; k++) {
             char lit[32];
-            element_literal(lit, e->dtype, bytes + (size_t)k * es);
+            cg_emit_element_literal(lit, e->dtype, bytes + (size_t)k * es);
             wb_puts(s, k % 8 == 0 ? "\n    " : " ");
             wb_puts(s, lit);
             if (k + 1 < e->count)
@@ -274,7 +278,10 @@ char *cg_emit_weight_incbin(cg_emit_ctx *ec, const cg_emit_options *opt, const c
         for (size_t i = 0; i < t->n; i++) {
             const cg_const_entry *e = &t->entries[i];
             char *type = cg_type_to_string(ec->mem_ctx, &e->value->type);
-            if (e->layout == CG_CONST_PLAIN)
+            if (e->gp == NULL)
+                wb_printf(&b, "    /* the initial value of state %s: %s */\n",
+                          cg_emit_comment_text(ec->mem_ctx, ec->low->states->items[e->const_index].name), type);
+            else if (e->layout == CG_CONST_PLAIN)
                 wb_printf(&b, "    /* %%%s of @%s: %s */\n", e->value->id, e->gp->graph->name, type);
             else
                 wb_printf(&b, "    /* %%%s of @%s: %s, packed for the GEMM (%s) */\n", e->value->id,

@@ -156,6 +156,16 @@ typedef struct cg_graph {
     size_t index;             /* position in cg_module.graphs */
 } cg_graph;
 
+/* Format 3: the value a state holds before the first call (<init> of a
+ * <state>). value is a CG_VALUE_CONST of the state's type; with fill, its
+ * data is the one element every element equals (written by a loop, not
+ * stored), otherwise every element. */
+typedef struct cg_state_init {
+    cg_value *value;
+    bool fill;
+    int line;
+} cg_state_init;
+
 typedef struct cg_entrypoint {
     const char *name;
     const char *graph_name;
@@ -165,6 +175,7 @@ typedef struct cg_entrypoint {
      * outputs are the state updates (same order) followed by the outputs. */
     size_t n_states;
     const char **states;
+    cg_state_init **state_inits; /* n_states entries, NULL for a state without <init> */
     size_t n_inputs;
     const char **inputs;
     size_t n_outputs;

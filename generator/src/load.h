@@ -14,6 +14,9 @@
 #include "diag.h"
 #include "ir.h"
 
+/* The newest model format the loader reads (docs/model-format.md). */
+#define CG_FORMAT_NEWEST 3
+
 cg_module *cg_module_load(void *mem_ctx, const char *path, cg_diag *diag);
 
 /* The default cap on the model file's size (coreai-gen --max-model-size). */

@@ -223,3 +223,22 @@ bool cg_load_const_data(cg_load *load, cg_value *value, xmlNodePtr node)
         return cg_load_const_external(load, value, node);
     return cg_load_const_inline(load, value, node);
 }
+
+bool cg_load_const_fill(cg_load *load, cg_value *value, const char *text, int line)
+{
+    size_t elem = cg_dtype_size(value->type.dtype);
+    uint8_t *data = talloc_zero_size(value, elem);
+    if (data == NULL)
+        return cg_load_oom(load);
+    const char *why = cg_dtype_is_subbyte(value->type.dtype) ? "of a packed dtype, which a state cannot have"
+                                                            : cg_const_encode(value->type.dtype, text, data);
+    if (why != NULL) {
+        cg_load_error(load, line, "constant '%s': fill value '%s' is %s for %s", value->id, text, why,
+                      cg_dtype_name(value->type.dtype));
+        return false;
+    }
+    value->data = data;
+    value->data_size = elem;
+    value->external = false;
+    return true;
+}

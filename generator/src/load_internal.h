@@ -13,10 +13,9 @@
 
 #include "diag.h"
 #include "ir.h"
+#include "load.h"
 #include "symtab.h"
 
-/* The newest model format the loader reads (docs/model-format.md). */
-#define CG_FORMAT_NEWEST 2
 
 /* State of one cg_module_load() call. */
 typedef struct cg_load {
@@ -108,6 +107,14 @@ bool cg_load_attrs(cg_load *load, void *owner, xmlNodePtr parent, cg_attr_list *
 
 /* Fills value->data from the const element's text or weights range. */
 bool cg_load_const_data(cg_load *load, cg_value *value, xmlNodePtr node);
+/* value->data becomes the one element that text (a single value) encodes. */
+bool cg_load_const_fill(cg_load *load, cg_value *value, const char *text, int line);
+
+/* ---- load_state.c ---- */
+
+/* Format 3: the <init> children of ep's <state> elements (node), typed by
+ * the arguments of graph (NULL when unknown: the verifier reports it). */
+bool cg_load_state_inits(cg_load *load, cg_entrypoint *ep, xmlNodePtr node, const cg_graph *graph);
 
 /* ---- load_graph.c ---- */
 

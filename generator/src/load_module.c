@@ -241,11 +241,11 @@ bool cg_load_module(cg_load *load, xmlDocPtr doc)
         return cg_load_oom(load);
     load->module = module;
     module->path = talloc_strdup(module, load->path);
-    /* the schema admits format 1 and 2 only */
+    /* the schema admits formats 1 to 3 only */
     char *format = cg_dom_prop(load->scratch, root, "format");
     if (format == NULL)
         return cg_load_oom(load);
-    module->format_version = strcmp(format, "2") == 0 ? 2 : 1;
+    module->format_version = strcmp(format, "3") == 0 ? 3 : strcmp(format, "2") == 0 ? 2 : 1;
     size_t n_symbols = cg_dom_count(root, "symbol");
     module->symbols.items = talloc_zero_array(module, cg_symbol, n_symbols + 1);
     cg_symtab *symbol_names = cg_symtab_new(load->scratch);
@@ -279,7 +279,7 @@ bool cg_load_module(cg_load *load, xmlDocPtr doc)
                 return false;
         } else if (cg_dom_is(c, "entrypoint")) {
             cg_entrypoint *ep = cg_load_entrypoint(load, c);
-            if (ep == NULL)
+            if (ep == NULL || !cg_load_state_inits(load, ep, c, cg_symtab_get(graph_names, ep->graph_name, NULL)))
                 return false;
             if (ep->n_outputs == 0 && (module->format_version < 2 || ep->n_states == 0)) {
                 cg_load_error(load, ep->line, "entrypoint '%s' has no outputs%s", ep->name,

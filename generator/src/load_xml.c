@@ -233,7 +233,7 @@ static bool cg_xml_check_enums(cg_load *load, xmlNodePtr node)
     static const struct {
         const char *element, *attribute, *choices;
     } enums[] = {
-        {"coreai-model", "format", "1 2"},
+        {"coreai-model", "format", "1 2 3"},
         {"arg", "dtype", CG_DTYPE_CHOICES},
         {"const", "dtype", CG_DTYPE_CHOICES},
         {"result", "dtype", CG_DTYPE_CHOICES},

@@ -74,6 +74,17 @@ cg_lowered *cg_lower_program(void *mem_ctx, const cg_program_plan *plan, const c
     }
     low->consts = consts;
     low->n_graphs = plan->n_graphs;
+    cg_state_list *states = cg_state_list_build(low, plan->module, diag);
+    if (states == NULL) {
+        talloc_free(low);
+        return NULL;
+    }
+    if (!cg_const_table_add_states(consts, states, prefix)) {
+        cg_diag_error(diag, 0, "the constants do not fit in a weights blob of 2^64 bytes, or out of memory");
+        talloc_free(low);
+        return NULL;
+    }
+    low->states = states;
     for (size_t i = 0; i < plan->n_graphs; i++) {
         const cg_graph_plan *gp = plan->graphs[i];
         cg_call_list *list = talloc_zero(low, cg_call_list);

@@ -17,6 +17,7 @@
 
 typedef struct cg_lowered {
     const cg_const_table *consts;
+    const cg_state_list *states; /* the program's states and initial values */
     size_t n_graphs;
     cg_call_list **graphs;   /* by plan graph index (callees first) */
 } cg_lowered;

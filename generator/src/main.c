@@ -108,7 +108,7 @@ static int parse_args(int argc, char **argv, cli *c)
             fputs(usage_text, stdout);
             return EXIT_OK;
         } else if (!strcmp(a, "--version")) {
-            printf("coreai-gen %s (model format 1, runtime ABI %d)\n", COREAI_GEN_VERSION, COREAI_RUNTIME_ABI);
+            printf("coreai-gen %s (model formats 1 to %d, runtime ABI %d)\n", COREAI_GEN_VERSION, CG_FORMAT_NEWEST, COREAI_RUNTIME_ABI);
             return EXIT_OK;
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
             if (!has_value)

@@ -50,9 +50,10 @@ class AIProgram:
         return model
 
     def save_asset(self, path) -> "AIAsset":
+        # the model file records the states' initial values (format 3): the
+        # generated code's init_state gives them to the runtime
         model, weights = save_module(self.module, path)
-        initial = {e.name: dict(e.initial_states) for e in self.module.entrypoints if e.initial_states}
-        return AIAsset(model, weights, initial_states=initial)
+        return AIAsset(model, weights)
 
     def interpret(self, entrypoint: str = "main", inputs: dict | None = None, states: dict | None = None) -> dict:
         """Run an entrypoint with the NumPy reference semantics (no C); values

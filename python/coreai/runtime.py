@@ -132,6 +132,9 @@ _EntryFn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes
                             ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_void_p))
 
 
+_InitStateFn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
+
+
 class _EntrypointDesc(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p),
                 ("n_inputs", ctypes.c_int32), ("inputs", ctypes.POINTER(_TensorDesc)),
@@ -145,7 +148,8 @@ class _Program(ctypes.Structure):
                 ("workspace_size", ctypes.c_size_t), ("workspace_alignment", ctypes.c_size_t),
                 ("weights_size", ctypes.c_size_t),
                 ("n_entrypoints", ctypes.c_int32), ("entrypoints", ctypes.POINTER(_EntrypointDesc)),
-                ("n_composite_ops", ctypes.c_int32), ("composite_ops", ctypes.POINTER(ctypes.c_char_p))]
+                ("n_composite_ops", ctypes.c_int32), ("composite_ops", ctypes.POINTER(ctypes.c_char_p)),
+                ("init_state", _InitStateFn)]
 
 
 class _SymbolDesc(ctypes.Structure):
@@ -352,6 +356,13 @@ class AIFunction:
                     raise ValueError(f"initial value of state '{s.name}' has shape {list(v.shape)}, but the model "
                                      f"expects {s.describe()}")
                 self._initial[s.name] = np.array(v, dtype=s.dtype.storage, copy=True)
+            elif exe._desc.init_state:
+                # the initial value the generated code records (NAME_state_init)
+                buf = np.zeros(s.shape, dtype=s.dtype.storage)
+                status = exe._desc.init_state(s.name.encode("utf-8"), ctypes.c_void_p(buf.ctypes.data))
+                if status != 0:
+                    raise RuntimeCallError(f"init_state('{s.name}')", status)
+                self._initial[s.name] = buf
             else:
                 self._initial[s.name] = np.zeros(s.shape, dtype=s.dtype.storage)
         self._state = {}

@@ -12,7 +12,9 @@
  *        --out DIR [--repeat N] [--threads N] [--help]
  *
  * Every input and state of the entrypoint must be given exactly once, as a
- * .npy file whose dtype and shape equal the descriptor's (bf16 travels as '<u2').
+ * .npy file whose dtype and shape equal the descriptor's (bf16 travels as '<u2'),
+ * except that a state may be left out when the model records the states'
+ * initial values (the descriptor's init_state): it then starts from its own.
  * The default entrypoint is the only one, or "main" when there are several.
  * After one successful call, every output and every updated state is written to
  * DIR/NAME.npy (DIR is created if missing; nothing is written on failure).

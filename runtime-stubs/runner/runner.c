@@ -92,6 +92,8 @@ static void print_help(FILE *fp, const char *prog, const coreai_program *program
             "  --entrypoint NAME   entrypoint to run (default: the only one, or \"main\")\n"
             "  --in NAME=FILE      an input, once per input of the entrypoint\n"
             "  --state NAME=FILE   a state's value before the call, once per state\n"
+            "                      (optional when the model records the states'\n"
+            "                      initial values: a state not given starts from it)\n"
             "  --out DIR           where outputs and updated states are written\n"
             "                      (created if missing)\n"
             "  --repeat N          then time N more calls (each from the original states)\n"
@@ -402,6 +404,9 @@ static int load_tensors(const char *prog, int32_t n, const coreai_tensor_desc *t
                         const binding *const *bound, coreai_npy *arrays, int symbolic) {
     for (int32_t i = 0; i < n; ++i) {
         char err[1024];
+        if (bound[i] == NULL) {
+            continue; /* a state the model initializes (init_states) */
+        }
         if (coreai_npy_read(bound[i]->file, &arrays[i], err, sizeof err) != 0) {
             error_msg(prog, "%s: %s", t[i].name, err);
             return -1;
@@ -418,6 +423,38 @@ static int load_tensors(const char *prog, int32_t n, const coreai_tensor_desc *t
             format_type(want, sizeof want, t[i].dtype, t[i].rank, t[i].shape);
             format_type(got, sizeof got, arrays[i].dtype, arrays[i].rank, arrays[i].shape);
             error_msg(prog, "%s: expected %s, got %s", t[i].name, want, got);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The states not given with --state start from the initial values the
+ * model records (the descriptor's init_state; check_missing refused them
+ * when it has none). */
+static int init_states(const char *prog, const coreai_program *program, int32_t n,
+                       const coreai_tensor_desc *t, const binding *const *bound, coreai_npy *arrays) {
+    for (int32_t i = 0; i < n; ++i) {
+        if (bound[i] != NULL) {
+            continue;
+        }
+        size_t nbytes = 0;
+        (void)tensor_nbytes(&t[i], &nbytes); /* validated by the caller */
+        arrays[i].dtype = t[i].dtype;
+        arrays[i].rank = t[i].rank;
+        for (int32_t d = 0; d < t[i].rank; ++d) {
+            arrays[i].shape[d] = t[i].shape[d];
+        }
+        arrays[i].nbytes = nbytes;
+        arrays[i].data = alloc_aligned(COREAI_ALIGNMENT, nbytes);
+        if (arrays[i].data == NULL) {
+            error_msg(prog, "out of memory for state '%s'", t[i].name);
+            return -1;
+        }
+        coreai_status status = program->init_state(t[i].name, arrays[i].data);
+        if (status != COREAI_STATUS_OK) {
+            error_msg(prog, "the model has no initial value for state '%s': %s (status %d)", t[i].name,
+                      coreai_status_string(status), (int)status);
             return -1;
         }
     }
@@ -545,7 +582,7 @@ static int run(const char *prog, const coreai_program *program, const coreai_ent
     if (urc == 0) {
         urc = check_missing(prog, ep->name, "input", "--in", ni, ep->inputs, in_bound);
     }
-    if (urc == 0) {
+    if (urc == 0 && program->init_state == NULL) {
         urc = check_missing(prog, ep->name, "state", "--state", ns, ep->states, st_bound);
     }
     if (urc != 0) {
@@ -583,7 +620,8 @@ static int run(const char *prog, const coreai_program *program, const coreai_ent
     }
 
     if (load_tensors(prog, ni, ep->inputs, in_bound, in_arr, es != NULL) != 0 ||
-        load_tensors(prog, ns, ep->states, st_bound, st_arr, 0) != 0) {
+        load_tensors(prog, ns, ep->states, st_bound, st_arr, 0) != 0 ||
+        init_states(prog, program, ns, ep->states, st_bound, st_arr) != 0) {
         goto done;
     }
     if (es != NULL) {

@@ -24,7 +24,7 @@ teardown() {
 @test "--version prints the version and exits 0" {
     run "$COREAI_GEN" --version
     [ "$status" -eq 0 ]
-    [[ "$output" =~ ^coreai-gen\ [0-9]+\.[0-9]+\.[0-9]+\ \(model\ format\ 1,\ runtime\ ABI\ [0-9]+\)$ ]]
+    [[ "$output" =~ ^coreai-gen\ [0-9]+\.[0-9]+\.[0-9]+\ \(model\ formats\ 1\ to\ [0-9]+,\ runtime\ ABI\ [0-9]+\)$ ]]
 }
 
 @test "no command is a usage error (exit 2)" {

@@ -80,5 +80,5 @@ C
     sed 's/format="2"/format="7"/' "$DATA/symbols.xml" > "$TMP/new.xml"
     run "$COREAI_GEN" check "$TMP/new.xml"
     [ "$status" -eq 1 ]
-    [[ "$output" == *"new.xml:2: error: model format 7 is newer than this coreai-gen reads (formats 1 to 2)"* ]]
+    [[ "$output" == *"new.xml:2: error: model format 7 is newer than this coreai-gen reads (formats 1 to 3)"* ]]
 }

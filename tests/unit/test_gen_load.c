@@ -318,7 +318,7 @@ static const error_case error_cases[] = {
     {"err_malformed.xml", ":9: error: Opening and ending tag mismatch: op line 5 and graph", NULL},
     {"err_schema.xml", ":5: error: Expecting an element , got nothing", NULL},
     {"err_order.xml", ":8: error: Did not expect element arg there", NULL},
-    {"err_format.xml", ":2: error: model format 3 is newer than this coreai-gen reads (formats 1 to 2): update "
+    {"err_format.xml", ":2: error: model format 4 is newer than this coreai-gen reads (formats 1 to 3): update "
      "coreai-gen (or convert the model with the converter that matches it)", NULL},
     {"err_format_symbol_v1.xml", ":3: error: <symbol> needs model format 2 (this file declares format 1)", NULL},
     {"err_symbol_nomax.xml",

@@ -121,7 +121,7 @@ static const coreai_entrypoint_desc model_entrypoints[] = {
     {"types", 4, types_inputs, 0, NULL, 4, types_outputs, types_invoke},
 };
 static const coreai_program model = {
-    "testmodel", "0.0-test", 200, 128, 0, 3, model_entrypoints, 0, NULL,
+    "testmodel", "0.0-test", 200, 128, 0, 3, model_entrypoints, 0, NULL, NULL,
 };
 
 /* One entrypoint, not called main, and no workspace. */
@@ -129,7 +129,7 @@ static const coreai_entrypoint_desc single_entrypoints[] = {
     {"step", 2, main_inputs, 1, main_states, 2, main_outputs, add_invoke},
 };
 static const coreai_program single = {
-    "single", "0.0-test", 0, 64, 0, 1, single_entrypoints, 0, NULL,
+    "single", "0.0-test", 0, 64, 0, 1, single_entrypoints, 0, NULL, NULL,
 };
 
 /* Two entrypoints, neither called main. */
@@ -138,7 +138,7 @@ static const coreai_entrypoint_desc ambiguous_entrypoints[] = {
     {"second", 2, main_inputs, 1, main_states, 2, main_outputs, add_invoke},
 };
 static const coreai_program ambiguous = {
-    "ambiguous", "0.0-test", 0, 64, 0, 2, ambiguous_entrypoints, 0, NULL,
+    "ambiguous", "0.0-test", 0, 64, 0, 2, ambiguous_entrypoints, 0, NULL, NULL,
 };
 
 /* An output whose name would escape --out. */
@@ -146,7 +146,7 @@ static const coreai_tensor_desc evil_outputs[] = {{"../evil", COREAI_DTYPE_I32, 
 static const coreai_entrypoint_desc evil_entrypoints[] = {
     {"main", 1, fail_inputs, 0, NULL, 1, evil_outputs, fail_invoke},
 };
-static const coreai_program evil = {"evil", "0.0-test", 0, 64, 0, 1, evil_entrypoints, 0, NULL};
+static const coreai_program evil = {"evil", "0.0-test", 0, 64, 0, 1, evil_entrypoints, 0, NULL, NULL};
 
 /* ---- files and directories ---- */
 
@@ -718,7 +718,7 @@ static void test_invalid_program(void **state) {
     static const coreai_entrypoint_desc bad_eps[] = {
         {"main", 1, bad_inputs, 0, NULL, 0, NULL, fail_invoke},
     };
-    static const coreai_program bad = {"bad", "0", 0, 64, 0, 1, bad_eps, 0, NULL};
+    static const coreai_program bad = {"bad", "0", 0, 64, 0, 1, bad_eps, 0, NULL, NULL};
     cli_result r;
     run_cli(&bad, &r, "--out", path_in("out"), NULL);
     assert_int_equal(r.rc, 1);

@@ -20,7 +20,7 @@ from .infer import DECLARED, OpError, infer
 from .ir import Attr, CompositeDecl, Graph, Module, Operation, TensorType
 
 _ATTR_KINDS = ("si64", "f32", "f64", "bool", "str", "si64[]", "f32[]", "str[]", "dim", "dim[]")
-NEWEST_FORMAT = 2
+NEWEST_FORMAT = 3
 
 
 def _err(path, msg) -> ValueError:
@@ -136,13 +136,13 @@ def load_module(path) -> Module:
     except ET.ParseError as e:
         raise _err(path, f"malformed XML: {e}") from None
     fmt = root.get("format")
-    if root.tag != "coreai-model" or fmt not in ("1", "2"):
+    if root.tag != "coreai-model" or fmt not in ("1", "2", "3"):
         if root.tag == "coreai-model" and (fmt or "").isdigit() and int(fmt) > NEWEST_FORMAT:
             raise _err(path, f"model format {fmt} is newer than this package reads (formats 1 to {NEWEST_FORMAT})")
-        raise _err(path, "not a Core AI model file of format 1 or 2")
+        raise _err(path, f"not a Core AI model file of format 1 to {NEWEST_FORMAT}")
     symbols = None
     m = Module()
-    if fmt == "2":
+    if fmt != "1":
         symbols = {}
         for sel in root.findall("symbol"):
             if sel.get("max") is None:
@@ -226,9 +226,29 @@ def load_module(path) -> Module:
             elif el.tag == "output":
                 g.set_outputs([use(v.get("ref")) for v in el.findall("value")])
     for eel in root.findall("entrypoint"):
-        m.add_entrypoint(eel.get("name"), eel.get("graph"),
-                         states=[e.get("name") for e in eel.findall("state")],
+        states = [e.get("name") for e in eel.findall("state")]
+        initial = {}
+        g = m.find_graph(eel.get("graph"))
+        for i, sel in enumerate(eel.findall("state")):
+            iel = sel.find("init")
+            if iel is None:
+                continue
+            if fmt in ("1", "2"):
+                raise _err(path, f"<init> of state '{states[i]}' needs model format 3 (this file declares format {fmt})")
+            if g is None or i >= len(g.arguments):
+                continue  # add_entrypoint names the graph or the argument count
+            t = g.arguments[i].type
+            if iel.get("fill") is not None:
+                one = TensorType([], t.element_type)
+                iel_one = ET.Element("init")
+                iel_one.text = iel.get("fill")
+                iel_one.set("id", f"{states[i]}.init")
+                initial[states[i]] = np.broadcast_to(_const_data(iel_one, one, weights, path), t.shape).copy()
+            else:
+                iel.set("id", f"{states[i]}.init")
+                initial[states[i]] = _const_data(iel, t, weights, path)
+        m.add_entrypoint(eel.get("name"), eel.get("graph"), states=states,
                          inputs=[e.get("name") for e in eel.findall("input")],
-                         outputs=[e.get("name") for e in eel.findall("output")])
+                         outputs=[e.get("name") for e in eel.findall("output")], initial_states=initial)
     m.verify()
     return m

@@ -1,6 +1,6 @@
 """Module -> model file (docs/model-format.md) + weights file: format 1, or
 format 2 when the module has symbolic extents or an entrypoint without
-outputs.
+outputs, or format 3 when it records states' initial values.
 
 Deterministic: the bytes depend only on the program (graph order, op order,
 attribute names sorted, value ids by position), never on dict order, object
@@ -22,7 +22,7 @@ import numpy as np
 
 from .dims import Dim
 from .dtypes import DType, pack_bits, small_float_to_f64
-from .ir import Module, Operation
+from .ir import Module, Operation, TensorType
 from .numbers import xml_float
 
 EXTERNAL_MIN_ELEMENTS = 16
@@ -78,27 +78,52 @@ class WeightsLayout:
         return bool(self.offsets)
 
 
-def layout_weights(graphs) -> WeightsLayout:
+def state_init_ops(module: Module) -> dict:
+    """{(entrypoint name, state name): constant Operation} of the recorded
+    initial values, so they are laid out and written like constants."""
+    out = {}
+    for e in module.entrypoints:
+        g = module.find_graph(e.graph)
+        for i, name in enumerate(e.states):
+            if name in e.initial_states:
+                op = Operation("coreai.constant", [], [g.arguments[i].type])
+                op.data = np.asarray(e.initial_states[name])
+                out[(e.name, name)] = op
+    return out
+
+
+def _fill_text(op: Operation) -> str | None:
+    """The one value of an initial value whose elements are all equal (and
+    not NaN, which the text form cannot hold), else None."""
+    flat = np.asarray(op.data).reshape(-1)
+    if flat.size == 0 or _has_nan(op) or not np.all(flat == flat[0]):
+        return None
+    one = Operation("coreai.constant", [], [TensorType([], op.results[0].type.element_type)])
+    one.data = flat[:1].reshape(())
+    return inline_text(one)
+
+
+def layout_weights(graphs, extra=()) -> WeightsLayout:
+    """extra: more constant operations (states' initial values) after the graphs'."""
     lay = WeightsLayout()
     parts = []
     size = 0
     by_content: dict = {}
-    for g in graphs:
-        for op in g.serialized_operations():
-            if not op.is_constant or not is_external(op):
-                continue
-            data = constant_bytes(op)
-            key = (hashlib.sha256(data).digest(), len(data))
-            if key in by_content:
-                lay.offsets[op] = (by_content[key], len(data))
-                continue
-            offset = (size + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
-            if offset > size:
-                parts.append(b"\0" * (offset - size))
-            parts.append(data)
-            size = offset + len(data)
-            by_content[key] = offset
-            lay.offsets[op] = (offset, len(data))
+    for op in [op for g in graphs for op in g.serialized_operations()] + list(extra):
+        if not op.is_constant or not is_external(op):
+            continue
+        data = constant_bytes(op)
+        key = (hashlib.sha256(data).digest(), len(data))
+        if key in by_content:
+            lay.offsets[op] = (by_content[key], len(data))
+            continue
+        offset = (size + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+        if offset > size:
+            parts.append(b"\0" * (offset - size))
+        parts.append(data)
+        size = offset + len(data)
+        by_content[key] = offset
+        lay.offsets[op] = (offset, len(data))
     lay.blob = b"".join(parts)
     return lay
 
@@ -160,8 +185,11 @@ def inline_text(op: Operation) -> str:
 
 
 def format_version(module: Module) -> int:
-    """2 when the module needs it (symbols, dim attributes, an entrypoint
-    without outputs), else 1, which every coreai-gen reads."""
+    """3 when the module records states' initial values, 2 when it needs
+    that (symbols, dim attributes, an entrypoint without outputs), else 1,
+    which every coreai-gen reads."""
+    if any(e.initial_states for e in module.entrypoints):
+        return 3
     if module.all_symbols() or any(not e.outputs for e in module.entrypoints):
         return 2
     return 1
@@ -185,7 +213,19 @@ def _check_bounded(module: Module, symbols) -> None:
                          "the largest extent)")
 
 
-def module_to_xml(module: Module, layout: WeightsLayout, weights_href: str | None) -> str:
+def _state_line(name: str, op, layout: WeightsLayout) -> str:
+    if op is None:
+        return f'    <state name="{name}"/>'
+    fill = _fill_text(op)
+    if fill is not None:
+        return f'    <state name="{name}"><init fill="{fill}"/></state>'
+    if op in layout.offsets:
+        off, length = layout.offsets[op]
+        return f'    <state name="{name}"><init offset="{off}" length="{length}"/></state>'
+    return f'    <state name="{name}"><init>{inline_text(op)}</init></state>'
+
+
+def module_to_xml(module: Module, layout: WeightsLayout, weights_href: str | None, inits=None) -> str:
     symbols = module.all_symbols()
     names = {}
     for s in symbols:
@@ -232,7 +272,7 @@ def module_to_xml(module: Module, layout: WeightsLayout, weights_href: str | Non
         out.append("  </graph>")
     for e in module.entrypoints:
         out.append(f'  <entrypoint name="{e.name}" graph="{e.graph}">')
-        out += [f'    <state name="{n}"/>' for n in e.states]
+        out += [_state_line(n, (inits or {}).get((e.name, n)), layout) for n in e.states]
         out += [f'    <input name="{n}"/>' for n in e.inputs]
         out += [f'    <output name="{n}"/>' for n in e.outputs]
         out.append("  </entrypoint>")
@@ -270,8 +310,9 @@ def _write_atomic(path: Path, data: bytes) -> None:
 def serialize(module: Module, weights_href: str = "model.weights") -> tuple:
     """(xml text, weights bytes or None) without writing anything."""
     module.verify()
-    lay = layout_weights(module.graphs)
-    return module_to_xml(module, lay, weights_href), (lay.blob if lay else None)
+    inits = state_init_ops(module)
+    lay = layout_weights(module.graphs, [op for op in inits.values() if _fill_text(op) is None])
+    return module_to_xml(module, lay, weights_href, inits), (lay.blob if lay else None)
 
 
 def save_module(module: Module, path) -> tuple:

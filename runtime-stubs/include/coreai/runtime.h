@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a struct below or a kernel signature changes. */
-#define COREAI_RUNTIME_ABI 1
+#define COREAI_RUNTIME_ABI 2
 
 /* Highest tensor rank the kernels' parameter structs can describe. */
 #define COREAI_MAX_RANK 8
@@ -97,6 +97,11 @@ typedef struct coreai_program {
     const coreai_entrypoint_desc *entrypoints;
     int32_t n_composite_ops;       /* distinct composite op names in the program */
     const char *const *composite_ops;
+    /* Writes the initial value of the state named name (as the model file
+     * records it) into data, which holds that state's bytes; INVALID_ARGUMENT
+     * for an unknown name. NULL when the model does not record an initial
+     * value for every state (then the caller must know them). */
+    coreai_status (*init_state)(const char *name, void *data);
 } coreai_program;
 
 /* ---- symbolic shapes (model format 2) ----
