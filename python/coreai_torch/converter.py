@@ -759,18 +759,19 @@ class TorchConverter:
                 vm.tensors[node.name] = view.tensor_for(spec)
                 vm.params.add(node.name)
             placeholders = placeholders[n_state:]
-        for node, arg_name in zip(placeholders, sub.input_names):
-            shape, dt = node_meta(node)
-            vm[node.name] = graph.add_argument(ir.TensorType(shape, ir_dtype(dt)), arg_name)
         outer = ctx.in_composite_body
         # the user chose this boundary: its body stays as written (no pattern
         # inside it becomes a composite, as the externalization guide shows)
         ctx.in_composite_body = True
         try:
-            with ir.InsertionPoint(graph):
-                self._lower_graph(ctx, view, vm)
-                outs = [self._output_value(vm, n, graph)
-                        for o, n in zip(view.outputs, view.output_nodes()) if o.kind == USER_OUTPUT]
+            with _symbolic.active(self._sub_symbols(ctx, sub, placeholders)):
+                for node, arg_name in zip(placeholders, sub.input_names):
+                    shape, dt = node_meta(node)
+                    vm[node.name] = graph.add_argument(ir.TensorType(shape, ir_dtype(dt)), arg_name)
+                with ir.InsertionPoint(graph):
+                    self._lower_graph(ctx, view, vm)
+                    outs = [self._output_value(vm, n, graph)
+                            for o, n in zip(view.outputs, view.output_nodes()) if o.kind == USER_OUTPUT]
         finally:
             ctx.in_composite_body = outer
         graph.set_outputs(outs)
@@ -794,6 +795,28 @@ class TorchConverter:
         ctx.externalized[key] = graph
         ctx.by_signature[signature] = graph
         return graph
+
+    @staticmethod
+    def _sub_symbols(ctx: LoweringContext, sub: SubProgram, placeholders) -> Optional["_symbolic.ExportSymbols"]:
+        """The symbols of a sub-export (a composite op exported with the
+        enclosing program's dynamic sizes, externalize.py), each the
+        entrypoint's symbol of the same name: a composite graph may use only
+        the symbols of the entrypoints that call it."""
+        outer = _symbolic.current()
+        try:
+            table = _symbolic.ExportSymbols(sub.program, list(zip(sub.input_names, placeholders)), {})
+        except _symbolic.SymbolicShapeError as e:
+            raise UnsupportedOpError(f"externalized module '{sub.path()}': {e}") from None
+        if not table.map:
+            return outer
+        for sym, s in list(table.map.items()):
+            mine = ctx.symbols.get(s.name)
+            if mine is None:
+                raise UnsupportedOpError(
+                    f"externalized module '{sub.path()}': its size '{s.name}' is not a size of the entrypoint's "
+                    "inputs")
+            table.map[sym] = mine
+        return table
 
     # custom kernels ----------------------------------------------------------------------------
     def _kernel_lowering(self, kernel: TorchMetalKernel) -> Callable:

@@ -210,8 +210,34 @@ def _static_key(static: Dict[str, Any], for_name: bool = False) -> Tuple[Tuple[s
     return tuple(sorted((name, _static_text(value, for_name)) for name, value in static.items()))
 
 
-def _tensor_types(tensors: Sequence[torch.Tensor]) -> Tuple[Tuple[Tuple[int, ...], torch.dtype], ...]:
-    return tuple((tuple(int(d) for d in t.shape), t.dtype) for t in tensors)
+def _tensor_types(tensors: Sequence[torch.Tensor]) -> Tuple[Tuple[Tuple[Any, ...], torch.dtype], ...]:
+    """Shapes and dtypes, a symbolic size (a ``SymInt`` of a dynamic export)
+    as its expression text: ``int()`` would specialize it to the traced
+    value (and fail the export of a dynamic dimension)."""
+    return tuple((tuple(_size_key(d) for d in t.shape), t.dtype) for t in tensors)
+
+
+def _size_key(d: Any) -> Any:
+    if isinstance(d, torch.SymInt):
+        expr = d.node.expr
+        return int(expr) if getattr(expr, "is_Integer", False) else str(expr)
+    return int(d)
+
+
+def _traced_sizes(tensors: Sequence[torch.Tensor]) -> Tuple[List[Tuple[int, ...]], List[Dict[int, Any]]]:
+    """(the traced sizes, {axis: sympy symbol} of the symbolic axes) of each tensor."""
+    shapes, symbols = [], []
+    for t in tensors:
+        shape, syms = [], {}
+        for axis, d in enumerate(t.shape):
+            if isinstance(d, torch.SymInt) and not getattr(d.node.expr, "is_Integer", False):
+                shape.append(int(d.node.hint))
+                syms[axis] = d.node.expr
+            else:
+                shape.append(int(d))
+        shapes.append(tuple(shape))
+        symbols.append(syms)
+    return shapes, symbols
 
 
 def signature_hash(inputs: Sequence[Tuple[str, str]], outputs: Sequence[str], static: Dict[str, Any]) -> str:
@@ -253,6 +279,10 @@ class CallSignature:
     # (state, args) of the last call of this signature (all have the same types)
     recorded: Optional[Tuple[List[torch.Tensor], List[torch.Tensor]]] = None
     arg_types: List[Tuple[Tuple[int, ...], torch.dtype]] = dataclasses.field(default_factory=list)
+    # per tensor argument, {axis: sympy symbol} of its sizes that the
+    # enclosing export left symbolic (its shape env: shape_env)
+    arg_symbols: List[Dict[int, Any]] = dataclasses.field(default_factory=list)
+    shape_env: Any = None
     state_types: List[Tuple[Tuple[int, ...], torch.dtype]] = dataclasses.field(default_factory=list)
     out_spec: Any = None
     out_meta: Optional[List[Tuple[torch.Size, torch.dtype]]] = None
@@ -380,8 +410,11 @@ class Externalizer:
         csig = marked.signatures.get(key)
         if csig is None:
             csig = self._define(marked, state_names, arg_names, static)
-            csig.arg_types = list(key[1])
+            shapes, csig.arg_symbols = _traced_sizes(tensors)
+            csig.arg_types = [(sh, t.dtype) for sh, t in zip(shapes, tensors)]
             csig.state_types = list(key[2])
+            csig.shape_env = next((d.node.shape_env for t in tensors for d in t.shape
+                                   if isinstance(d, torch.SymInt)), None)
             marked.signatures[key] = csig
         outs = csig.op(*state, *tensors)
         return pytree.tree_unflatten(list(outs), csig.out_spec)
@@ -467,11 +500,12 @@ class Externalizer:
                     arg_vals = [a.float() if a.dtype in _HALF else a for a in arg_vals]
                     csig.widened = True
                 kwargs = dict(zip(csig.arg_names, arg_vals))
+                dynamic = _sub_dynamic_shapes(marked, csig, program)
                 kwargs.update(csig.static)
                 self._unpatch(marked)
                 try:
                     with torch.no_grad():
-                        sub = torch.export.export(marked.module, args=(), kwargs=kwargs)
+                        sub = torch.export.export(marked.module, args=(), kwargs=kwargs, dynamic_shapes=dynamic)
                     if decomp_table is not None:
                         sub = sub.run_decompositions(decomp_table)
                 finally:
@@ -488,6 +522,44 @@ class Externalizer:
 
 
 _HALF = (torch.float16, torch.bfloat16)
+
+
+def _sub_dynamic_shapes(marked: "Marked", csig: "CallSignature", program) -> Optional[Dict[str, Any]]:
+    """The sub-export keeps the enclosing export's symbolic sizes: each
+    becomes a ``torch.export.Dim`` with the symbol's range, named as the
+    enclosing export names it (the user's ``Dim`` name), so the converter
+    maps the sub-program's sizes back onto the entrypoint's symbols."""
+    if not any(csig.arg_symbols):
+        return None
+    ranges = dict(getattr(program, "range_constraints", {}) or {})
+    env = csig.shape_env
+    debug = dict(getattr(env, "source_name_to_debug_name", {}) or {}) if env is not None else {}
+    sources = dict(getattr(env, "var_to_sources", {}) or {}) if env is not None else {}
+    dims: Dict[Any, Any] = {}
+    spec: Dict[str, Any] = {name: None for name in list(csig.arg_names) + list(csig.static)}
+    for name, syms in zip(csig.arg_names, csig.arg_symbols):
+        if not syms:
+            continue
+        spec[name] = {}
+        for axis, expr in syms.items():
+            if not getattr(expr, "is_Symbol", False):
+                raise NotImplementedError(
+                    f"externalized module '{marked.path}' ({type(marked.module).__name__}): argument '{name}' "
+                    f"dimension {axis} has the size {expr}; an externalized module's symbolic sizes must each be "
+                    "one exported size (pass the derived size through a tensor of that shape instead)")
+            if expr not in dims:
+                vr = ranges.get(expr)
+                if vr is None and env is not None:
+                    vr = env.var_to_range.get(expr)
+                lo = int(vr.lower) if vr is not None and getattr(vr.lower, "is_Integer", False) else 0
+                hi = int(vr.upper) if vr is not None and getattr(vr.upper, "is_Integer", False) else None
+                user = next((debug.get(getattr(src, "name", None)) for src in sources.get(expr, [])
+                             if debug.get(getattr(src, "name", None))), None)
+                dim_name = user if user and user.isidentifier() else str(expr)
+                dims[expr] = torch.export.Dim(dim_name, min=lo, max=hi) if hi is not None else \
+                    torch.export.Dim(dim_name, min=lo)
+            spec[name][axis] = dims[expr]
+    return spec
 
 
 def _widen_half(state_dtypes, arg_dtypes) -> bool:
