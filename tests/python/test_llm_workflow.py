@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from coreai._compiler import ir
+from coreai.runtime import NDArray, RuntimeCallError
 from coreai_torch.testing_llm import LLMConfig, TinyQwen, export_llm
 
 PROMPT, CHUNK, DECODES = 8, 3, 4
@@ -108,5 +109,68 @@ def test_generation_loop_in_the_interpreter(llm, capsys):
     written = PROMPT + CHUNK + DECODES
     assert np.all(np.abs(states["k_cache"][..., :written, :]).sum(-1) > 0)
     assert np.all(states["k_cache"][..., written:, :] == 0)
+    with capsys.disabled():
+        print("\n" + "\n".join(report))
+
+
+def c_loop(fns, model, steps, report=None):
+    """Runs steps through the generated C (prefill and main share the caches:
+    each call gets the caches the previous one left), comparing logits and
+    caches with eager PyTorch after every step; returns the max error."""
+    k_ref, v_ref = model.new_cache()
+    caches = {"k_cache": NDArray(k_ref.numpy().copy()), "v_cache": NDArray(v_ref.numpy().copy())}
+    worst = 0.0
+    for entry, ids, pos in steps:
+        want = eager_step(model, entry, ids, pos, k_ref, v_ref)
+        got = fns[entry].call({"input_ids": NDArray(ids), "position_ids": NDArray(pos), **caches})
+        caches = {"k_cache": got["k_cache"], "v_cache": got["v_cache"]}
+        errs = [float(np.abs(got[n].numpy() - r.numpy()).max()) for n, r in (("k_cache", k_ref), ("v_cache", v_ref))]
+        if want is not None:
+            assert got["logits"].numpy().shape == tuple(want.shape)
+            errs.append(float(np.abs(got["logits"].numpy() - want.numpy()).max()))
+        if report is not None:
+            report.append(f"C step {len(report)} {entry:7s} query {ids.shape[1]:2d} at {pos.shape[1] - ids.shape[1]:2d}: "
+                          f"max error {max(errs):.2e}")
+        worst = max(worst, *errs)
+    return worst
+
+
+def loop_steps(model, queries, seed):
+    gen = torch.Generator().manual_seed(seed)
+    steps, seq = [], 0
+    for i, q in enumerate(queries):
+        seq += q
+        steps.append(("prefill" if i == 0 else "main", torch.randint(0, model.cfg.vocab, (1, q), generator=gen),
+                      torch.arange(seq).unsqueeze(0)))
+    return steps
+
+
+def test_generation_loop_in_generated_c(llm, tmp_path, capsys):
+    """The same loop through the generated C, one build for every length: the
+    standard loop, the smallest prompt, an odd one that fills the cache to its
+    bound, and a whole-context main call; then the bound plus one (refused
+    before the call) and a chunk longer than the positions (refused by the
+    generated code's region check), neither touching the caches."""
+    model, p = llm
+    top = model.cfg.max_seq
+    with p.save_asset(tmp_path / "qwen").executable() as exe:
+        fns = {n: exe.load_function(n) for n in ("prefill", "main")}
+        report = []
+        assert c_loop(fns, model, generation_steps(model.cfg.vocab), report) < 1e-4
+        for queries, seed in (([1, 1, 1], 3), ([top - 7, 3] + [1] * 4, 4), ([top], 5)):
+            assert c_loop(fns, model, loop_steps(model, queries, seed)) < 1e-4, queries
+        # a main call over the whole context at once (query_len = seq_len = bound)
+        ids = torch.randint(0, model.cfg.vocab, (1, top), generator=torch.Generator().manual_seed(6))
+        assert c_loop(fns, model, [("main", ids, torch.arange(top).unsqueeze(0))]) < 1e-4
+        zeros = {"k_cache": NDArray(np.zeros(model.cfg.cache_shape, np.float32)),
+                 "v_cache": NDArray(np.zeros(model.cfg.cache_shape, np.float32))}
+        with pytest.raises(ValueError, match=r"symbol 'query_len' would be 33, outside its range \[1, 32\]"):
+            fns["main"].call({"input_ids": NDArray(torch.zeros(1, top + 1, dtype=torch.int64)),
+                              "position_ids": NDArray(torch.arange(top + 1).unsqueeze(0)), **zeros})
+        before = fns["main"].state["k_cache"].numpy().copy()
+        with pytest.raises(RuntimeCallError, match="invalid argument"):
+            fns["main"].call({"input_ids": NDArray(torch.zeros(1, 3, dtype=torch.int64)),
+                              "position_ids": NDArray(torch.arange(2).unsqueeze(0))})
+        np.testing.assert_array_equal(fns["main"].state["k_cache"].numpy(), before)
     with capsys.disabled():
         print("\n" + "\n".join(report))
