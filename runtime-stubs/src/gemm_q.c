@@ -440,7 +440,7 @@ Q_INLINE void q8_range(const q8_job *j, coreai_int_format f, int64_t lo, int64_t
     for (int64_t o = lo; o < hi; ++o)
         for (int64_t r = 0; r < j->base.rows; ++r)
             j->base.out[r * j->base.outf + o] =
-                q8_row_dot(j->base.w, f, o, j->xq + r * in, j->d + r * runs, j->sum + r * runs);
+                in > 0 ? q8_row_dot(j->base.w, f, o, j->xq + r * in, j->d + r * runs, j->sum + r * runs) : 0.0f;
 }
 
 static void q8_task(void *arg, int64_t t)
@@ -532,11 +532,16 @@ coreai_status coreai_linear_q8a_f32(const coreai_linear_q_params *params, const 
     if (scratch == NULL && in > 0)
         return COREAI_STATUS_INVALID_ARGUMENT;
     const int64_t runs = in / 32;
-    float *d = scratch;
-    int32_t *sum = (int32_t *)(void *)(d + rows * runs);
-    int8_t *xq = (int8_t *)(sum + rows * runs);
-    for (int64_t r = 0; r < rows; ++r)
-        q8_quantize_row(x + r * in, in, xq + r * in, d + r * runs, sum + r * runs);
+    float *d = NULL;
+    int32_t *sum = NULL;
+    int8_t *xq = NULL;
+    if (in > 0) { /* else nothing is read (and NULL + 0 is no pointer arithmetic) */
+        d = scratch;
+        sum = (int32_t *)(void *)(d + rows * runs);
+        xq = (int8_t *)(sum + rows * runs);
+        for (int64_t r = 0; r < rows; ++r)
+            q8_quantize_row(x + r * in, in, xq + r * in, d + r * runs, sum + r * runs);
+    }
     const q_weight w = {weight, scale, zero_point, in, params->block, in / params->block, params->format};
     int64_t parts = coreai_par_threads();
     if (parts > (outf + 63) / 64)

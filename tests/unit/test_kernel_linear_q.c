@@ -240,6 +240,10 @@ static void test_linear_q8a(void **state)
     assert_true(coreai_linear_q8a_f32_scratch_size(&p) <= sizeof scratch);
     assert_int_equal(coreai_linear_q8a_f32(&p, x, q, s, NULL, NULL, out, scratch), COREAI_STATUS_OK);
     assert_int_equal(coreai_linear_q8a_f32(&p, x, q, s, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
+    /* no inputs: out is the bias (no scratch needed) */
+    const coreai_linear_q_params empty = {1, 0, 2, 32, COREAI_INT_I4, COREAI_EPILOGUE_NONE};
+    assert_int_equal(coreai_linear_q8a_f32(&empty, x, q, s, NULL, s, out, NULL), COREAI_STATUS_OK);
+    assert_true(out[0] == 1.0f && out[1] == 1.0f);
     p.format = COREAI_INT_U8;
     assert_int_equal(coreai_linear_q8a_f32(&p, x, q, s, NULL, NULL, out, scratch), COREAI_STATUS_INVALID_ARGUMENT);
     p.format = COREAI_INT_I8;
