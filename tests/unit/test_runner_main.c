@@ -240,6 +240,21 @@ static void write_main_inputs(void) {
     write_npy("acc.npy", COREAI_DTYPE_F32, 1, shape_3, acc_vals);
 }
 
+/* The arguments naming main's inputs, "a=<dir>/a.npy" and so on. */
+typedef struct main_args {
+    char a[1100], b[1100], acc[1100];
+} main_args;
+
+/* Writes main's inputs; returns the --in / --state arguments for them. */
+static main_args write_main_args(void) {
+    main_args m;
+    write_main_inputs();
+    snprintf(m.a, sizeof m.a, "a=%s", path_in("a.npy"));
+    snprintf(m.b, sizeof m.b, "b=%s", path_in("b.npy"));
+    snprintf(m.acc, sizeof m.acc, "acc=%s", path_in("acc.npy"));
+    return m;
+}
+
 static void expect_npy(const char *path, coreai_dtype dt, int32_t rank, const int64_t *shape,
                        const void *data, size_t nbytes) {
     coreai_npy arr;
@@ -378,11 +393,8 @@ static void test_success(void **state) {
 
 static void test_out_dir_created(void **state) {
     (void)state;
-    write_main_inputs();
-    char a[1100], b[1100], acc[1100];
-    snprintf(a, sizeof a, "a=%s", path_in("a.npy"));
-    snprintf(b, sizeof b, "b=%s", path_in("b.npy"));
-    snprintf(acc, sizeof acc, "acc=%s", path_in("acc.npy"));
+    const main_args m = write_main_args();
+    const char *a = m.a, *b = m.b, *acc = m.acc;
     cli_result r;
     run_cli(&model, &r, "--in", a, "--in", b, "--state", acc, "--out", path_in("fresh"), NULL);
     assert_int_equal(r.rc, 0);
@@ -406,11 +418,8 @@ static void test_out_dir_created(void **state) {
 
 static void test_repeat(void **state) {
     (void)state;
-    write_main_inputs();
-    char a[1100], b[1100], acc[1100];
-    snprintf(a, sizeof a, "a=%s", path_in("a.npy"));
-    snprintf(b, sizeof b, "b=%s", path_in("b.npy"));
-    snprintf(acc, sizeof acc, "acc=%s", path_in("acc.npy"));
+    const main_args m = write_main_args();
+    const char *a = m.a, *b = m.b, *acc = m.acc;
     cli_result r;
     run_cli(&model, &r, "--repeat", "4", "--in", a, "--in", b, "--state", acc, "--out",
             path_in("out"), NULL);
@@ -433,11 +442,8 @@ static void test_repeat(void **state) {
 
 static void test_threads(void **state) {
     (void)state;
-    write_main_inputs();
-    char a[1100], b[1100], acc[1100];
-    snprintf(a, sizeof a, "a=%s", path_in("a.npy"));
-    snprintf(b, sizeof b, "b=%s", path_in("b.npy"));
-    snprintf(acc, sizeof acc, "acc=%s", path_in("acc.npy"));
+    const main_args m = write_main_args();
+    const char *a = m.a, *b = m.b, *acc = m.acc;
     cli_result r;
     run_cli(&model, &r, "--threads", "3", "--in", a, "--in", b, "--state", acc, "--out", path_in("out"), NULL);
     assert_int_equal(r.rc, 0);
@@ -452,11 +458,8 @@ static void test_threads(void **state) {
 /* COREAI_ISA: a variant the build has not is an error naming the ones it has. */
 static void test_isa_env(void **state) {
     (void)state;
-    write_main_inputs();
-    char a[1100], b[1100], acc[1100];
-    snprintf(a, sizeof a, "a=%s", path_in("a.npy"));
-    snprintf(b, sizeof b, "b=%s", path_in("b.npy"));
-    snprintf(acc, sizeof acc, "acc=%s", path_in("acc.npy"));
+    const main_args m = write_main_args();
+    const char *a = m.a, *b = m.b, *acc = m.acc;
     cli_result r;
     setenv("COREAI_ISA", "no-such-isa", 1);
     const int calls = g_calls;
@@ -675,11 +678,8 @@ static void test_other_dtypes(void **state) {
 
 static void test_entrypoint_choice(void **state) {
     (void)state;
-    write_main_inputs();
-    char a[1100], b[1100], acc[1100];
-    snprintf(a, sizeof a, "a=%s", path_in("a.npy"));
-    snprintf(b, sizeof b, "b=%s", path_in("b.npy"));
-    snprintf(acc, sizeof acc, "acc=%s", path_in("acc.npy"));
+    const main_args m = write_main_args();
+    const char *a = m.a, *b = m.b, *acc = m.acc;
     cli_result r;
 
     /* The only entrypoint is the default, whatever its name; workspace size 0 is fine. */
