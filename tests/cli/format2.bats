@@ -4,8 +4,9 @@
 # runs; a model with symbols generates C whose entrypoints take the
 # symbols' values, run at the actual sizes and refuse values outside the
 # ranges; a newer format is named. Needs COREAI_GEN, COREAI_SOURCE_DIR
-# and COREAI_RUNTIME_LIB (COREAI_CC and COREAI_LINK_FLAGS: the build's
-# compiler and link flags); ctest sets them.
+# and COREAI_RUNTIME_LIB (COREAI_RUNNER_LIB for the runner test; COREAI_CC
+# and COREAI_LINK_FLAGS: the build's compiler and link flags); ctest sets
+# them.
 
 setup() {
     : "${COREAI_GEN:?}" "${COREAI_SOURCE_DIR:?}" "${COREAI_RUNTIME_LIB:?}"
@@ -74,6 +75,67 @@ C
     [ "$status" -eq 0 ]
     [ "${lines[-1]}" = "ok" ]
     [[ "$output" == *"n=5 off=0 status=1"* ]]
+}
+
+# npy NAME DTYPE(<f4, <i8) SHAPE(python tuple) VALUES(python list): a
+# version 1.0 .npy file, written without numpy
+npy() {
+    python3 - "$@" <<'PY'
+import struct, sys
+path, descr, shape, values = sys.argv[1], sys.argv[2], sys.argv[3], eval(sys.argv[4])
+header = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, shape)
+header += " " * (63 - (10 + len(header)) % 64) + "\n"
+fmt = {"<f4": "f", "<i8": "q"}[descr]
+with open(path, "wb") as f:
+    f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
+    f.write(struct.pack("<%d%s" % (len(values), fmt), *values))
+PY
+}
+
+@test "the runner binds the symbols from the input shapes and writes actual shapes; out of range is an error" {
+    : "${COREAI_RUNNER_LIB:?}"
+    "$COREAI_GEN" generate "$DATA/cache.xml" -o "$TMP/g" --prefix m --weights-format c
+    sed 's/@COREAI_PREFIX@/m/g' "$COREAI_SOURCE_DIR/cmake/coreai_runner_main.c.in" > "$TMP/main.c"
+    # shellcheck disable=SC2086 # COREAI_LINK_FLAGS is a list of flags
+    "${COREAI_CC:-cc}" -std=c11 -Wall -Wextra -Werror -I "$COREAI_SOURCE_DIR/runtime-stubs/include" \
+        -I "$COREAI_SOURCE_DIR/runtime-stubs/runner" -I "$TMP/g" "$TMP/main.c" "$TMP/g/m.c" "$TMP/g/m_weights.c" \
+        "$COREAI_RUNNER_LIB" "$COREAI_RUNTIME_LIB" ${COREAI_LINK_FLAGS:-} -lm -lpthread -o "$TMP/run"
+    npy "$TMP/upd.npy" "<f4" "(1, 3, 2)" "[1, 2, 3, 4, 5, 6]"
+    npy "$TMP/past2.npy" "<f4" "(2,)" "[0, 0]"
+    npy "$TMP/past7.npy" "<f4" "(7,)" "[0] * 7"
+    npy "$TMP/bias.npy" "<f4" "(3, 1)" "[10, 20, 30]"
+    npy "$TMP/bias2.npy" "<f4" "(2, 1)" "[10, 20]"
+    npy "$TMP/cache.npy" "<f4" "(1, 8, 2)" "[-1] * 16"
+    run "$TMP/run" --in upd="$TMP/upd.npy" --in past="$TMP/past2.npy" --in bias="$TMP/bias.npy" \
+        --state cache="$TMP/cache.npy" --out "$TMP/o"
+    [ "$status" -eq 0 ]
+    # n = 3 rows at off = 2: seen is rows [0, 5), worked out by hand
+    run python3 -c "
+import struct, sys
+for name, fmt in (('seen', 'f'), ('tot', 'f'), ('len', 'i'), ('cache', 'f')):
+    b = open('$TMP/o/%s.npy' % name, 'rb').read()
+    n = struct.unpack('<H', b[8:10])[0]
+    head = b[10:10 + n].decode()
+    data = b[10 + n:]
+    print(name, head[head.index('shape'):head.index(')') + 1], list(struct.unpack('<%d%s' % (len(data) // 4, fmt), data)))
+"
+    echo "$output"
+    [ "${lines[0]}" = "seen shape': (1, 5, 2) [-1.0, -1.0, -1.0, -1.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0]" ]
+    [ "${lines[1]}" = "tot shape': (3, 1) [13.0, 27.0, 41.0]" ]
+    [ "${lines[2]}" = "len shape': (1,) [5]" ]
+    [ "${lines[3]}" = "cache shape': (1, 8, 2) [-1.0, -1.0, -1.0, -1.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, -1.0, -1.0, -1.0, -1.0, -1.0, -1.0]" ]
+    # off = 7: one past its bound
+    run "$TMP/run" --in upd="$TMP/upd.npy" --in past="$TMP/past7.npy" --in bias="$TMP/bias.npy" \
+        --state cache="$TMP/cache.npy" --out "$TMP/o7"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"error: past: axis 0 has 7 elements, so symbol 'off' would be 7, outside its range [0, 6]"* ]]
+    [ ! -e "$TMP/o7" ]
+    # bias disagrees with upd on n
+    run "$TMP/run" --in upd="$TMP/upd.npy" --in past="$TMP/past2.npy" --in bias="$TMP/bias2.npy" \
+        --state cache="$TMP/cache.npy" --out "$TMP/o8"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"error: bias: expected f32[3,1] at the symbols read from the inputs, got f32[2,1]"* ]]
+    [ ! -e "$TMP/o8" ]
 }
 
 @test "a newer model format is named before anything else" {
