@@ -2,10 +2,10 @@
 #
 #   cmake -DSOURCE=<tinyllm.c> -DHEADER=<tinyllm.h> -P check_generated.cmake
 #
-# * tinyllm.c calls the rms_norm, rope and sdpa kernels itself (the
-#   composite ops took the kernel path, not their op-by-op bodies);
-# * tinyllm.h declares tinyllm_prefill and tinyllm_decode, and both take
-#   the same state parameters (k_cache, v_cache: same names, types, shapes).
+# * tinyllm.c has a graph function per composite op (rms_norm, rope, sdpa);
+# * tinyllm.h declares tinyllm_state_init, and tinyllm_prefill and
+#   tinyllm_main, both taking the symbols query_len and seq_len and the same
+#   state struct (k_cache, v_cache).
 foreach(f IN ITEMS SOURCE HEADER)
   if(NOT EXISTS "${${f}}")
     message(FATAL_ERROR "${${f}} does not exist (build the tinyllm target first)")
@@ -13,13 +13,15 @@ foreach(f IN ITEMS SOURCE HEADER)
 endforeach()
 
 file(READ "${SOURCE}" source)
-foreach(call IN ITEMS coreai_rms_norm_f32 coreai_rope_f32 coreai_sdpa_f32)
-  string(REGEX MATCHALL "return ${call}\\(" calls "${source}")
-  list(LENGTH calls n)
+# With symbolic extents this coreai-gen runs a composite op from its body (a
+# kernel call needs fixed shapes): each is still its own graph function.
+foreach(op IN ITEMS rms_norm rope scaled_dot_product_attention)
+  string(REGEX MATCHALL ": composite \"${op}\", " graphs "${source}")
+  list(LENGTH graphs n)
   if(n EQUAL 0)
-    message(FATAL_ERROR "${SOURCE} never calls ${call}()")
+    message(FATAL_ERROR "${SOURCE} has no composite ${op} graph")
   endif()
-  message(STATUS "${call}(): called directly by ${n} composite graph(s)")
+  message(STATUS "${op}: ${n} composite graph(s)")
 endforeach()
 
 file(READ "${HEADER}" header)
@@ -34,10 +36,14 @@ foreach(member IN ITEMS k_cache v_cache)
   endif()
 endforeach()
 # ... taken by both entrypoints.
-foreach(name IN ITEMS prefill decode)
+if(NOT header MATCHES "coreai_status tinyllm_state_init\\(tinyllm_state \\*state\\);")
+  message(FATAL_ERROR "${HEADER} declares no tinyllm_state_init(tinyllm_state *state)")
+endif()
+foreach(name IN ITEMS prefill main)
   string(REGEX MATCH "coreai_status tinyllm_${name}\\(void \\*workspace,[^;]*\\);" decl "${header}")
-  if(NOT decl MATCHES "tinyllm_state \\*state")
-    message(FATAL_ERROR "tinyllm_${name} does not take the shared tinyllm_state: ${decl}")
+  if(NOT decl MATCHES "int64_t query_len" OR NOT decl MATCHES "int64_t seq_len" OR
+     NOT decl MATCHES "tinyllm_state \\*state")
+    message(FATAL_ERROR "tinyllm_${name} does not take query_len, seq_len and the shared tinyllm_state: ${decl}")
   endif()
   message(STATUS "tinyllm_${name} takes the shared tinyllm_state")
 endforeach()

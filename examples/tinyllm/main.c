@@ -1,25 +1,26 @@
 /*
- * tinyllm: greedy generation with the generated 2-layer decoder, whose KV
- * cache is model state shared by its two entrypoints.
+ * tinyllm: greedy generation with the generated Qwen3-style decoder, whose KV
+ * cache is model state shared by its two entrypoints, prefill and main. One
+ * build serves any prompt length up to the context (64 tokens): the lengths
+ * are the entrypoints' symbols query_len and seq_len.
  *
  *   tinyllm-app [REFERENCE_DIR]       compare with PyTorch (default: the
  *                                     build's reference directory)
  *   tinyllm-app --prompt TEXT [--steps N]
- *                                     just generate from an 8-byte prompt
+ *                                     just generate from a prompt of 1..64 bytes
  *
- * With a reference directory (written by export.py --reference) the app
- * reads the prompt token ids, PyTorch's greedy token ids and its logits,
- * runs tinyllm_prefill on the prompt and then one tinyllm_decode per
- * remaining reference token (32 by default), prints the token ids, and
- * exits 0 only when every token id equals PyTorch's and the max abs logit
- * error is <= 1e-4.
+ * A generation: tinyllm_state_init (the caches' value at export), then
+ * tinyllm_prefill on the prompt but its last token, then tinyllm_main on the
+ * last prompt token and on each generated token (query_len 1, seq_len
+ * growing by one). With a reference directory (export.py --reference) the
+ * app exits 0 only when every token id equals PyTorch's and the max abs
+ * logit error is <= 1e-4.
  *
  * Memory: nothing is allocated on the inference path. The KV cache lives in
- * `state` below, a struct this program owns; both entrypoints take pointers
- * to its two arrays and update them in place. The generated code only
- * prescribes shapes (f32[2,1,2,64,16] each, checked against the program
- * descriptor at start-up), not where the state lives: here it is a named
- * section, so a linker script could put it in a particular RAM region.
+ * `state` below, the struct tinyllm.h declares; the generated code only
+ * prescribes its shapes (checked against the program descriptor at
+ * start-up), not where it lives: here a named section, so a linker script
+ * could put it in a particular RAM region.
  */
 #include <math.h>
 #include <stdio.h>
@@ -39,11 +40,10 @@
 #define TL_KV_HEADS 2
 #define TL_CONTEXT 64
 #define TL_HEAD_DIM 16
-#define TL_PROMPT 8
 #define TL_CACHE_FLOATS (TL_LAYERS * 1 * TL_KV_HEADS * TL_CONTEXT * TL_HEAD_DIM)
 
 #define LOGIT_TOLERANCE 1e-4
-#define MAX_TOKENS (TL_CONTEXT - TL_PROMPT + 1) /* prefill's token + decode steps */
+#define MAX_TOKENS (TL_CONTEXT + 1) /* one per main call: a 1-token prompt and 63 more */
 
 #if defined(__ELF__) && (defined(__GNUC__) || defined(__clang__))
 #define TL_STATE_SECTION __attribute__((section(".coreai_state")))
@@ -52,24 +52,26 @@
 #endif
 
 /* The model state: the KV cache of both layers, in the struct tinyllm.h
- * declares for both entrypoints, placed in a section of our choosing. Zero is
- * its initial value (the buffers' value when the model was exported). */
+ * declares for both entrypoints, placed in a section of our choosing. */
 static tinyllm_state state TL_STATE_SECTION;
 
 /* Scratch memory of one call (the larger of the two entrypoints'). */
 static COREAI_ALIGNED(COREAI_ALIGNMENT) unsigned char
     workspace[TINYLLM_WORKSPACE_SIZE > 0 ? TINYLLM_WORKSPACE_SIZE : 1];
 
+/* The positions of a whole context: position_ids of seq_len tokens is its
+ * first seq_len entries. */
+static int64_t positions[TL_CONTEXT];
+
 /* Both entrypoints must declare the state exactly as `state` holds it. */
 static int check_program(const coreai_program *program)
 {
-    static const char *const names[2] = {"prefill", "decode"};
-    static const int64_t tokens[2] = {TL_PROMPT, 1};
+    static const char *const names[2] = {"prefill", "main"};
     for (int e = 0; e < 2; e++) {
         const coreai_entrypoint_desc *entry = coreai_program_find_entrypoint(program, names[e]);
-        if (!entry || entry->n_states != 2 || entry->n_inputs != 2 || entry->n_outputs != 1) {
-            fprintf(stderr, "error: no entrypoint %s(tokens, position; k_cache, v_cache) -> logits\n",
-                    names[e]);
+        if (!entry || entry->n_states != 2 || entry->n_inputs != 2 || entry->n_outputs != e) {
+            fprintf(stderr, "error: no entrypoint %s(input_ids, position_ids; k_cache, v_cache)%s\n", names[e],
+                    e ? " -> logits" : "");
             return -1;
         }
         for (int s = 0; s < 2; s++) {
@@ -81,11 +83,8 @@ static int check_program(const coreai_program *program)
                 return -1;
             }
         }
-        if (entry->inputs[0].dtype != COREAI_DTYPE_I64 ||
-            coreai_tensor_desc_numel(&entry->inputs[0]) != tokens[e] ||
-            entry->inputs[1].dtype != COREAI_DTYPE_I64 || coreai_tensor_desc_numel(&entry->inputs[1]) != 1 ||
-            entry->outputs[0].dtype != COREAI_DTYPE_F32 ||
-            coreai_tensor_desc_numel(&entry->outputs[0]) != TL_VOCAB) {
+        if (entry->inputs[0].dtype != COREAI_DTYPE_I64 || entry->inputs[1].dtype != COREAI_DTYPE_I64 ||
+            (e == 1 && entry->outputs[0].dtype != COREAI_DTYPE_F32)) {
             fprintf(stderr, "error: %s: inputs/outputs differ from what main.c assumes\n", names[e]);
             return -1;
         }
@@ -125,28 +124,35 @@ static int read_ints(const char *path, int64_t *out, int max)
 }
 
 /*
- * Prefill the prompt at position 0, then decode `steps` tokens greedily.
- * tokens gets 1 + steps ids; logits (if not NULL) 1 + steps rows.
+ * Prefill the prompt but its last token, then one tinyllm_main call on the
+ * last prompt token and on each of `steps` generated tokens. tokens gets
+ * 1 + steps ids; logits (if not NULL) 1 + steps rows.
  */
-static int generate(const int64_t prompt[TL_PROMPT], int steps, int64_t *tokens, float *logits)
+static int generate(const int64_t *prompt, int n_prompt, int steps, int64_t *tokens, float *logits)
 {
     float row[TL_VOCAB];
-    int64_t position = 0;
-    coreai_status status;
-
-    memset(&state, 0, sizeof state); /* a fresh cache */
-    status = tinyllm_prefill(workspace, prompt, &position, &state, row);
+    int64_t seq = n_prompt - 1;
+    const char *what = "tinyllm_state_init";
+    coreai_status status = tinyllm_state_init(&state); /* a fresh cache */
+    if (status == COREAI_STATUS_OK && seq > 0) {
+        what = "tinyllm_prefill";
+        status = tinyllm_prefill(workspace, seq, seq, prompt, positions, &state);
+    }
+    const int64_t *next = &prompt[n_prompt - 1];
     for (int i = 0; status == COREAI_STATUS_OK; i++) {
+        seq++; /* the token goes at position seq - 1 */
+        what = "tinyllm_main";
+        status = tinyllm_main(workspace, 1, seq, next, positions, &state, row);
+        if (status != COREAI_STATUS_OK)
+            break;
         tokens[i] = argmax(row);
         if (logits)
             memcpy(logits + (size_t)i * TL_VOCAB, row, sizeof row);
         if (i == steps)
             return 0;
-        position = TL_PROMPT + i; /* where the new token goes in the cache */
-        status = tinyllm_decode(workspace, &tokens[i], &position, &state, row);
+        next = &tokens[i];
     }
-    fprintf(stderr, "error: %s: %s\n", position == 0 ? "tinyllm_prefill" : "tinyllm_decode",
-            coreai_status_string(status));
+    fprintf(stderr, "error: %s: %s\n", what, coreai_status_string(status));
     return -1;
 }
 
@@ -173,17 +179,18 @@ static void print_text(const char *label, const int64_t *tokens, int n)
 
 static int run_prompt(const char *text, int steps)
 {
-    int64_t prompt[TL_PROMPT], tokens[MAX_TOKENS];
-    if (strlen(text) != TL_PROMPT) {
-        fprintf(stderr, "error: the prompt must be exactly %d bytes (prefill takes a fixed chunk)\n",
-                TL_PROMPT);
+    int64_t prompt[TL_CONTEXT], tokens[MAX_TOKENS];
+    int n = (int)strlen(text);
+    if (n < 1 || n + steps > TL_CONTEXT) {
+        fprintf(stderr, "error: the prompt (%d bytes) and %d steps must fit the context of %d tokens, with at "
+                "least one prompt byte\n", n, steps, TL_CONTEXT);
         return 2;
     }
-    for (int i = 0; i < TL_PROMPT; i++)
+    for (int i = 0; i < n; i++)
         prompt[i] = (unsigned char)text[i];
-    if (generate(prompt, steps, tokens, NULL) != 0)
+    if (generate(prompt, n, steps, tokens, NULL) != 0)
         return 1;
-    print_tokens("prompt:", prompt, TL_PROMPT);
+    print_tokens("prompt:", prompt, n);
     print_tokens("tokens:", tokens, steps + 1);
     print_text("text:", tokens, steps + 1);
     return 0;
@@ -192,7 +199,7 @@ static int run_prompt(const char *text, int steps)
 static int run_reference(const char *dir)
 {
     char path[4096];
-    int64_t prompt[TL_PROMPT + 1], expected[MAX_TOKENS + 1], tokens[MAX_TOKENS];
+    int64_t prompt[TL_CONTEXT + 1], expected[MAX_TOKENS + 1], tokens[MAX_TOKENS];
     static float logits[MAX_TOKENS * TL_VOCAB];
     npy_f32 ref;
     char err[256];
@@ -200,18 +207,17 @@ static int run_reference(const char *dir)
     double max_err = 0.0;
 
     snprintf(path, sizeof path, "%s/reference_prompt.txt", dir);
-    n_prompt = read_ints(path, prompt, TL_PROMPT + 1);
-    if (n_prompt != TL_PROMPT) {
+    n_prompt = read_ints(path, prompt, TL_CONTEXT + 1);
+    if (n_prompt < 1 || n_prompt > TL_CONTEXT) {
         if (n_prompt >= 0)
-            fprintf(stderr, "error: %s: %d prompt tokens, the model's prefill takes %d\n", path, n_prompt,
-                    TL_PROMPT);
+            fprintf(stderr, "error: %s: %d prompt tokens (1..%d expected)\n", path, n_prompt, TL_CONTEXT);
         return 1;
     }
     snprintf(path, sizeof path, "%s/reference_tokens.txt", dir);
     n = read_ints(path, expected, MAX_TOKENS + 1);
-    if (n < 1 || n > MAX_TOKENS) {
+    if (n < 1 || n_prompt + n - 1 > TL_CONTEXT) {
         if (n >= 0)
-            fprintf(stderr, "error: %s: %d tokens (1..%d expected)\n", path, n, MAX_TOKENS);
+            fprintf(stderr, "error: %s: %d tokens (1..%d expected)\n", path, n, TL_CONTEXT + 1 - n_prompt);
         return 1;
     }
     snprintf(path, sizeof path, "%s/reference_logits.npy", dir);
@@ -225,7 +231,7 @@ static int run_reference(const char *dir)
         return 1;
     }
 
-    if (generate(prompt, n - 1, tokens, logits) != 0) {
+    if (generate(prompt, n_prompt, n - 1, tokens, logits) != 0) {
         npy_free(&ref);
         return 1;
     }
@@ -238,11 +244,11 @@ static int run_reference(const char *dir)
     }
     npy_free(&ref);
 
-    print_tokens("prompt:          ", prompt, TL_PROMPT);
+    print_tokens("prompt:          ", prompt, n_prompt);
     print_tokens("tokens (C):      ", tokens, n);
     print_tokens("tokens (PyTorch):", expected, n);
-    printf("prefill + %d decode steps: %d of %d token ids differ; max abs logit error %.3g (tolerance %g)\n",
-           n - 1, mismatches, n, max_err, LOGIT_TOLERANCE);
+    printf("prompt of %d + %d decode steps: %d of %d token ids differ; max abs logit error %.3g (tolerance %g)\n",
+           n_prompt, n - 1, mismatches, n, max_err, LOGIT_TOLERANCE);
     if (mismatches) {
         fprintf(stderr, "FAIL: the token ids differ from PyTorch's\n");
         return 1;
@@ -271,9 +277,9 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--steps") == 0 && i + 1 < argc) {
             char *end;
             long v = strtol(argv[++i], &end, 10);
-            if (*end || v < 0 || v > MAX_TOKENS - 1) {
-                fprintf(stderr, "error: --steps must be in 0..%d (context %d, prompt %d)\n", MAX_TOKENS - 1,
-                        TL_CONTEXT, TL_PROMPT);
+            if (*end || v < 0 || v > TL_CONTEXT - 1) {
+                fprintf(stderr, "error: --steps must be in 0..%d (context %d, minus the prompt)\n",
+                        TL_CONTEXT - 1, TL_CONTEXT);
                 return 2;
             }
             steps = (int)v;
@@ -290,6 +296,8 @@ int main(int argc, char **argv)
     }
     if (check_program(program) != 0)
         return 1;
+    for (int i = 0; i < TL_CONTEXT; i++)
+        positions[i] = i;
     printf("model %s (coreai-gen %s): workspace %zu bytes, weights %zu bytes, state %zu bytes",
            program->name, program->generator_version, program->workspace_size, program->weights_size,
            sizeof state);

@@ -26,7 +26,14 @@ slack() { awk -v w="$1" -v l="$2" 'BEGIN { exit !(w >= l && w <= 1.05 * l + 64) 
 field() { awk -v k="$1" -v a="$2" -v b="$3" '$1 == k && $2 == a && $3 == b {print $4}'; }
 for model in "$@"; do
     name="$(basename "$(dirname "$model")")/$(basename "$model")"
-    bounds=$("$gen" print "$model" | "$python" "$here/liveness_bound.py" "$helper")
+    printed=$("$gen" print "$model")
+    if grep -q '^ *coreai.symbol ' <<< "$printed"; then
+        # liveness_bound.py reads fixed shapes; a model with symbols
+        # (examples/tinyllm) is planned for its bounds, which it does not model
+        echo "SKIP $name: symbolic extents"
+        continue
+    fi
+    bounds=$("$python" "$here/liveness_bound.py" "$helper" <<< "$printed")
     for kernels in 1 0; do
         opts=
         [ "$kernels" = 0 ] && opts=--no-composite-kernels
