@@ -14,6 +14,11 @@
  * A 4-bit block of 16 is 8 bytes: low and high nibbles interleaved back
  * into 16 bytes (element 2e is the low nibble of byte e), i4 sign-extended
  * by (v ^ 8) - 8, then widened like 8-bit data.
+ *
+ * coreai_linear_q8a_f32 (int8 activations): each run of 32 weight integers
+ * times 32 int8 activations summed exactly in int32, AVX2 vpmaddubsw (|w|
+ * unsigned times x with w's sign) + vpmaddwd, AArch64 smull / smlal2 /
+ * sadalp, else scalar; then one f32 multiply-add per run.
  */
 #include "isa_names.h" /* first: renames this file's functions per ISA variant */
 #include "gemm_internal.h"
@@ -411,6 +416,37 @@ Q_INLINE float q8_row_dot(const q_weight *w, coreai_int_format f, int64_t o, con
     h = _mm_add_ps(h, _mm_movehl_ps(h, h));
     h = _mm_add_ss(h, _mm_movehdup_ps(h));
     return _mm_cvtss_f32(h) - corr;
+#elif defined(Q_NEON)
+    const uint8_t *p = w->q + (q_is4(f) ? e0 / 2 : e0);
+    const int64_t step = q_is4(f) ? 16 : 32;
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    for (int64_t b = 0, c = 0; b < nb; ++b) {
+        const int32_t z = w->zero != NULL ? q_load(f, w->zero, o * nb + b) : 0;
+        for (int64_t r = 0; r < runs; ++r, ++c, p += step) {
+            int8x16_t w0, w1;
+            if (q_is4(f)) {
+                const uint8x16_t v = vld1q_u8(p), lo = vandq_u8(v, vdupq_n_u8(15)), hi = vshrq_n_u8(v, 4);
+                w0 = vreinterpretq_s8_u8(vzip1q_u8(lo, hi));
+                w1 = vreinterpretq_s8_u8(vzip2q_u8(lo, hi));
+                if (f == COREAI_INT_I4) {
+                    w0 = vsubq_s8(veorq_s8(w0, vdupq_n_s8(8)), vdupq_n_s8(8));
+                    w1 = vsubq_s8(veorq_s8(w1, vdupq_n_s8(8)), vdupq_n_s8(8));
+                }
+            } else {
+                w0 = vld1q_s8((const int8_t *)p);
+                w1 = vld1q_s8((const int8_t *)p + 16);
+            }
+            const int8x16_t x0 = vld1q_s8(xq + 32 * c), x1 = vld1q_s8(xq + 32 * c + 16);
+            /* pairs of products fit int16: |w| <= 128, |x| <= 127 */
+            const int16x8_t p0 = vmlal_high_s8(vmull_s8(vget_low_s8(w0), vget_low_s8(x0)), w0, x0);
+            const int16x8_t p1 = vmlal_high_s8(vmull_s8(vget_low_s8(w1), vget_low_s8(x1)), w1, x1);
+            const float sd = s[b] * d[c];
+            acc = vfmaq_f32(acc, vcvtq_f32_s32(vpadalq_s16(vpaddlq_s16(p0), p1)), vdupq_n_f32(sd));
+            if (z != 0)
+                corr += sd * (float)(z * sum[c]);
+        }
+    }
+    return vaddvq_f32(acc) - corr;
 #else
     float total = 0.0f;
     (void)sum;

@@ -80,7 +80,7 @@ coreai_status coreai_linear_q_f32(const coreai_linear_q_params *params, const fl
  * q8_0 scheme): each row of x is cut into runs of 32 inputs, each run
  * scaled by d = max|x| / 127 and rounded to int8 (ties to even), and each
  * 32-run's dot product with the weight integers is exact int32 arithmetic
- * (AVX2: maddubs / madd; other ISAs a scalar loop), then
+ * (AVX2: maddubs / madd; AArch64 NEON: smull / sadalp; a scalar loop elsewhere), then
  *
  *     out[r][o] = sum_b scale_b * sum_{runs c of b} d_c * (sum q_i xq_i - z_b sum xq_i)
  *
