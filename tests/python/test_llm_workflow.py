@@ -174,3 +174,29 @@ def test_generation_loop_in_generated_c(llm, tmp_path, capsys):
         np.testing.assert_array_equal(fns["main"].state["k_cache"].numpy(), before)
     with capsys.disabled():
         print("\n" + "\n".join(report))
+
+
+class NormOfGrown(torch.nn.Module):
+    """A composite op on a tensor whose size is an expression (seq + 1)."""
+
+    def __init__(self):
+        super().__init__()
+        from coreai_torch import composite_ops
+        self.norm = composite_ops.RMSNorm(8)
+
+    def forward(self, x):
+        return self.norm(torch.cat([x, x[:, :1]], 1))
+
+
+def test_composite_on_a_derived_size_is_refused():
+    from coreai_torch import TorchConverter, get_decomp_table
+    from coreai_torch.testing_llm import EXTERNALIZE
+    dyn = {"x": {1: torch.export.Dim("seq", min=2, max=16)}}
+    x = torch.randn(1, 5, 8)
+    conv = TorchConverter()
+    with pytest.raises(NotImplementedError, match=r"externalized module 'norm.norm' \(RMSNormImpl\): argument "
+                                                  r"'input' dimension 1 has the size .*; an externalized module's "
+                                                  r"symbolic sizes must each be one exported size"):
+        conv.add_pytorch_module(NormOfGrown().eval(), externalize_modules=EXTERNALIZE[:1],
+                                export_fn=lambda m: torch.export.export(m, (x,), dynamic_shapes=dyn)
+                                .run_decompositions(get_decomp_table()))
