@@ -11,6 +11,7 @@
 
 #include <talloc.h>
 
+#include "cexpr.h"
 #include "composite.h"
 #include "coreai/kernels/rope.h"
 #include "shape.h"
@@ -33,6 +34,7 @@ typedef struct kcall {
     const char *name;  /* prefix of the tables' symbols; NULL when only matching */
     char *tables;      /* static const data the call reads, emitted before the params */
     char *table_key;   /* their values: identical tables are emitted once */
+    bool dyn;          /* params computed at the call from the symbols (cexpr.h) */
 } kcall;
 
 static void field(kcall *k, const char *name, const char *value)
@@ -300,11 +302,23 @@ static bool affine_ok(const kcall *k, const char *name, const cg_type *x)
 
 static char *strides_of(kcall *k, const char *name, const cg_type *x)
 {
-    int64_t s[CG_MAX_RANK] = {0};
+    cg_cx s[CG_MAX_RANK];
+    for (int i = 0; i < CG_MAX_RANK; i++)
+        s[i] = cg_cx_num(0);
     const cg_type *t = in_type(k, name);
     if (t)
-        cg_shape_broadcast_strides(t, x, s);
-    return cg_emit_i64_list(k->mem, s, x->rank, CG_MAX_RANK);
+        cg_cx_broadcast_strides(k->mem, t, x, s);
+    return cg_cx_list(k->mem, s, x->rank, CG_MAX_RANK);
+}
+
+/* Whether axes [begin, end) of t are fixed extents. */
+static bool axes_fixed(const cg_type *t, int begin, int end)
+{
+    for (int i = begin; i < end; i++) {
+        if (t->sym[i])
+            return false;
+    }
+    return true;
 }
 
 static bool norm_common(kcall *k, const char *wname, const char *bname)
@@ -317,9 +331,13 @@ static bool norm_common(kcall *k, const char *wname, const char *bname)
         !norm_axes_eps(k, x, &begin, &end, &eps) || !affine_ok(k, wname, x) ||
         (bname && !affine_ok(k, bname, x)))
         return false;
+    /* symbolic extents outside the normalised run (rows): at the call */
+    if (!axes_fixed(x, begin, end))
+        return false;
+    k->dyn = cg_type_is_dynamic(x);
     k->ptype = "coreai_norm_params";
     f_i64(k, "rank", x->rank);
-    f_list(k, "shape", x->dims, x->rank, CG_MAX_RANK);
+    f_raw(k, "shape", cg_cx_dims(k->mem, x));
     f_i64(k, "axis_begin", begin);
     f_i64(k, "axis_end", end);
     f_f32(k, "eps", eps);
@@ -816,6 +834,17 @@ static bool m_sdpa(kcall *k)
         return false;
     if (!is_f32(q) || !is_f32(kk) || !is_f32(v) || q->rank != 4 || kk->rank != 4 || v->rank != 4)
         return false;
+    /* symbols: only the query and key/value lengths, computed at the call,
+     * without a mask tensor (causal and window masks are the kernel's) */
+    k->dyn = cg_type_is_dynamic(q) || cg_type_is_dynamic(kk) || cg_type_is_dynamic(v);
+    if (k->dyn) {
+        const cg_type *o = &k->g->outputs[0]->type;
+        if (has(k, "attn_mask") || !axes_fixed(q, 0, 2) || !axes_fixed(q, 3, 4) || !axes_fixed(kk, 0, 2) ||
+            !axes_fixed(kk, 3, 4) || !axes_fixed(v, 0, 2) || !axes_fixed(v, 3, 4) ||
+            !cg_ext_equal(cg_type_ext(kk, 2), cg_type_ext(v, 2)) || o->rank != 4 ||
+            !cg_ext_equal(cg_type_ext(o, 2), cg_type_ext(q, 2)))
+            return false;
+    }
     const int64_t b = q->dims[0], hq = q->dims[1], tq = q->dims[2], d = q->dims[3];
     const int64_t hk = kk->dims[1], tk = kk->dims[2], hv = v->dims[1], dv = v->dims[3];
     if ((kk->dims[0] != b && kk->dims[0] != 1) || (v->dims[0] != b && v->dims[0] != 1) || kk->dims[3] != d ||
@@ -850,8 +879,8 @@ static bool m_sdpa(kcall *k)
     f_i64(k, "q_heads", hq);
     f_i64(k, "k_heads", hk);
     f_i64(k, "v_heads", hv);
-    f_i64(k, "q_len", tq);
-    f_i64(k, "kv_len", tk);
+    f_raw(k, "q_len", cg_cx_str(k->mem, cg_cx_axis(k->mem, q, 2)));
+    f_raw(k, "kv_len", cg_cx_str(k->mem, cg_cx_axis(k->mem, kk, 2)));
     f_i64(k, "head_dim", d);
     f_i64(k, "v_head_dim", dv);
     f_i64(k, "k_batch", kk->dims[0]);
@@ -1171,12 +1200,18 @@ static bool match(const cg_graph *g, const char *name, void *mem, kcall *k)
     *k = (kcall){.mem = mem, .g = g, .c = g->composite, .name = name};
     if (!g->composite || g->n_args == 0 || g->n_args != g->composite->n_input_names)
         return false;
-    /* symbolic extents: the graph's body runs, its ops at the actual sizes */
-    for (size_t i = 0; i < g->n_args; i++) {
+    /* symbolic extents: the kernels whose matchers compute their params
+     * at the call; for the others the graph's body runs, its ops at the
+     * actual sizes */
+    static const char *const dynamic_ok[] = {"rms_norm", "layer_norm", "scaled_dot_product_attention"};
+    bool dyn_ok = false;
+    for (size_t i = 0; i < sizeof dynamic_ok / sizeof dynamic_ok[0]; i++)
+        dyn_ok = dyn_ok || strcmp(g->composite->op_name, dynamic_ok[i]) == 0;
+    for (size_t i = 0; !dyn_ok && i < g->n_args; i++) {
         if (cg_type_is_dynamic(&g->args[i]->type))
             return false;
     }
-    for (size_t i = 0; i < g->n_outputs; i++) {
+    for (size_t i = 0; !dyn_ok && i < g->n_outputs; i++) {
         if (cg_type_is_dynamic(&g->outputs[i]->type))
             return false;
     }
@@ -1250,6 +1285,6 @@ void cg_composite_emit(cg_emitter *em)
     }
     cg_call c = {.fn = k.fn, .params = talloc_asprintf(em->mem_ctx, "%s_p", em->fn_name), .params_type = k.ptype,
                  .params_init = talloc_asprintf(em->mem_ctx, "{%s}", k.init), .n_args = args ? n : 0, .args = args,
-                 .tail = true};
+                 .tail = true, .local = k.dyn};
     cg_emit_stmt(em, &c);
 }
