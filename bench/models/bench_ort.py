@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The benchmark models: ours (the default build, and optionally a
+"""The benchmark models (models.py): ours (the default build, and optionally a
 COREAI_NATIVE=ON build) against onnxruntime and PyTorch eager, in one run,
 interleaved, with 1 and 2 threads.
 
