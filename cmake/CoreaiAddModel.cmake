@@ -10,8 +10,8 @@
 #                    [RUNNER]                     # also build <target>-run (.npy in, .npy out)
 #                    [OPTIMIZE <ON|OFF>]          # -O3 in Debug / empty configurations;
 #                                                 #   default: COREAI_MODEL_OPTIMIZE (ON)
-#                    [WEIGHTS_FORMAT <c|incbin>]  # how the constants are linked; default:
-#                                                 #   incbin for GCC/Clang on ELF, else c
+#                    [WEIGHTS_FORMAT <c|incbin|external>] # how the constants are linked;
+#                                                 #   default: incbin for GCC/Clang on ELF, else c
 #                    [GENERATOR_OPTIONS <opt>...])# extra `coreai-gen generate` options
 #
 # Runs `coreai-gen generate` to write <dir>/<prefix>.h, <prefix>.c and
@@ -43,6 +43,16 @@
 # compiler, or for Mach-O and PE targets) writes C initializers, which every C
 # compiler takes but which take minutes and gigabytes of compiler memory for
 # tens of MB of weights.
+#
+# WEIGHTS_FORMAT external links no weights at all: <target> is built from
+# <prefix>.c alone, every entrypoint takes a `const void *weights` argument,
+# and <prefix>.h declares the blob's <PREFIX>_WEIGHTS_SIZE, _ALIGNMENT and
+# _SHA256 and <prefix>_weights_check(). The blob <prefix>_weights.bin is
+# written to <dir> and copied next to the library after each link
+# ($<TARGET_FILE_DIR:<target>>); the target property COREAI_WEIGHTS_FILE
+# names the copy in <dir> (for install(FILES ...)). The application maps or
+# loads it, checks it once, and passes its address; <target>-run takes it as
+# --weights FILE.
 #
 # The code is regenerated when the model file, its weights file or the
 # generator changes. The generator reports its inputs in a depfile; because
@@ -219,7 +229,7 @@ function(coreai_add_model target)
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "coreai_add_model(${target}): unknown arguments: ${ARG_UNPARSED_ARGUMENTS}\n"
       "Usage: coreai_add_model(<target> MODEL <file> [PREFIX <c_name>] [OUTPUT_DIR <dir>] "
-      "[RUNNER] [OPTIMIZE <ON|OFF>] [WEIGHTS_FORMAT <c|incbin>] [GENERATOR_OPTIONS <option>...])")
+      "[RUNNER] [OPTIMIZE <ON|OFF>] [WEIGHTS_FORMAT <c|incbin|external>] [GENERATOR_OPTIONS <option>...])")
   endif()
   foreach(kw IN LISTS ARG_KEYWORDS_MISSING_VALUES)
     if(NOT kw MATCHES "^(GENERATOR_OPTIONS|PYTHON_ARGS|PYTHON_DEPENDS)$")
@@ -243,8 +253,9 @@ function(coreai_add_model target)
       set(ARG_WEIGHTS_FORMAT c)
     endif()
   endif()
-  if(NOT ARG_WEIGHTS_FORMAT MATCHES "^(c|incbin)$")
-    message(FATAL_ERROR "coreai_add_model(${target}): WEIGHTS_FORMAT '${ARG_WEIGHTS_FORMAT}' is not c or incbin")
+  if(NOT ARG_WEIGHTS_FORMAT MATCHES "^(c|incbin|external)$")
+    message(FATAL_ERROR "coreai_add_model(${target}): WEIGHTS_FORMAT '${ARG_WEIGHTS_FORMAT}' is not c, incbin or "
+      "external")
   endif()
   if(ARG_GENERATOR_OPTIONS MATCHES "(^|;)--weights-format(;|$)")
     message(FATAL_ERROR "coreai_add_model(${target}): give the weights format as WEIGHTS_FORMAT, not in "
@@ -294,11 +305,14 @@ function(coreai_add_model target)
   set(out_h "${out_dir}/${prefix}.h")
   set(out_c "${out_dir}/${prefix}.c")
   set(out_w "${out_dir}/${prefix}_weights.c")
-  set(out_extra)
+  set(out_bin "${out_dir}/${prefix}_weights.bin")
   set(format_options --weights-format ${ARG_WEIGHTS_FORMAT})
   if(ARG_WEIGHTS_FORMAT STREQUAL "incbin")
-    set(out_bin "${out_dir}/${prefix}_weights.bin")
-    set(out_extra "${out_bin}")
+    set(out_weights "${out_w}" "${out_bin}")
+  elseif(ARG_WEIGHTS_FORMAT STREQUAL "external")
+    set(out_weights "${out_bin}")
+  else()
+    set(out_weights "${out_w}")
   endif()
   set(depfile "${out_dir}/${prefix}.d")
 
@@ -341,7 +355,7 @@ function(coreai_add_model target)
   # rerunning the rule on every build.
   set(stamp "${out_dir}/${prefix}.stamp")
   add_custom_command(
-    OUTPUT "${stamp}" "${out_c}" "${out_h}" "${out_w}" ${out_extra}
+    OUTPUT "${stamp}" "${out_c}" "${out_h}" ${out_weights}
     COMMAND ${gen} generate "${model}" -o "${out_dir}" --prefix "${prefix}"
             --depfile "${depfile}" --stamp "${stamp}" ${format_options} ${ARG_GENERATOR_OPTIONS}
     DEPENDS ${model_depends} ${gen_depends}
@@ -349,7 +363,17 @@ function(coreai_add_model target)
     COMMENT "Generating C for Core AI model ${model_rel} (${target})"
     VERBATIM)
 
-  add_library(${target} STATIC "${out_c}" "${out_w}" "${out_h}")
+  if(ARG_WEIGHTS_FORMAT STREQUAL "external")
+    add_library(${target} STATIC "${out_c}" "${out_h}")
+    # the blob next to the library: NAME.c holds its SHA-256, so a new blob
+    # relinks the library and copies it again
+    add_custom_command(TARGET ${target} POST_BUILD
+      COMMAND "${CMAKE_COMMAND}" -E copy_if_different "${out_bin}" "$<TARGET_FILE_DIR:${target}>/${prefix}_weights.bin"
+      VERBATIM)
+    set_target_properties(${target} PROPERTIES COREAI_WEIGHTS_FILE "${out_bin}")
+  else()
+    add_library(${target} STATIC "${out_c}" "${out_w}" "${out_h}")
+  endif()
   if(ARG_WEIGHTS_FORMAT STREQUAL "incbin")
     # the assembler finds the blob by its bare name (the source stays
     # reproducible), and a changed blob rebuilds the object even when the

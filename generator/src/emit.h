@@ -13,26 +13,36 @@
 #include "ir.h"
 #include "plan.h"
 
+typedef enum cg_weights_format {
+    CG_WEIGHTS_C = 0,   /* C initializers in NAME_weights.c */
+    CG_WEIGHTS_INCBIN,  /* NAME_weights.bin, linked by NAME_weights.c's .incbin */
+    CG_WEIGHTS_EXTERNAL /* NAME_weights.bin, not linked: the entrypoints take it */
+} cg_weights_format;
+
 typedef struct cg_emit_options {
     const char *prefix;     /* C prefix: NAME of NAME.h, NAME_main(), ... */
     const char *model_name; /* model file name as shown in banners (no directories) */
-    /* Weights as binary data (--weights-format incbin, coreai-gen's default):
-     * NAME_weights.bin holds every constant's bytes and NAME_weights.c is one
-     * top-level __asm__ block that .incbin's them into weights_section, each
-     * at weights_align. false: C initializers in NAME_weights.c. */
-    bool weights_incbin;
+    cg_weights_format weights_format;
     const char *weights_section; /* incbin only; NULL: .rodata.coreai_weights */
-    uint64_t weights_align;      /* incbin only; 0: COREAI_ALIGNMENT */
+    uint64_t weights_align;      /* blob forms; 0: COREAI_ALIGNMENT */
 } cg_emit_options;
 
+/* A file besides NAME.h and NAME.c: DIR/NAME<suffix>, text or bytes. */
+typedef struct cg_emitted_file {
+    const char *suffix;        /* "_weights.c", "_weights.bin" */
+    const char *text;          /* a source, or NULL */
+    const unsigned char *data; /* the bytes of a blob (size of them) */
+    size_t size;
+} cg_emitted_file;
+
 typedef struct cg_emitted_files {
-    char *header;  /* NAME.h */
-    char *source;  /* NAME.c */
-    char *weights; /* NAME_weights.c */
-    /* incbin only: the bytes of NAME_weights.bin (malloc'd, the caller
-     * frees them; may exceed talloc's 256 MiB), else NULL and 0 */
-    unsigned char *weights_bin;
-    size_t weights_bin_size;
+    char *header; /* NAME.h */
+    char *source; /* NAME.c */
+    size_t n_files;
+    cg_emitted_file *files;     /* the weights' files (talloc'd) */
+    /* the blob forms: the bytes the blob files point into (malloc'd, may
+     * exceed talloc's 256 MiB; the caller frees them), else NULL */
+    unsigned char *blob;
 } cg_emitted_files;
 
 bool cg_emit_program(void *mem_ctx, const cg_module *module, const cg_program_plan *plan,

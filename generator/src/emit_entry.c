@@ -115,6 +115,9 @@ static void prototype(cg_text *out, cg_emit_ctx *ec, const cg_entrypoint *e, con
 {
     size_t n_in = e->n_inputs, n_st = e->n_states, n = n_in + n_st + e->n_outputs;
     cg_text_printf(out, "coreai_status %s(void *workspace", fn);
+    if (ec->format == CG_WEIGHTS_EXTERNAL)
+        cg_text_printf(out, ",\n    const void *weights%s",
+                       comments ? " /* the weights blob (see the top of this file) */" : "");
     symbol_params(out, ec, e, comments);
     for (size_t i = 0; i < n; i++) {
         if (state_struct && i >= n_in && i < n_in + n_st) {
@@ -285,6 +288,10 @@ static void entry_functions(cg_text *decls, cg_text *defs, cg_emit_ctx *ec, cons
         cg_text_puts(defs, "static ");
     prototype(defs, ec, e, call_fn, p, false, false);
     cg_text_puts(defs, "\n{\n    if (((uintptr_t)workspace % COREAI_ALIGNMENT) != 0");
+    const bool external = ec->format == CG_WEIGHTS_EXTERNAL;
+    if (external)
+        cg_text_printf(defs, " || weights == NULL || ((uintptr_t)weights %% %" PRIu64 "u) != 0",
+                       ec->low->consts->align);
     if (gp->frame_size > 0)
         cg_text_puts(defs, " || workspace == NULL");
     for (size_t i = 0; i < n; i++)
@@ -319,8 +326,8 @@ static void entry_functions(cg_text *decls, cg_text *defs, cg_emit_ctx *ec, cons
         else if (!checks)
             cg_diag_error(ec->diag, e->line, "out of memory");
     }
-    cg_text_printf(defs, "    return %s_graph%zu((uint8_t *)workspace%s", ec->prefix, gp->index,
-                   syms->count > 0 ? ", dim" : "");
+    cg_text_printf(defs, "    return %s_graph%zu((uint8_t *)workspace%s%s", ec->prefix, gp->index,
+                   external ? ", (const uint8_t *)weights" : "", syms->count > 0 ? ", dim" : "");
     for (size_t i = 0; i < e->n_states; i++)
         cg_text_printf(defs, ", %s", p[e->n_inputs + i].cname);
     for (size_t i = 0; i < e->n_inputs; i++)
@@ -333,7 +340,7 @@ static void entry_functions(cg_text *decls, cg_text *defs, cg_emit_ctx *ec, cons
     if (with_state) {
         prototype(defs, ec, e, fn, p, false, true);
         cg_text_printf(defs, "\n{\n    if (state == NULL)\n        return COREAI_STATUS_INVALID_ARGUMENT;\n"
-                             "    return %s(workspace", call_fn);
+                             "    return %s(workspace%s", call_fn, external ? ", weights" : "");
         for (size_t i = 0; used && i < syms->count; i++) {
             if (used[i])
                 cg_text_printf(defs, ", %s", syms->items[i].name);
@@ -347,14 +354,15 @@ static void entry_functions(cg_text *decls, cg_text *defs, cg_emit_ctx *ec, cons
     /* the type-erased adapters used by the descriptors: with symbols, the
      * plain one runs every symbol at its largest value (the descriptor's
      * shapes), the one taking their values in entrypoint order is in the
-     * symbolic descriptor */
+     * symbolic descriptor (never with external weights: cg_emit_program
+     * refuses the pair) */
     size_t n_used = 0;
     for (size_t i = 0; used && i < syms->count; i++)
         n_used += used[i];
     for (int variant = 0; variant < (n_used > 0 ? 2 : 1); variant++) {
-    cg_text_printf(defs, "static coreai_status %s_invoke%s(void *workspace, %sconst void *const *inputs,\n"
+    cg_text_printf(defs, "static coreai_status %s_invoke%s(void *workspace, %s%sconst void *const *inputs,\n"
                          "    void *const *states, void *const *outputs)\n{\n", fn, variant ? "_symbols" : "",
-                   variant ? "const int64_t *symbols, " : "");
+                   external ? "const void *weights,\n    " : "", variant ? "const int64_t *symbols, " : "");
     if (variant)
         cg_text_puts(defs, "    if (symbols == NULL)\n        return COREAI_STATUS_INVALID_ARGUMENT;\n");
     if (e->n_inputs == 0)
@@ -363,7 +371,7 @@ static void entry_functions(cg_text *decls, cg_text *defs, cg_emit_ctx *ec, cons
         cg_text_puts(defs, "    (void)states;\n");
     if (e->n_outputs == 0) /* an entrypoint that only updates its states (format 2) */
         cg_text_puts(defs, "    (void)outputs;\n");
-    cg_text_printf(defs, "    return %s(workspace", call_fn);
+    cg_text_printf(defs, "    return %s(workspace%s", call_fn, external ? ", weights" : "");
     for (size_t i = 0, k = 0; used && i < syms->count; i++) {
         if (!used[i])
             continue;
@@ -444,9 +452,12 @@ bool cg_emit_entrypoints(cg_emit_ctx *ec, char **decls, char **defs, char **desc
         tensor_descs(&tables, &shapes, in_sym, p, e->n_inputs);
         tensor_descs(&tables, &shapes, st_sym, p + e->n_inputs, e->n_states);
         tensor_descs(&tables, &shapes, out_sym, p + e->n_inputs + e->n_states, e->n_outputs);
-        cg_text_printf(&entries, "    {\"%s\", %zu, %s, %zu, %s, %zu, %s, %s_invoke},\n", e->name, e->n_inputs,
+        /* invoke, invoke_weights: the adapter in the one the weights form calls */
+        const bool external = ec->format == CG_WEIGHTS_EXTERNAL;
+        cg_text_printf(&entries, "    {\"%s\", %zu, %s, %zu, %s, %zu, %s, %s%s, %s%s},\n", e->name, e->n_inputs,
                        e->n_inputs ? in_sym : "NULL", e->n_states, e->n_states ? st_sym : "NULL", e->n_outputs,
-                       e->n_outputs ? out_sym : "NULL", fn);
+                       e->n_outputs ? out_sym : "NULL", external ? "NULL" : fn, external ? "" : "_invoke",
+                       external ? fn : "NULL", external ? "_invoke" : "");
         talloc_free(tmp);
     }
     cg_text_puts(&entries, "};\n");
@@ -467,10 +478,12 @@ bool cg_emit_entrypoints(cg_emit_ctx *ec, char **decls, char **defs, char **desc
     cg_text_printf(&desc,
         "%s\nstatic const coreai_program %s_program_desc = {\n    \"%s\",\n    \"%s\",\n    %" PRIu64
         "u,\n    COREAI_ALIGNMENT,\n    %" PRIu64 "u,\n    %zu,\n    %s_entrypoints,\n    %zu,\n    %s_composite_ops,\n"
-        "    %s,\n};\n\n"
+        "    %s,\n    %s,\n};\n\n"
         "const coreai_program *%s_program(void)\n{\n    return &%s_program_desc;\n}\n",
         comp, ec->prefix, ec->prefix, COREAI_GEN_VERSION, ec->plan->workspace_size,
-        weight_bytes, m->n_entrypoints, ec->prefix, n_comp, ec->prefix, init_fn, ec->prefix, ec->prefix);
+        weight_bytes, m->n_entrypoints, ec->prefix, n_comp, ec->prefix, init_fn,
+        ec->format == CG_WEIGHTS_EXTERNAL ? talloc_asprintf(ec->mem_ctx, "&%s_weights_desc", ec->prefix) : "NULL",
+        ec->prefix, ec->prefix);
     if (sym_desc)
         cg_text_printf(&desc, "\n%s", sym_desc);
     bool ok = shapes.s && tables.s && entries.s && comp && (m->symbols.count == 0 || sym_desc);

@@ -9,11 +9,15 @@
 #include "emit_internal.h"
 #include "text.h"
 
-/* With symbols, every graph function takes their values (cexpr.h). */
-static void signature(cg_text *t, const cg_graph_plan *gp, const char *fn, bool symbols)
+/* With symbols, every graph function takes their values (cexpr.h); with
+ * external weights, their base as coreai_w (a name no elementwise_kernel
+ * source may declare: infer.c reserves it), after the workspace. */
+static void signature(cg_text *t, const cg_emit_ctx *ec, const cg_graph_plan *gp, const char *fn, bool symbols)
 {
     const cg_graph *g = gp->graph;
-    cg_text_printf(t, "static coreai_status %s(uint8_t *ws%s", fn, symbols ? ", const int64_t *" CG_CX_DIM_ARRAY : "");
+    cg_text_printf(t, "static coreai_status %s(uint8_t *ws%s%s", fn,
+                   ec->format == CG_WEIGHTS_EXTERNAL ? ", const uint8_t *coreai_w" : "",
+                   symbols ? ", const int64_t *" CG_CX_DIM_ARRAY : "");
     for (size_t i = 0; i < g->n_args; i++)
         cg_text_printf(t, ", const %s *a%zu", cg_c_type(g->args[i]->type.dtype), i);
     for (size_t i = 0; i < g->n_outputs; i++)
@@ -108,7 +112,7 @@ static void unused_params(cg_text *t, cg_emit_ctx *ec, const cg_graph *g, const 
 }
 
 /* One statement of the list as C. */
-static void statement(cg_text *t, const cg_call *c)
+static void statement(cg_text *t, const cg_emit_ctx *ec, const cg_call *c)
 {
     if (c->code) {
         cg_text_puts(t, c->code);
@@ -123,6 +127,8 @@ static void statement(cg_text *t, const cg_call *c)
     for (size_t i = 0; i < c->n_args; i++) {
         cg_text_printf(t, "%s%s", first ? "" : ", ", c->args[i]);
         first = false;
+        if (i == 0 && c->graph_call && ec->format == CG_WEIGHTS_EXTERNAL)
+            cg_text_puts(t, ", coreai_w"); /* after the callee's workspace */
     }
     cg_text_puts(t, c->tail ? ");" : "));");
     if (c->comment)
@@ -144,6 +150,8 @@ char *cg_emit_graph_functions(cg_emit_ctx *ec, char **params)
         cg_text_puts(&body, list->uses_ws ? "" : "    (void)ws;\n");
         if (symbols)
             cg_text_puts(&body, "    (void)" CG_CX_DIM_ARRAY ";\n");
+        if (ec->format == CG_WEIGHTS_EXTERNAL && !cg_call_list_reads_consts(list) && !cg_call_list_calls_graphs(list))
+            cg_text_puts(&body, "    (void)coreai_w;\n");
         for (size_t k = 0; k < list->n; k++) {
             const cg_call *c = &list->calls[k];
             if (c->decls)
@@ -152,12 +160,12 @@ char *cg_emit_graph_functions(cg_emit_ctx *ec, char **params)
                 cg_text_printf(&body, "    const %s %s = %s;\n", c->params_type, c->params, c->params_init);
             else if (c->params && c->params_type)
                 cg_text_printf(&par, "static const %s %s = %s;\n", c->params_type, c->params, c->params_init);
-            statement(&body, c);
+            statement(&body, ec, c);
         }
         if (!gp->use_kernel)
             cg_text_puts(&body, "    return COREAI_STATUS_OK;\n");
         describe(&out, ec, gp);
-        signature(&out, gp, list->fn_name, symbols);
+        signature(&out, ec, gp, list->fn_name, symbols);
         cg_text_puts(&out, "\n{\n");
         if (body.s)
             unused_params(&out, ec, gp->graph, body.s);

@@ -14,6 +14,7 @@ typedef struct cg_emit_ctx {
     const cg_module *module;
     const cg_program_plan *plan;
     const cg_lowered *low; /* the constant table and the kernel-call lists */
+    cg_weights_format format;
     cg_diag *diag;
 } cg_emit_ctx;
 
@@ -30,11 +31,17 @@ char *cg_emit_weight_decls(cg_emit_ctx *ec);
 /* their definitions as C initializers, for NAME_weights.c; NULL when the
  * text does not fit in one talloc allocation (256 MiB) */
 char *cg_emit_weight_defs(cg_emit_ctx *ec);
+/* The blob forms: the bytes of the whole blob (the table's blob_size,
+ * malloc'd; NULL on error, diag set). */
+unsigned char *cg_emit_weight_blob(cg_emit_ctx *ec);
 /* --weights-format incbin: the asm source of NAME_weights.c (after the banner
- * text given) and the blob NAME_weights.bin (malloc'd into *blob, *blob_size).
- * NULL on error (diag set). */
-char *cg_emit_weight_incbin(cg_emit_ctx *ec, const cg_emit_options *opt, const char *banner,
-                            unsigned char **blob, size_t *blob_size);
+ * text given) that links NAME_weights.bin. NULL on error (diag set). */
+char *cg_emit_weight_incbin(cg_emit_ctx *ec, const cg_emit_options *opt, const char *banner);
+/* --weights-format external: the header's size, alignment and SHA-256 of
+ * the blob and the check function's declaration (upper: the prefix in upper
+ * case), and NAME.c's descriptor of the blob and that function. */
+char *cg_emit_external_header(cg_emit_ctx *ec, const char *upper, const unsigned char sha256[32]);
+char *cg_emit_external_defs(cg_emit_ctx *ec, const unsigned char sha256[32]);
 
 /* static graph functions (from the call lists); params receives their
  * parameter objects */

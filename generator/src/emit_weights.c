@@ -138,7 +138,11 @@ static size_t group_end(const cg_const_table *t, size_t i)
 char *cg_emit_weight_decls(cg_emit_ctx *ec)
 {
     const cg_const_table *t = ec->low->consts;
-    char *s = talloc_strdup(ec->mem_ctx, "");
+    const bool external = ec->format == CG_WEIGHTS_EXTERNAL;
+    char *s = external ? talloc_strdup(ec->mem_ctx,
+                                       "/* Constants: offsets in the weights the entrypoints take, which every graph\n"
+                                       " * function gets as coreai_w. */\n")
+                       : talloc_asprintf(ec->mem_ctx, "/* Constants, defined in %s_weights.c. */\n", ec->prefix);
     for (size_t i = 0; i < t->n;) {
         const size_t end = group_end(t, i);
         /* a constant as stored first, then its packed forms */
@@ -147,13 +151,64 @@ char *cg_emit_weight_decls(cg_emit_ctx *ec)
                 const cg_const_entry *e = &t->entries[k];
                 if ((e->layout == CG_CONST_PLAIN) != (pass == 0))
                     continue;
-                s = talloc_asprintf_append_buffer(s, "extern const %s %s[%" PRId64 "];\n", cg_c_type(e->dtype),
-                                                  e->symbol, e->count);
+                if (external)
+                    s = talloc_asprintf_append_buffer(s, "#define %s ((const %s *)(coreai_w + %" PRIu64 "))\n", e->symbol,
+                                                      cg_c_type(e->dtype), e->offset);
+                else
+                    s = talloc_asprintf_append_buffer(s, "extern const %s %s[%" PRId64 "];\n", cg_c_type(e->dtype),
+                                                      e->symbol, e->count);
             }
         }
         i = end;
     }
     return s;
+}
+
+/* The hex of a SHA-256. */
+static char *hex_digest(void *mem, const unsigned char sha256[32])
+{
+    char *s = talloc_array(mem, char, 65);
+    for (int i = 0; s && i < 32; i++)
+        snprintf(s + 2 * i, 3, "%02x", sha256[i]);
+    return s;
+}
+
+char *cg_emit_external_header(cg_emit_ctx *ec, const char *upper, const unsigned char sha256[32])
+{
+    const cg_const_table *t = ec->low->consts;
+    return talloc_asprintf(
+        ec->mem_ctx,
+        "/* The weights are not linked in: every entrypoint takes them as `weights`,\n"
+        " * the bytes of %s_weights.bin (%s_WEIGHTS_SIZE bytes, SHA-256\n"
+        " * %s_WEIGHTS_SHA256) at an address aligned to %s_WEIGHTS_ALIGNMENT: a\n"
+        " * mapped file, an XIP flash address, a buffer the application filled. Check\n"
+        " * them once with %s_weights_check() before the first call; an entrypoint\n"
+        " * only checks that the pointer is aligned. */\n"
+        "#define %s_WEIGHTS_SIZE %" PRIu64 "u\n"
+        "#define %s_WEIGHTS_ALIGNMENT %" PRIu64 "u\n"
+        "#define %s_WEIGHTS_SHA256 \"%s\"\n\n"
+        "/* COREAI_STATUS_OK when `weights` (`size` bytes) are that blob;\n"
+        " * COREAI_STATUS_BAD_WEIGHTS when their size or SHA-256 differ (other weights,\n"
+        " * a damaged copy); COREAI_STATUS_INVALID_ARGUMENT for NULL or a misaligned\n"
+        " * address. It reads every byte. */\n"
+        "coreai_status %s_weights_check(const void *weights, size_t size);\n",
+        ec->prefix, upper, upper, upper, ec->prefix, upper, t->blob_size, upper, t->align, upper,
+        hex_digest(ec->mem_ctx, sha256), ec->prefix);
+}
+
+char *cg_emit_external_defs(cg_emit_ctx *ec, const unsigned char sha256[32])
+{
+    const cg_const_table *t = ec->low->consts;
+    char *bytes = talloc_strdup(ec->mem_ctx, "");
+    for (int i = 0; i < 32; i++)
+        bytes = talloc_asprintf_append_buffer(bytes, "%s0x%02x", i == 0 ? "" : i % 8 == 0 ? ",\n     " : ", ",
+                                              sha256[i]);
+    return talloc_asprintf(ec->mem_ctx,
+                           "\nstatic const coreai_weights_desc %s_weights_desc = {\n"
+                           "    %" PRIu64 "u,\n    %" PRIu64 "u,\n    {%s},\n};\n\n"
+                           "coreai_status %s_weights_check(const void *weights, size_t size)\n{\n"
+                           "    return coreai_weights_check(&%s_weights_desc, weights, size);\n}\n",
+                           ec->prefix, t->blob_size, t->align, bytes, ec->prefix, ec->prefix);
 }
 
 /* The comment above an entry's definition. */
@@ -212,30 +267,32 @@ char *cg_emit_weight_defs(cg_emit_ctx *ec)
 
 /* ---- --weights-format incbin: the constants as one binary blob ---- */
 
-char *cg_emit_weight_incbin(cg_emit_ctx *ec, const cg_emit_options *opt, const char *banner,
-                            unsigned char **blob, size_t *blob_size)
+unsigned char *cg_emit_weight_blob(cg_emit_ctx *ec)
 {
     const cg_const_table *t = ec->low->consts;
-    *blob = NULL;
-    *blob_size = 0;
-    const char *section = opt->weights_section ? opt->weights_section : ".rodata.coreai_weights";
-    const uint64_t align = t->align, offset = t->blob_size;
-    const char *bin_name = talloc_asprintf(ec->mem_ctx, "%s_weights.bin", ec->prefix);
-    if (offset > SIZE_MAX) {
-        cg_diag_error(ec->diag, 0, "the weights blob (%" PRIu64 " bytes) does not fit in this host's memory", offset);
+    if (t->blob_size > SIZE_MAX) {
+        cg_diag_error(ec->diag, 0, "the weights blob (%" PRIu64 " bytes) does not fit in this host's memory",
+                      t->blob_size);
         return NULL;
     }
-
-    /* the blob: zero padding between the entries */
-    uint8_t *bytes = calloc(offset > 0 ? (size_t)offset : 1, 1);
+    /* zero padding between the entries */
+    unsigned char *bytes = calloc(t->blob_size > 0 ? (size_t)t->blob_size : 1, 1);
     if (bytes == NULL) {
-        cg_diag_error(ec->diag, 0, "out of memory: the weights blob needs %" PRIu64 " bytes", offset);
+        cg_diag_error(ec->diag, 0, "out of memory: the weights blob needs %" PRIu64 " bytes", t->blob_size);
         return NULL;
     }
     for (size_t i = 0; i < t->n; i++)
         cg_const_entry_fill(&t->entries[i], bytes + t->entries[i].offset);
+    return bytes;
+}
 
-    /* 3. the source that links it */
+char *cg_emit_weight_incbin(cg_emit_ctx *ec, const cg_emit_options *opt, const char *banner)
+{
+    const cg_const_table *t = ec->low->consts;
+    const char *section = opt->weights_section ? opt->weights_section : ".rodata.coreai_weights";
+    const uint64_t align = t->align, offset = t->blob_size;
+    const char *bin_name = talloc_asprintf(ec->mem_ctx, "%s_weights.bin", ec->prefix);
+
     wbuf b = {.s = talloc_array(ec->mem_ctx, char, 4096), .cap = 4096};
     if (b.s != NULL)
         b.s[0] = '\0';
@@ -298,12 +355,7 @@ char *cg_emit_weight_incbin(cg_emit_ctx *ec, const cg_emit_options *opt, const c
                   "    \".popsection\\n\");\n",
                   bin_name, offset);
     }
-    if (b.s == NULL) {
-        free(bytes);
+    if (b.s == NULL)
         cg_diag_error(ec->diag, 0, "out of memory writing the weights source");
-        return NULL;
-    }
-    *blob = bytes;
-    *blob_size = (size_t)offset;
     return b.s;
 }

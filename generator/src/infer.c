@@ -273,8 +273,9 @@ static const char *const ewk_reserved[] = {
     "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return",
     "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void",
     "volatile", "while", "bool", "true", "false", "asm", "typeof", "main",
-    /* the loop index and the graph function's own parameter */
-    "id", "ws",
+    /* the loop index and the graph function's own parameters (coreai_w: the
+     * base of external weights) */
+    "id", "ws", "coreai_w",
     /* <stddef.h>, <stdint.h>, <math.h> names the code may need */
     "NULL", "size_t", "ptrdiff_t", "offsetof", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t",
     "uint16_t", "uint32_t", "uint64_t", "intptr_t", "uintptr_t", "intmax_t", "uintmax_t",

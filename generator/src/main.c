@@ -28,14 +28,14 @@ static const char usage_text[] =
     "usage: coreai-gen generate MODEL -o DIR [--prefix NAME] [--no-composite-kernels]\n"
     "                           [--no-fuse] [--int8-activations] [--depfile FILE] [--stamp FILE]\n"
     "                           [--stats]\n"
-    "                           [--weights-format incbin|c] [--weights-section NAME]\n"
+    "                           [--weights-format incbin|c|external] [--weights-section NAME]\n"
     "                           [--weights-align N]\n"
     "       coreai-gen check MODEL [--max-model-size BYTES]\n"
     "       coreai-gen print MODEL [--max-model-size BYTES]\n"
     "       coreai-gen --help | --version\n"
     "\n"
     "commands:\n"
-    "  generate   write DIR/NAME.h, DIR/NAME.c and DIR/NAME_weights.c for MODEL\n"
+    "  generate   write DIR/NAME.h, DIR/NAME.c and the weights' files for MODEL\n"
     "  check      load and verify MODEL; print nothing when it is valid\n"
     "  print      print MODEL in the textual Core AI IR\n"
     "\n"
@@ -58,9 +58,12 @@ static const char usage_text[] =
     "                            linked by an assembler .incbin in NAME_weights.c (GCC/Clang,\n"
     "                            ELF targets; compile it with -Wa,-I,DIR);\n"
     "                            c: the constants as C initializers in NAME_weights.c (any C\n"
-    "                            compiler; for small models)\n"
+    "                            compiler; for small models);\n"
+    "                            external: their bytes in DIR/NAME_weights.bin, not linked: the\n"
+    "                            entrypoints take them as a pointer (NAME.h has their size,\n"
+    "                            alignment and SHA-256)\n"
     "  --weights-section NAME    incbin: the section of the weights (default .rodata.coreai_weights)\n"
-    "  --weights-align N         incbin: alignment of each constant, a power of two, at least\n"
+    "  --weights-align N         incbin, external: alignment of each constant, a power of two, at least\n"
     "                            and by default 64 (COREAI_ALIGNMENT)\n"
     "  --max-model-size BYTES    refuse a model file larger than BYTES before reading it\n"
     "                            (default 268435456, 256 MiB; at most 2147483647)\n"
@@ -80,7 +83,7 @@ typedef struct cli {
     bool fuse;
     bool stats;
     uint64_t max_model_size;
-    bool weights_incbin;
+    cg_weights_format weights_format;
     bool weights_format_given;
     const char *weights_section;
     uint64_t weights_align;
@@ -98,7 +101,7 @@ static int usage_error(const char *fmt, const char *arg)
 static int parse_args(int argc, char **argv, cli *c)
 {
     *c = (cli){.composite_kernels = true, .fuse = true, .max_model_size = CG_DEFAULT_MAX_MODEL_SIZE,
-               .weights_incbin = true};
+               .weights_format = CG_WEIGHTS_INCBIN};
     if (argc < 2)
         return usage_error("%s", "no command given");
     for (int i = 1; i < argc; i++) {
@@ -138,11 +141,16 @@ static int parse_args(int argc, char **argv, cli *c)
             c->max_model_size = bytes;
         } else if (!strcmp(a, "--weights-format")) {
             if (!has_value)
-                return usage_error("%s needs c or incbin", a);
+                return usage_error("%s needs incbin, c or external", a);
             const char *v = argv[++i];
-            if (strcmp(v, "c") && strcmp(v, "incbin"))
-                return usage_error("--weights-format '%s' is not c or incbin", v);
-            c->weights_incbin = !strcmp(v, "incbin");
+            if (!strcmp(v, "incbin"))
+                c->weights_format = CG_WEIGHTS_INCBIN;
+            else if (!strcmp(v, "c"))
+                c->weights_format = CG_WEIGHTS_C;
+            else if (!strcmp(v, "external"))
+                c->weights_format = CG_WEIGHTS_EXTERNAL;
+            else
+                return usage_error("--weights-format '%s' is not incbin, c or external", v);
             c->weights_format_given = true;
         } else if (!strcmp(a, "--weights-section")) {
             if (!has_value)
@@ -198,9 +206,10 @@ static int parse_args(int argc, char **argv, cli *c)
     if (!gen && (c->out_dir || c->prefix || c->depfile || c->stamp || c->stats || !c->composite_kernels || !c->fuse ||
                  c->weights_format_given || c->weights_section || c->weights_align))
         return usage_error("%s takes no generation options", c->command);
-    if (!c->weights_incbin && (c->weights_section || c->weights_align))
-        return usage_error("%s", "--weights-section and --weights-align need --weights-format incbin (the default), "
-                                 "not c");
+    if (c->weights_format != CG_WEIGHTS_INCBIN && c->weights_section)
+        return usage_error("%s", "--weights-section needs --weights-format incbin (the default)");
+    if (c->weights_format == CG_WEIGHTS_C && c->weights_align)
+        return usage_error("%s", "--weights-align needs --weights-format incbin (the default) or external");
     if (c->prefix && !cg_cname_is_valid(c->prefix))
         return usage_error("--prefix '%s' is not a valid C identifier", c->prefix);
     return -1;
@@ -283,7 +292,7 @@ static int run_generate(void *ctx, const cli *c, cg_module *m, cg_diag *diag)
     }
     const char *base = strrchr(c->model, '/');
     cg_emit_options opt = {.prefix = prefix, .model_name = base ? base + 1 : c->model,
-                           .weights_incbin = c->weights_incbin, .weights_section = c->weights_section,
+                           .weights_format = c->weights_format, .weights_section = c->weights_section,
                            .weights_align = c->weights_align};
     /* a long step says what it does (small models print nothing) */
     if (plan->weight_bytes > (64u << 20))
@@ -293,16 +302,22 @@ static int run_generate(void *ctx, const cli *c, cg_module *m, cg_diag *diag)
         fprintf(stderr, "%s\n", diag->message);
         return EXIT_INVALID;
     }
-    cg_output_file out[6] = {
-        {talloc_asprintf(ctx, "%s/%s.h", c->out_dir, prefix), files.header, false, 0},
-        {talloc_asprintf(ctx, "%s/%s.c", c->out_dir, prefix), files.source, false, 0},
-        {talloc_asprintf(ctx, "%s/%s_weights.c", c->out_dir, prefix), files.weights, false, 0},
-    };
-    size_t n = 3;
-    if (files.weights_bin)
-        out[n++] = (cg_output_file){talloc_asprintf(ctx, "%s/%s_weights.bin", c->out_dir, prefix),
-                                    files.weights_bin_size ? (const char *)files.weights_bin : "", false,
-                                    files.weights_bin_size};
+    cg_output_file *out = talloc_zero_array(ctx, cg_output_file, files.n_files + 4);
+    if (!out) {
+        free(files.blob);
+        fprintf(stderr, "coreai-gen: error: out of memory\n");
+        return EXIT_INVALID;
+    }
+    out[0] = (cg_output_file){talloc_asprintf(ctx, "%s/%s.h", c->out_dir, prefix), files.header, false, 0};
+    out[1] = (cg_output_file){talloc_asprintf(ctx, "%s/%s.c", c->out_dir, prefix), files.source, false, 0};
+    size_t n = 2;
+    for (size_t i = 0; i < files.n_files; i++) {
+        const cg_emitted_file *f = &files.files[i];
+        char *path = talloc_asprintf(ctx, "%s/%s%s", c->out_dir, prefix, f->suffix);
+        /* an empty blob is written as empty text (size 0 means strlen) */
+        out[n++] = f->text ? (cg_output_file){path, f->text, false, 0}
+                           : (cg_output_file){path, f->size ? (const char *)f->data : "", false, f->size};
+    }
     if (c->depfile) {
         /* the target must be the build rule's first output: the stamp when there is one */
         const char *target = c->stamp ? c->stamp : out[1].path;
@@ -318,7 +333,7 @@ static int run_generate(void *ctx, const cli *c, cg_module *m, cg_diag *diag)
     if (c->stamp)
         out[n++] = (cg_output_file){c->stamp, "generated by coreai-gen\n", true, 0};
     bool written = cg_output_mkdirs(c->out_dir, diag) && cg_output_commit(out, n, NULL, diag);
-    free(files.weights_bin);
+    free(files.blob);
     if (!written) {
         fprintf(stderr, "%s\n", diag->message);
         return EXIT_INVALID;

@@ -262,7 +262,7 @@ def _runtime_objects(rt: Path, cc: list, flags: list) -> list:
     return objs
 
 
-WEIGHTS_FORMATS = ("c", "incbin")
+WEIGHTS_FORMATS = ("c", "incbin", "external")
 
 _incbin_ok_cache: dict = {}
 
@@ -311,7 +311,8 @@ def model_compile_flags(out_dir) -> list:
 
 def build_library(model_path, prefix: str, composite_kernels: bool = True, weights_format: str | None = None) -> Path:
     """coreai-gen generate + cc -shared; returns the path of the cached .so.
-    weights_format: "incbin" or "c"; None: default_weights_format()."""
+    weights_format: "incbin", "c" or "external" (the blob NAME_weights.bin
+    is then left beside the library); None: default_weights_format()."""
     model_path = Path(model_path)
     gen = find_coreai_gen()
     rt = runtime_dir(gen)

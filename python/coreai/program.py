@@ -92,13 +92,18 @@ class AIAsset:
         self.initial_states = {k: dict(v) for k, v in (initial_states or {}).items()}
 
     def executable(self, *, composite_kernels: bool = True, prefix: str | None = None,
-                   weights_format: str | None = None) -> "_ExecutableContext":
+                   weights_format: str | None = None, weights=None) -> "_ExecutableContext":
         """`async with asset.executable() as m:` generates C with coreai-gen,
         compiles and loads it; `m.load_function(name)` gives a callable.
         weights_format: how the constants are linked, "incbin" (a binary
-        blob, GCC/Clang on ELF) or "c" (C initializers); None picks incbin
-        where the C compiler supports it."""
-        return _ExecutableContext(self, composite_kernels, prefix, weights_format)
+        blob, GCC/Clang on ELF) or "c" (C initializers), or "external" (not
+        linked: the blob NAME_weights.bin is read, checked against its size
+        and SHA-256 and passed to every call); None picks incbin where the C
+        compiler supports it. weights: with "external", the blob to use
+        instead of the one coreai-gen wrote (it must be the same bytes)."""
+        if weights is not None and weights_format != "external":
+            raise ValueError("weights= needs weights_format='external'")
+        return _ExecutableContext(self, composite_kernels, prefix, weights_format, weights)
 
     def __repr__(self) -> str:
         return f"<AIAsset {self.model_path}>"
@@ -106,8 +111,9 @@ class AIAsset:
 
 class _ExecutableContext:
     def __init__(self, asset: AIAsset, composite_kernels: bool, prefix: str | None,
-                 weights_format: str | None = None) -> None:
+                 weights_format: str | None = None, weights=None) -> None:
         self.asset = asset
+        self.weights = weights
         self.composite_kernels = composite_kernels
         self.prefix = prefix
         self.weights_format = weights_format
@@ -119,7 +125,10 @@ class _ExecutableContext:
 
         prefix = self.prefix or _toolchain.c_prefix(self.asset.model_path)
         lib = _toolchain.build_library(self.asset.model_path, prefix, self.composite_kernels, self.weights_format)
-        self.executable = AIExecutable(lib, prefix, self.asset.initial_states)
+        weights = None
+        if self.weights_format == "external":
+            weights = self.weights if self.weights is not None else lib.parent / f"{prefix}_weights.bin"
+        self.executable = AIExecutable(lib, prefix, self.asset.initial_states, weights)
         return self.executable
 
     async def __aenter__(self):

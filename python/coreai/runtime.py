@@ -133,6 +133,8 @@ _EntryFn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes
 
 
 _InitStateFn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
+_EntryWeightsFn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p),
+                                   ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_void_p))
 
 
 class _EntrypointDesc(ctypes.Structure):
@@ -140,7 +142,11 @@ class _EntrypointDesc(ctypes.Structure):
                 ("n_inputs", ctypes.c_int32), ("inputs", ctypes.POINTER(_TensorDesc)),
                 ("n_states", ctypes.c_int32), ("states", ctypes.POINTER(_TensorDesc)),
                 ("n_outputs", ctypes.c_int32), ("outputs", ctypes.POINTER(_TensorDesc)),
-                ("invoke", _EntryFn)]
+                ("invoke", _EntryFn), ("invoke_weights", _EntryWeightsFn)]
+
+
+class _WeightsDesc(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_uint64), ("alignment", ctypes.c_uint64), ("sha256", ctypes.c_uint8 * 32)]
 
 
 class _Program(ctypes.Structure):
@@ -149,7 +155,7 @@ class _Program(ctypes.Structure):
                 ("weights_size", ctypes.c_size_t),
                 ("n_entrypoints", ctypes.c_int32), ("entrypoints", ctypes.POINTER(_EntrypointDesc)),
                 ("n_composite_ops", ctypes.c_int32), ("composite_ops", ctypes.POINTER(ctypes.c_char_p)),
-                ("init_state", _InitStateFn)]
+                ("init_state", _InitStateFn), ("external_weights", ctypes.POINTER(_WeightsDesc))]
 
 
 class _SymbolDesc(ctypes.Structure):
@@ -177,7 +183,7 @@ class _ProgramSymbols(ctypes.Structure):
     _fields_ = [("n_entrypoints", ctypes.c_int32), ("entrypoints", ctypes.POINTER(_EntrypointSymbols))]
 
 
-_STATUS = {0: "ok", 1: "invalid argument", 2: "unsupported"}
+_STATUS = {0: "ok", 1: "invalid argument", 2: "unsupported", 3: "weights do not match the model (size or SHA-256)"}
 
 
 class RuntimeCallError(RuntimeError):
@@ -225,9 +231,14 @@ def _specs(ptr, n) -> list:
 # ---------------------------------------------------------------------------
 
 class AIExecutable:
-    """A loaded model library: descriptor, workspace and functions."""
+    """A loaded model library: descriptor, workspace and functions.
 
-    def __init__(self, library_path, prefix: str, initial_states: Mapping | None = None) -> None:
+    weights: for a model generated with --weights-format external, the path
+    of its weights blob (NAME_weights.bin); it is read and checked once
+    (NAME_weights_check: size and SHA-256) and every call passes it. A model
+    with linked weights takes none."""
+
+    def __init__(self, library_path, prefix: str, initial_states: Mapping | None = None, weights=None) -> None:
         self.library_path = str(library_path)
         self._lib = ctypes.CDLL(self.library_path)
         try:
@@ -247,6 +258,13 @@ class AIExecutable:
         self.workspace_alignment = int(d.workspace_alignment)
         self.weights_size = int(d.weights_size)
         self.composite_ops = [d.composite_ops[i].decode() for i in range(d.n_composite_ops)]
+        self.external_weights = bool(d.external_weights)
+        self._weights_buf = None
+        self._weights_ptr = None
+        if self.external_weights:
+            self._load_weights(prefix, weights)
+        elif weights is not None:
+            raise ValueError(f"model '{self.name}' has its weights linked in; it takes no weights file")
         self._entries = {}
         for i in range(d.n_entrypoints):
             e = d.entrypoints[i]
@@ -274,6 +292,28 @@ class AIExecutable:
         self._initial_states = dict(initial_states or {})
         self._closed = False
         self._functions: dict = {}
+
+    def _load_weights(self, prefix: str, weights) -> None:
+        w = self._desc.external_weights.contents
+        if weights is None:
+            raise ValueError(f"model '{self.name}' was generated with --weights-format external: give its "
+                             f"weights blob ({prefix}_weights.bin, {int(w.size)} bytes) as weights=")
+        path = str(weights)
+        data = np.fromfile(path, dtype=np.uint8)
+        align = max(int(w.alignment), 1)
+        self._weights_buf = np.zeros(data.size + align, dtype=np.uint8)
+        base = self._weights_buf.ctypes.data
+        off = (-base) % align
+        self._weights_buf[off: off + data.size] = data
+        self._weights_ptr = ctypes.c_void_p(base + off)
+        check = getattr(self._lib, f"{prefix}_weights_check")
+        check.restype = ctypes.c_int
+        check.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+        status = check(self._weights_ptr, data.size)
+        if status != 0:
+            why = (f"{data.size} bytes, the model's are {int(w.size)}" if data.size != int(w.size)
+                   else "their SHA-256 differs (a damaged or another model's blob)")
+            raise ValueError(f"weights {path}: not the weights of model '{self.name}': {why}")
 
     @property
     def entrypoints(self) -> list:
@@ -472,7 +512,11 @@ class AIFunction:
                 # an empty array may have no storage; the kernels never touch it
                 return (ctypes.c_void_p * len(arrays))(*[a.ctypes.data for a in arrays])
 
-            if values is None:
+            if self._exe.external_weights:
+                # (never with symbols: coreai-gen refuses the pair)
+                status = self._desc.invoke_weights(self._exe._ws_ptr, self._exe._weights_ptr, ptrs(ins),
+                                                   ptrs(st_arrays), ptrs(outs))
+            elif values is None:
                 status = self._desc.invoke(self._exe._ws_ptr, ptrs(ins), ptrs(st_arrays), ptrs(outs))
             else:
                 status = self._sym.invoke(self._exe._ws_ptr, (ctypes.c_int64 * max(len(values), 1))(*values),

@@ -9,7 +9,7 @@
  *
  * Usage:
  *   PROG [--entrypoint NAME] --in NAME=FILE.npy ... [--state NAME=FILE.npy ...]
- *        --out DIR [--repeat N] [--threads N] [--help]
+ *        --out DIR [--weights FILE] [--repeat N] [--threads N] [--help]
  *
  * Every input and state of the entrypoint must be given exactly once, as a
  * .npy file whose dtype and shape equal the descriptor's (bf16 travels as '<u2'),
@@ -20,11 +20,14 @@
  * DIR/NAME.npy (DIR is created if missing; nothing is written on failure).
  * --repeat N then times N more calls (each from the original states) and prints
  * "latency_us min=<x> median=<y>" on stdout. --threads N runs the kernels on N
- * threads (coreai_runner_pool below; default 1).
+ * threads (coreai_runner_pool below; default 1). A model generated with
+ * --weights-format external needs --weights FILE (its NAME_weights.bin): the
+ * runner reads it and checks its size and SHA-256 (coreai_weights_check)
+ * before the first call, and refuses another or a damaged blob (exit 1).
  *
  * Exit status: 0 success (and --help); 1 error (unreadable or mismatched file,
- * model failure, write failure); 2 usage error (bad options, unknown, missing or
- * duplicate entrypoint/input/state names). Messages go to stderr as
+ * weights that fail the check, model failure, write failure); 2 usage error
+ * (bad options, unknown, missing or duplicate entrypoint/input/state names). Messages go to stderr as
  * "PROG: error: ...".
  *
  * The runner allocates (malloc/aligned_alloc) and uses stdio: it is a test and

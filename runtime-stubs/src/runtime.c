@@ -40,6 +40,7 @@ const char *coreai_status_string(coreai_status status)
     case COREAI_STATUS_OK: return "ok";
     case COREAI_STATUS_INVALID_ARGUMENT: return "invalid argument";
     case COREAI_STATUS_UNSUPPORTED: return "unsupported";
+    case COREAI_STATUS_BAD_WEIGHTS: return "weights do not match the model (size or SHA-256)";
     }
     return "unknown status";
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # coreai-gen generate --weights-format incbin (weights as a linked binary
-# blob, the default) and c (C initializers). Needs COREAI_GEN and
+# blob, the default), c (C initializers) and external (the blob not linked:
+# the entrypoints take it). Needs COREAI_GEN and
 # COREAI_SOURCE_DIR; ctest sets both. Builds and bit-identical outputs:
-# tests/cmake/run_incbin.sh, e2e.*.cform_same_bits.
+# tests/cmake/run_incbin.sh, e2e.*.cform_same_bits, e2e.*.external_same_bits.
 
 setup() {
     : "${COREAI_GEN:?}" "${COREAI_SOURCE_DIR:?}"
@@ -75,7 +76,7 @@ teardown() {
 @test "bad --weights-* values are usage errors" {
     run "$COREAI_GEN" generate "$MODEL" -o "$TMP/x" --weights-format hex
     [ "$status" -eq 2 ]
-    [[ "$output" == *"--weights-format 'hex' is not c or incbin"* ]]
+    [[ "$output" == *"--weights-format 'hex' is not incbin, c or external"* ]]
     run "$COREAI_GEN" generate "$MODEL" -o "$TMP/x" --weights-format incbin --weights-section 'a",b'
     [ "$status" -eq 2 ]
     [[ "$output" == *"is not a section name"* ]]
@@ -86,8 +87,40 @@ teardown() {
     [ "$status" -eq 2 ]
     run "$COREAI_GEN" generate "$MODEL" -o "$TMP/x" --weights-format c --weights-section .w
     [ "$status" -eq 2 ]
-    [[ "$output" == *"need --weights-format incbin"* ]]
+    [[ "$output" == *"--weights-section needs --weights-format incbin"* ]]
+    run "$COREAI_GEN" generate "$MODEL" -o "$TMP/x" --weights-format external --weights-section .w
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"--weights-section needs --weights-format incbin"* ]]
+    run "$COREAI_GEN" generate "$MODEL" -o "$TMP/x" --weights-format c --weights-align 128
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"--weights-align needs --weights-format incbin (the default) or external"* ]]
     run "$COREAI_GEN" check "$MODEL" --weights-format incbin
     [ "$status" -eq 2 ]
     [ ! -e "$TMP/x" ]
+}
+
+@test "external: the incbin blob, not linked; NAME.h gives its size, alignment and SHA-256" {
+    "$COREAI_GEN" generate "$MODEL" -o "$TMP/b" --weights-format incbin
+    "$COREAI_GEN" generate "$MODEL" -o "$TMP/e" --weights-format external
+    # the same bytes as the linked blob, and no source links them
+    cmp "$TMP/b/feedforward_weights.bin" "$TMP/e/feedforward_weights.bin"
+    [ ! -e "$TMP/e/feedforward_weights.c" ]
+    h="$TMP/e/feedforward.h"
+    size=$(stat -c %s "$TMP/e/feedforward_weights.bin")
+    sha=$(sha256sum "$TMP/e/feedforward_weights.bin" | cut -d' ' -f1)
+    grep -q "^#define FEEDFORWARD_WEIGHTS_SIZE ${size}u$" "$h"
+    grep -q '^#define FEEDFORWARD_WEIGHTS_ALIGNMENT 64u$' "$h"
+    grep -q "^#define FEEDFORWARD_WEIGHTS_SHA256 \"$sha\"$" "$h"
+    grep -q '^coreai_status feedforward_weights_check(const void \*weights, size_t size);$' "$h"
+    grep -q '^    const void \*weights /\* the weights blob' "$h"
+    # no symbol to link: constants are offsets from the pointer the graphs get
+    ! grep -q '^extern const' "$TMP/e/feedforward.c" || false
+    grep -q '^#define feedforward_g1_c1_packed_nk ((const float \*)(coreai_w + 256))$' "$TMP/e/feedforward.c"
+    # the digest bytes in NAME.c are the header's
+    first=$(printf '0x%s, 0x%s' "${sha:0:2}" "${sha:2:2}")
+    grep -q "{$first" "$TMP/e/feedforward.c"
+    # --weights-align moves the offsets and the alignment
+    "$COREAI_GEN" generate "$MODEL" -o "$TMP/a" --weights-format external --weights-align 4096
+    grep -q '^#define FEEDFORWARD_WEIGHTS_ALIGNMENT 4096u$' "$TMP/a/feedforward.h"
+    grep -q '(coreai_w + 4096))$' "$TMP/a/feedforward.c"
 }

@@ -120,6 +120,37 @@ def test_mlp_matches_float64_oracle(mlp_asset, run_async, composite_kernels):
     assert m.workspace_alignment == 64 and m.weights_size > 0 and m.generator_version
 
 
+def test_external_weights(mlp_asset, run_async, tmp_path):
+    """weights_format="external": the blob is read, checked and passed to
+    every call; the outputs are the same bits as with linked weights (the
+    oracle bounds both), and a damaged, short or missing blob is refused."""
+    w, p, asset = mlp_asset
+    x = np.random.default_rng(1).standard_normal((4, 16)).astype(np.float32) * 2
+
+    async def go(**kw):
+        async with asset.executable(**kw) as m:
+            return await m.load_function("main")({"x": NDArray(x)}), m
+
+    linked, _ = run_async(go())
+    ext, m = run_async(go(weights_format="external"))
+    assert m.external_weights and m.weights_size > 0
+    np.testing.assert_allclose(ext["probs"].numpy(), oracle(w, x)[0], atol=TOL, rtol=0)
+    for k in ("probs", "logits"):
+        assert ext[k].numpy().tobytes() == linked[k].numpy().tobytes()
+
+    blob = Path(m.library_path).parent / "mlp_weights.bin"
+    data = bytearray(blob.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    (tmp_path / "flipped.bin").write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="SHA-256 differs"):
+        run_async(go(weights_format="external", weights=tmp_path / "flipped.bin"))
+    (tmp_path / "short.bin").write_bytes(blob.read_bytes()[:-1])
+    with pytest.raises(ValueError, match=f"{len(data) - 1} bytes, the model's are {len(data)}"):
+        run_async(go(weights_format="external", weights=tmp_path / "short.bin"))
+    with pytest.raises(ValueError, match="needs weights_format='external'"):
+        asset.executable(weights=blob)
+
+
 def test_stateful_entrypoint(mlp_asset, run_async):
     w, p, asset = mlp_asset
     rng = np.random.default_rng(2)

@@ -53,8 +53,12 @@ static char *generate(void *ctx, const cg_module *m, const cg_program_plan *plan
     cg_diag_init(&diag, "model.xml");
     if (!cg_emit_program(ctx, m, plan, &opt, &files, &diag))
         fail_msg("%s", diag.message);
-    if (weights)
-        *weights = files.weights;
+    if (weights) {
+        /* the C form: NAME_weights.c is its one file besides NAME.h and NAME.c */
+        assert_int_equal(files.n_files, 1);
+        assert_string_equal(files.files[0].suffix, "_weights.c");
+        *weights = (char *)files.files[0].text;
+    }
     return files.source;
 }
 

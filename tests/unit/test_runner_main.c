@@ -116,37 +116,37 @@ static const coreai_tensor_desc types_outputs[] = {
 };
 
 static const coreai_entrypoint_desc model_entrypoints[] = {
-    {"fail", 1, fail_inputs, 0, NULL, 1, fail_outputs, fail_invoke},
-    {"main", 2, main_inputs, 1, main_states, 2, main_outputs, add_invoke},
-    {"types", 4, types_inputs, 0, NULL, 4, types_outputs, types_invoke},
+    {"fail", 1, fail_inputs, 0, NULL, 1, fail_outputs, fail_invoke, NULL},
+    {"main", 2, main_inputs, 1, main_states, 2, main_outputs, add_invoke, NULL},
+    {"types", 4, types_inputs, 0, NULL, 4, types_outputs, types_invoke, NULL},
 };
 static const coreai_program model = {
-    "testmodel", "0.0-test", 200, 128, 0, 3, model_entrypoints, 0, NULL, NULL,
+    "testmodel", "0.0-test", 200, 128, 0, 3, model_entrypoints, 0, NULL, NULL, NULL,
 };
 
 /* One entrypoint, not called main, and no workspace. */
 static const coreai_entrypoint_desc single_entrypoints[] = {
-    {"step", 2, main_inputs, 1, main_states, 2, main_outputs, add_invoke},
+    {"step", 2, main_inputs, 1, main_states, 2, main_outputs, add_invoke, NULL},
 };
 static const coreai_program single = {
-    "single", "0.0-test", 0, 64, 0, 1, single_entrypoints, 0, NULL, NULL,
+    "single", "0.0-test", 0, 64, 0, 1, single_entrypoints, 0, NULL, NULL, NULL,
 };
 
 /* Two entrypoints, neither called main. */
 static const coreai_entrypoint_desc ambiguous_entrypoints[] = {
-    {"first", 2, main_inputs, 1, main_states, 2, main_outputs, add_invoke},
-    {"second", 2, main_inputs, 1, main_states, 2, main_outputs, add_invoke},
+    {"first", 2, main_inputs, 1, main_states, 2, main_outputs, add_invoke, NULL},
+    {"second", 2, main_inputs, 1, main_states, 2, main_outputs, add_invoke, NULL},
 };
 static const coreai_program ambiguous = {
-    "ambiguous", "0.0-test", 0, 64, 0, 2, ambiguous_entrypoints, 0, NULL, NULL,
+    "ambiguous", "0.0-test", 0, 64, 0, 2, ambiguous_entrypoints, 0, NULL, NULL, NULL,
 };
 
 /* An output whose name would escape --out. */
 static const coreai_tensor_desc evil_outputs[] = {{"../evil", COREAI_DTYPE_I32, 1, shape_4}};
 static const coreai_entrypoint_desc evil_entrypoints[] = {
-    {"main", 1, fail_inputs, 0, NULL, 1, evil_outputs, fail_invoke},
+    {"main", 1, fail_inputs, 0, NULL, 1, evil_outputs, fail_invoke, NULL},
 };
-static const coreai_program evil = {"evil", "0.0-test", 0, 64, 0, 1, evil_entrypoints, 0, NULL, NULL};
+static const coreai_program evil = {"evil", "0.0-test", 0, 64, 0, 1, evil_entrypoints, 0, NULL, NULL, NULL};
 
 /* ---- files and directories ---- */
 
@@ -716,9 +716,9 @@ static void test_invalid_program(void **state) {
     static const int64_t neg[1] = {-1};
     static const coreai_tensor_desc bad_inputs[] = {{"x", COREAI_DTYPE_I32, 1, neg}};
     static const coreai_entrypoint_desc bad_eps[] = {
-        {"main", 1, bad_inputs, 0, NULL, 0, NULL, fail_invoke},
+        {"main", 1, bad_inputs, 0, NULL, 0, NULL, fail_invoke, NULL},
     };
-    static const coreai_program bad = {"bad", "0", 0, 64, 0, 1, bad_eps, 0, NULL, NULL};
+    static const coreai_program bad = {"bad", "0", 0, 64, 0, 1, bad_eps, 0, NULL, NULL, NULL};
     cli_result r;
     run_cli(&bad, &r, "--out", path_in("out"), NULL);
     assert_int_equal(r.rc, 1);

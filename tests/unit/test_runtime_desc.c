@@ -48,8 +48,8 @@ static void test_find_and_numel(void **state)
     static const coreai_tensor_desc t[] = {
         {"x", COREAI_DTYPE_F32, 3, shape}, {"s", COREAI_DTYPE_F32, 0, NULL}, {"e", COREAI_DTYPE_F32, 2, empty}};
     static const coreai_entrypoint_desc eps[] = {
-        {"prefill", 1, t, 0, NULL, 1, t, dummy}, {"decode", 1, t + 1, 0, NULL, 1, t + 2, dummy}};
-    static const coreai_program prog = {"m", "0", 0, 64, 0, 2, eps, 0, NULL, NULL};
+        {"prefill", 1, t, 0, NULL, 1, t, dummy, NULL}, {"decode", 1, t + 1, 0, NULL, 1, t + 2, dummy, NULL}};
+    static const coreai_program prog = {"m", "0", 0, 64, 0, 2, eps, 0, NULL, NULL, NULL};
     assert_ptr_equal(coreai_program_find_entrypoint(&prog, "decode"), &eps[1]);
     assert_ptr_equal(coreai_program_find_entrypoint(&prog, "prefill"), &eps[0]);
     assert_null(coreai_program_find_entrypoint(&prog, "main"));

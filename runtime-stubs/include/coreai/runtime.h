@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a struct below or a kernel signature changes. */
-#define COREAI_RUNTIME_ABI 2
+#define COREAI_RUNTIME_ABI 3
 
 /* Highest tensor rank the kernels' parameter structs can describe. */
 #define COREAI_MAX_RANK 8
@@ -36,7 +36,8 @@ extern "C" {
 typedef enum coreai_status {
     COREAI_STATUS_OK = 0,
     COREAI_STATUS_INVALID_ARGUMENT = 1, /* NULL pointer, misaligned workspace, bad params */
-    COREAI_STATUS_UNSUPPORTED = 2       /* a parameter combination the kernel cannot run */
+    COREAI_STATUS_UNSUPPORTED = 2,      /* a parameter combination the kernel cannot run */
+    COREAI_STATUS_BAD_WEIGHTS = 3       /* external weights of another size or SHA-256 */
 } coreai_status;
 
 typedef enum coreai_dtype {
@@ -76,6 +77,14 @@ typedef coreai_status (*coreai_entrypoint_fn)(void *workspace,
                                               void *const *states,
                                               void *const *outputs);
 
+/* The same for a model generated with --weights-format external: weights is
+ * the blob the application provides (see coreai_weights_desc). */
+typedef coreai_status (*coreai_entrypoint_weights_fn)(void *workspace,
+                                                      const void *weights,
+                                                      const void *const *inputs,
+                                                      void *const *states,
+                                                      void *const *outputs);
+
 typedef struct coreai_entrypoint_desc {
     const char *name;
     int32_t n_inputs;
@@ -84,8 +93,30 @@ typedef struct coreai_entrypoint_desc {
     const coreai_tensor_desc *states;
     int32_t n_outputs;
     const coreai_tensor_desc *outputs;
-    coreai_entrypoint_fn invoke;
+    coreai_entrypoint_fn invoke;                 /* linked weights; NULL with external ones */
+    coreai_entrypoint_weights_fn invoke_weights; /* external weights; NULL with linked ones */
 } coreai_entrypoint_desc;
+
+/*
+ * External weights (coreai-gen --weights-format external): the blob
+ * NAME_weights.bin is not linked; the application maps or loads it and
+ * passes its address to every entrypoint. The blob is described by its size,
+ * the alignment its address needs and its SHA-256.
+ */
+typedef struct coreai_weights_desc {
+    uint64_t size;
+    uint64_t alignment;
+    uint8_t sha256[32];
+} coreai_weights_desc;
+
+/* COREAI_STATUS_OK when `weights` (`size` bytes) are the blob desc
+ * describes; COREAI_STATUS_BAD_WEIGHTS when the size or the SHA-256 differ;
+ * COREAI_STATUS_INVALID_ARGUMENT for a NULL pointer or an address not
+ * aligned to desc->alignment. Reads every byte: check once, before the first
+ * call, not on every call. */
+coreai_status coreai_weights_check(const coreai_weights_desc *desc, const void *weights, size_t size);
+/* The SHA-256 (FIPS 180-4) of size bytes at data. */
+void coreai_sha256(const void *data, size_t size, uint8_t digest[32]);
 
 typedef struct coreai_program {
     const char *name;              /* the C prefix the model was generated with */
@@ -102,6 +133,9 @@ typedef struct coreai_program {
      * for an unknown name. NULL when the model does not record an initial
      * value for every state (then the caller must know them). */
     coreai_status (*init_state)(const char *name, void *data);
+    /* NULL when the weights are linked into the program; else the blob every
+     * entrypoint takes (invoke_weights) */
+    const coreai_weights_desc *external_weights;
 } coreai_program;
 
 /* ---- symbolic shapes (model format 2) ----
