@@ -3,6 +3,12 @@
  * on PyTorch's reference input (examples/feedforward/reference_input.npy,
  * linked in as bytes) and compares with reference_output.npy within the
  * example's 1e-5. No heap, no stdio: the result goes out by semihosting.
+ *
+ * Built with COREAI_WEIGHTS_ADDR (the model generated with --weights-format
+ * external), the weights are not in the image: they are expected at that
+ * fixed address (QEMU's loader device puts feedforward_weights.bin there, as
+ * a board would have them in a separately written flash region), checked
+ * once with feedforward_weights_check() and passed to the entrypoint.
  */
 #include <math.h>
 #include <stdint.h>
@@ -111,7 +117,19 @@ int main(void)
         return 1;
     }
 
+#ifdef COREAI_WEIGHTS_ADDR
+    const void *weights = (const void *)(uintptr_t)(COREAI_WEIGHTS_ADDR);
+    const coreai_status check = feedforward_weights_check(weights, FEEDFORWARD_WEIGHTS_SIZE);
+    if (check != COREAI_STATUS_OK) {
+        semihost_puts("FAIL: feedforward_weights_check: ");
+        semihost_puts(coreai_status_string(check));
+        semihost_puts("\n");
+        return 1;
+    }
+    const coreai_status status = feedforward_main(workspace, weights, input, output);
+#else
     const coreai_status status = feedforward_main(workspace, input, output);
+#endif
     if (status != COREAI_STATUS_OK) {
         semihost_puts("FAIL: feedforward_main: ");
         semihost_puts(coreai_status_string(status));
