@@ -12,6 +12,8 @@
 #                                                 #   default: COREAI_MODEL_OPTIMIZE (ON)
 #                    [WEIGHTS_FORMAT <c|incbin|external>] # how the constants are linked;
 #                                                 #   default: incbin for GCC/Clang on ELF, else c
+#                    [WEIGHTS_CHUNKS <n>]         # incbin: number of blob files; default
+#                                                 #   from the weights file's size
 #                    [GENERATOR_OPTIONS <opt>...])# extra `coreai-gen generate` options
 #
 # Runs `coreai-gen generate` to write <dir>/<prefix>.h, <prefix>.c and
@@ -43,6 +45,17 @@
 # compiler, or for Mach-O and PE targets) writes C initializers, which every C
 # compiler takes but which take minutes and gigabytes of compiler memory for
 # tens of MB of weights.
+#
+# Large incbin weights are split at constant boundaries into chunks of at most
+# 64 MiB, <prefix>_weights.bin/.c, <prefix>_weights_1.bin/.c, ..., each
+# assembled on its own, so that no assembler holds more than a chunk (about
+# 70 MB with GNU as, 210 MB with Clang). The build must list the files before
+# coreai-gen runs, so their number comes from the model's weights file at
+# configure time: 1 up to 48 MiB, else ceil(size / 48 MiB) + 1 (room for
+# packed copies and for constants that do not fill a chunk); coreai-gen
+# writes exactly that many (empty ones when fewer are needed, larger chunks
+# when more would be). WEIGHTS_CHUNKS <n> sets the number (e.g. with
+# PYTHON_SCRIPT, whose weights do not exist at configure time: 1 otherwise).
 #
 # WEIGHTS_FORMAT external links no weights at all: <target> is built from
 # <prefix>.c alone, every entrypoint takes a `const void *weights` argument,
@@ -222,7 +235,7 @@ endmacro()
 
 function(coreai_add_model target)
   set(options RUNNER)
-  set(one_value MODEL PYTHON_SCRIPT PREFIX OUTPUT_DIR OPTIMIZE WEIGHTS_FORMAT)
+  set(one_value MODEL PYTHON_SCRIPT PREFIX OUTPUT_DIR OPTIMIZE WEIGHTS_FORMAT WEIGHTS_CHUNKS)
   set(multi_value GENERATOR_OPTIONS PYTHON_ARGS PYTHON_DEPENDS)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "${options}" "${one_value}" "${multi_value}")
 
@@ -259,6 +272,15 @@ function(coreai_add_model target)
   endif()
   if(ARG_GENERATOR_OPTIONS MATCHES "(^|;)--weights-format(;|$)")
     message(FATAL_ERROR "coreai_add_model(${target}): give the weights format as WEIGHTS_FORMAT, not in "
+      "GENERATOR_OPTIONS (the build must know which files coreai-gen writes)")
+  endif()
+  if(DEFINED ARG_WEIGHTS_CHUNKS AND (NOT ARG_WEIGHTS_FORMAT STREQUAL "incbin" OR
+                                     NOT ARG_WEIGHTS_CHUNKS MATCHES "^[1-9][0-9]*$" OR ARG_WEIGHTS_CHUNKS GREATER 4096))
+    message(FATAL_ERROR "coreai_add_model(${target}): WEIGHTS_CHUNKS '${ARG_WEIGHTS_CHUNKS}' needs WEIGHTS_FORMAT "
+      "incbin and a number from 1 to 4096")
+  endif()
+  if(ARG_GENERATOR_OPTIONS MATCHES "(^|;)--weights-chunks(;|$)")
+    message(FATAL_ERROR "coreai_add_model(${target}): give the number of weights chunks as WEIGHTS_CHUNKS, not in "
       "GENERATOR_OPTIONS (the build must know which files coreai-gen writes)")
   endif()
   if(ARG_WEIGHTS_FORMAT STREQUAL "incbin" AND NOT incbin_ok)
@@ -308,7 +330,7 @@ function(coreai_add_model target)
   set(out_bin "${out_dir}/${prefix}_weights.bin")
   set(format_options --weights-format ${ARG_WEIGHTS_FORMAT})
   if(ARG_WEIGHTS_FORMAT STREQUAL "incbin")
-    set(out_weights "${out_w}" "${out_bin}")
+    set(out_weights "${out_w}" "${out_bin}") # and the chunks, below
   elseif(ARG_WEIGHTS_FORMAT STREQUAL "external")
     set(out_weights "${out_bin}")
   else()
@@ -338,11 +360,38 @@ function(coreai_add_model target)
 
   # ---- configure-time dependencies (the depfile covers them after the first build) ----
   set(model_depends "${model}")
+  set(weights "")
   if(model_exists)
     set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${model}")
     _coreai_model_weights("${model}" weights)
     if(weights AND EXISTS "${weights}")
       list(APPEND model_depends "${weights}")
+    endif()
+  endif()
+
+  # ---- incbin: the chunk files (see above) ----
+  set(chunk_sources "${out_w}")
+  set(chunk_bins "${out_bin}")
+  if(ARG_WEIGHTS_FORMAT STREQUAL "incbin")
+    set(chunks 1)
+    if(DEFINED ARG_WEIGHTS_CHUNKS)
+      set(chunks ${ARG_WEIGHTS_CHUNKS})
+    elseif(weights AND EXISTS "${weights}")
+      file(SIZE "${weights}" weights_bytes)
+      set(per_chunk 50331648) # 48 MiB
+      if(weights_bytes GREATER per_chunk)
+        math(EXPR chunks "(${weights_bytes} + ${per_chunk} - 1) / ${per_chunk} + 1")
+      endif()
+    endif()
+    list(APPEND format_options --weights-chunks ${chunks})
+    if(chunks GREATER 1)
+      math(EXPR last "${chunks} - 1")
+      foreach(k RANGE 1 ${last})
+        list(APPEND chunk_sources "${out_dir}/${prefix}_weights_${k}.c")
+        list(APPEND chunk_bins "${out_dir}/${prefix}_weights_${k}.bin")
+      endforeach()
+      list(APPEND out_weights ${chunk_sources} ${chunk_bins})
+      list(REMOVE_DUPLICATES out_weights)
     endif()
   endif()
 
@@ -371,16 +420,18 @@ function(coreai_add_model target)
       COMMAND "${CMAKE_COMMAND}" -E copy_if_different "${out_bin}" "$<TARGET_FILE_DIR:${target}>/${prefix}_weights.bin"
       VERBATIM)
     set_target_properties(${target} PROPERTIES COREAI_WEIGHTS_FILE "${out_bin}")
+  elseif(ARG_WEIGHTS_FORMAT STREQUAL "incbin")
+    add_library(${target} STATIC "${out_c}" ${chunk_sources} "${out_h}")
+    # the assembler finds a chunk by its bare name (the source stays
+    # reproducible), and a changed chunk rebuilds its object even when the
+    # unchanged source keeps its mtime
+    foreach(src bin IN ZIP_LISTS chunk_sources chunk_bins)
+      set_source_files_properties("${src}" PROPERTIES
+        COMPILE_OPTIONS "-Wa,-I,${out_dir}"
+        OBJECT_DEPENDS "${bin}")
+    endforeach()
   else()
     add_library(${target} STATIC "${out_c}" "${out_w}" "${out_h}")
-  endif()
-  if(ARG_WEIGHTS_FORMAT STREQUAL "incbin")
-    # the assembler finds the blob by its bare name (the source stays
-    # reproducible), and a changed blob rebuilds the object even when the
-    # unchanged source keeps its mtime
-    set_source_files_properties("${out_w}" PROPERTIES
-      COMPILE_OPTIONS "-Wa,-I,${out_dir}"
-      OBJECT_DEPENDS "${out_bin}")
   endif()
   target_include_directories(${target} PUBLIC "$<BUILD_INTERFACE:${out_dir}>")
   target_link_libraries(${target} PUBLIC coreai::runtime)

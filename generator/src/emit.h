@@ -19,11 +19,23 @@ typedef enum cg_weights_format {
     CG_WEIGHTS_EXTERNAL /* NAME_weights.bin, not linked: the entrypoints take it */
 } cg_weights_format;
 
+/* GNU as holds about a chunk's size, Clang 14's integrated assembler about
+ * three times it (bench/README.md): 64 MiB keeps both near 200 MB. */
+#define CG_WEIGHTS_CHUNK_SIZE (64u << 20)
+
 typedef struct cg_emit_options {
     const char *prefix;     /* C prefix: NAME of NAME.h, NAME_main(), ... */
     const char *model_name; /* model file name as shown in banners (no directories) */
     cg_weights_format weights_format;
     const char *weights_section; /* incbin only; NULL: .rodata.coreai_weights */
+    /* incbin only: the blob is split at constant boundaries into chunks of
+     * at most weights_chunk_size bytes (0: CG_WEIGHTS_CHUNK_SIZE), each a
+     * file NAME_weights[_K].bin linked by its own NAME_weights[_K].c, so that
+     * one assembler holds one chunk. weights_chunks > 0: exactly that many
+     * files (the build lists them before generation): empty ones when fewer
+     * chunks are needed, larger chunks when more would be. */
+    uint64_t weights_chunk_size;
+    size_t weights_chunks;
     uint64_t weights_align;      /* blob forms; 0: COREAI_ALIGNMENT */
 } cg_emit_options;
 

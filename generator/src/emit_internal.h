@@ -34,9 +34,21 @@ char *cg_emit_weight_defs(cg_emit_ctx *ec);
 /* The blob forms: the bytes of the whole blob (the table's blob_size,
  * malloc'd; NULL on error, diag set). */
 unsigned char *cg_emit_weight_blob(cg_emit_ctx *ec);
-/* --weights-format incbin: the asm source of NAME_weights.c (after the banner
- * text given) that links NAME_weights.bin. NULL on error (diag set). */
-char *cg_emit_weight_incbin(cg_emit_ctx *ec, const cg_emit_options *opt, const char *banner);
+/* --weights-format incbin: the blob's chunks (emit.h), entries [first, end)
+ * and bytes [start, stop) of the blob each */
+typedef struct cg_weight_chunk {
+    size_t first, end;
+    uint64_t start, stop;
+} cg_weight_chunk;
+/* The chunks of the options' size and count (*n_chunks of them, at least
+ * one); NULL on error (diag set). */
+cg_weight_chunk *cg_emit_weight_chunks(cg_emit_ctx *ec, const cg_emit_options *opt, size_t *n_chunks);
+/* NAME_weights.EXT for chunk 0, NAME_weights_K.EXT for chunk K */
+char *cg_emit_weight_chunk_name(void *ctx, const char *prefix, size_t k, const char *ext);
+/* The asm source (after the banner text given) that links chunk k of
+ * n_chunks. NULL on error (diag set). */
+char *cg_emit_weight_incbin(cg_emit_ctx *ec, const cg_emit_options *opt, const char *banner,
+                            const cg_weight_chunk *chunk, size_t k, size_t n_chunks);
 /* --weights-format external: the header's size, alignment and SHA-256 of
  * the blob and the check function's declaration (upper: the prefix in upper
  * case), and NAME.c's descriptor of the blob and that function. */

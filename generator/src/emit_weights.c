@@ -286,17 +286,88 @@ unsigned char *cg_emit_weight_blob(cg_emit_ctx *ec)
     return bytes;
 }
 
-char *cg_emit_weight_incbin(cg_emit_ctx *ec, const cg_emit_options *opt, const char *banner)
+/* Splits the blob at entry boundaries into chunks of at most limit bytes
+ * (an entry larger than limit is a chunk of its own): the number of chunks,
+ * and their entries and byte ranges into out (when not NULL). A chunk ends
+ * where the next begins, so the chunks' bytes are the blob's, padding
+ * included. */
+static size_t split_chunks(const cg_const_table *t, uint64_t limit, cg_weight_chunk *out)
+{
+    size_t n = 0, first = 0;
+    for (size_t i = 1; i <= t->n; i++) {
+        const bool last = i == t->n;
+        if (!last && t->entries[i].offset + t->entries[i].bytes - t->entries[first].offset <= limit)
+            continue;
+        if (out)
+            out[n] = (cg_weight_chunk){first, i, t->entries[first].offset, last ? t->blob_size : t->entries[i].offset};
+        n++;
+        first = i;
+    }
+    return n;
+}
+
+cg_weight_chunk *cg_emit_weight_chunks(cg_emit_ctx *ec, const cg_emit_options *opt, size_t *n_chunks)
+{
+    const cg_const_table *t = ec->low->consts;
+    uint64_t limit = opt->weights_chunk_size ? opt->weights_chunk_size : CG_WEIGHTS_CHUNK_SIZE;
+    size_t n = t->n > 0 ? split_chunks(t, limit, NULL) : 1;
+    if (opt->weights_chunks > 0 && n > opt->weights_chunks) {
+        /* fewer files than chunks of that size: the smallest limit that
+         * fits them (the count only falls as the limit grows) */
+        uint64_t lo = limit, hi = t->blob_size;
+        while (lo < hi) {
+            const uint64_t mid = lo + (hi - lo) / 2;
+            if (split_chunks(t, mid, NULL) <= opt->weights_chunks)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        limit = lo;
+        n = split_chunks(t, limit, NULL);
+    }
+    const size_t files = opt->weights_chunks > n ? opt->weights_chunks : n;
+    cg_weight_chunk *c = talloc_zero_array(ec->mem_ctx, cg_weight_chunk, files);
+    if (c == NULL) {
+        cg_diag_error(ec->diag, 0, "out of memory");
+        return NULL;
+    }
+    if (t->n > 0)
+        split_chunks(t, limit, c);
+    /* the files beyond the chunks are empty: no entry, no byte */
+    for (size_t k = n; k < files; k++)
+        c[k] = (cg_weight_chunk){t->n, t->n, t->blob_size, t->blob_size};
+    *n_chunks = files;
+    return c;
+}
+
+char *cg_emit_weight_chunk_name(void *ctx, const char *prefix, size_t k, const char *ext)
+{
+    return k == 0 ? talloc_asprintf(ctx, "%s_weights.%s", prefix, ext)
+                  : talloc_asprintf(ctx, "%s_weights_%zu.%s", prefix, k, ext);
+}
+
+char *cg_emit_weight_incbin(cg_emit_ctx *ec, const cg_emit_options *opt, const char *banner,
+                            const cg_weight_chunk *chunk, size_t k, size_t n_chunks)
 {
     const cg_const_table *t = ec->low->consts;
     const char *section = opt->weights_section ? opt->weights_section : ".rodata.coreai_weights";
-    const uint64_t align = t->align, offset = t->blob_size;
-    const char *bin_name = talloc_asprintf(ec->mem_ctx, "%s_weights.bin", ec->prefix);
+    const uint64_t align = t->align, offset = chunk->stop - chunk->start;
+    const char *bin_name = cg_emit_weight_chunk_name(ec->mem_ctx, ec->prefix, k, "bin");
+    const char *src_name = cg_emit_weight_chunk_name(ec->mem_ctx, ec->prefix, k, "c");
+    /* chunk 0 of one keeps the names of an unsplit blob */
+    const char *label = k == 0 ? talloc_asprintf(ec->mem_ctx, ".Lcoreai_%s_weights", ec->prefix)
+                               : talloc_asprintf(ec->mem_ctx, ".Lcoreai_%s_weights_%zu", ec->prefix, k);
 
     wbuf b = {.s = talloc_array(ec->mem_ctx, char, 4096), .cap = 4096};
     if (b.s != NULL)
         b.s[0] = '\0';
     wb_puts(&b, banner);
+    if (n_chunks > 1)
+        wb_printf(&b,
+                  "/* Chunk %zu of %zu: the weights are split at constant boundaries into files of\n"
+                  " * at most %" PRIu64 " bytes (a larger constant is a chunk of its own), each\n"
+                  " * linked by its own source, so that one assembler holds one chunk. */\n",
+                  k, n_chunks, opt->weights_chunk_size ? opt->weights_chunk_size : (uint64_t)CG_WEIGHTS_CHUNK_SIZE);
     wb_printf(&b,
               "/*\n"
               " * The constants are the bytes of %s (%" PRIu64 " bytes, each at a multiple of %" PRIu64
@@ -307,32 +378,35 @@ char *cg_emit_weight_incbin(cg_emit_ctx *ec, const cg_emit_options *opt, const c
               " * --weights-format c for other compilers and object formats.\n"
               " */\n"
               "#if defined(__APPLE__)\n"
-              "#error \"%s_weights.c: --weights-format incbin emits ELF assembler directives; Mach-O is not "
+              "#error \"%s: --weights-format incbin emits ELF assembler directives; Mach-O is not "
               "supported (generate with --weights-format c)\"\n"
               "#elif !defined(__ELF__)\n"
-              "#error \"%s_weights.c: --weights-format incbin needs an ELF target (generate with "
+              "#error \"%s: --weights-format incbin needs an ELF target (generate with "
               "--weights-format c)\"\n"
               "#endif\n"
               "#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__\n"
-              "#error \"%s_weights.c: %s is little-endian; this target is not (generate with "
+              "#error \"%s: %s is little-endian; this target is not (generate with "
               "--weights-format c)\"\n"
               "#endif\n\n",
-              bin_name, offset, align, section, ec->prefix, ec->prefix, ec->prefix, bin_name);
+              bin_name, offset, align, section, src_name, src_name, src_name, bin_name);
     if (t->n == 0) {
         wb_puts(&b, "/* the model has no constants */\n");
         wb_printf(&b, "typedef int %s_no_weights;\n", ec->prefix);
+    } else if (chunk->first == chunk->end) {
+        wb_puts(&b, "/* no constant: the build was configured for more chunk files than the weights need */\n");
+        wb_printf(&b, "typedef int %s_no_weights_%zu;\n", ec->prefix, k);
     } else {
-        /* One .incbin of the whole blob, the symbols equated to offsets in
+        /* One .incbin of the whole chunk, the symbols equated to offsets in
          * it: an assembler reads the file once per .incbin (Clang 14 keeps
-         * every copy), so one directive per constant would cost the blob's
-         * size times the number of constants. */
+         * every copy), so one directive per constant would cost the chunk's
+         * size times the number of its constants. */
         wb_printf(&b,
                   "__asm__(\n"
                   "    \".pushsection %s,\\\"a\\\",%%progbits\\n\"\n"
                   "    \".balign %" PRIu64 "\\n\"\n"
-                  "    \".Lcoreai_%s_weights:\\n\"\n",
-                  section, align, ec->prefix);
-        for (size_t i = 0; i < t->n; i++) {
+                  "    \"%s:\\n\"\n",
+                  section, align, label);
+        for (size_t i = chunk->first; i < chunk->end; i++) {
             const cg_const_entry *e = &t->entries[i];
             char *type = cg_type_to_string(ec->mem_ctx, &e->value->type);
             if (e->gp == NULL)
@@ -346,9 +420,9 @@ char *cg_emit_weight_incbin(cg_emit_ctx *ec, const cg_emit_options *opt, const c
             wb_printf(&b,
                       "    \".globl %s\\n\"\n"
                       "    \".type %s, %%object\\n\"\n"
-                      "    \".set %s, .Lcoreai_%s_weights + %" PRIu64 "\\n\"\n"
+                      "    \".set %s, %s + %" PRIu64 "\\n\"\n"
                       "    \".size %s, %" PRIu64 "\\n\"\n",
-                      e->symbol, e->symbol, e->symbol, ec->prefix, e->offset, e->symbol, e->bytes);
+                      e->symbol, e->symbol, e->symbol, label, e->offset - chunk->start, e->symbol, e->bytes);
         }
         wb_printf(&b,
                   "    \".incbin \\\"%s\\\", 0, %" PRIu64 "\\n\"\n"

@@ -29,7 +29,8 @@ static const char usage_text[] =
     "                           [--no-fuse] [--int8-activations] [--depfile FILE] [--stamp FILE]\n"
     "                           [--stats]\n"
     "                           [--weights-format incbin|c|external] [--weights-section NAME]\n"
-    "                           [--weights-align N]\n"
+    "                           [--weights-align N] [--weights-chunk-size BYTES]\n"
+    "                           [--weights-chunks N]\n"
     "       coreai-gen check MODEL [--max-model-size BYTES]\n"
     "       coreai-gen print MODEL [--max-model-size BYTES]\n"
     "       coreai-gen --help | --version\n"
@@ -65,6 +66,14 @@ static const char usage_text[] =
     "  --weights-section NAME    incbin: the section of the weights (default .rodata.coreai_weights)\n"
     "  --weights-align N         incbin, external: alignment of each constant, a power of two, at least\n"
     "                            and by default 64 (COREAI_ALIGNMENT)\n"
+    "  --weights-chunk-size BYTES incbin: split the blob at constant boundaries into files\n"
+    "                            of at most BYTES (default 67108864, 64 MiB; a larger\n"
+    "                            constant is a file of its own): NAME_weights.bin and .c,\n"
+    "                            then NAME_weights_1.bin and .c, ..., one assembler each\n"
+    "  --weights-chunks N        incbin: write exactly N such pairs (empty ones when fewer\n"
+    "                            are needed; larger chunks when more would be), so that a\n"
+    "                            build can list them before generating (default: as many as\n"
+    "                            needed)\n"
     "  --max-model-size BYTES    refuse a model file larger than BYTES before reading it\n"
     "                            (default 268435456, 256 MiB; at most 2147483647)\n"
     "  -h, --help                show this help\n"
@@ -87,6 +96,8 @@ typedef struct cli {
     bool weights_format_given;
     const char *weights_section;
     uint64_t weights_align;
+    uint64_t weights_chunk_size;
+    uint64_t weights_chunks;
 } cli;
 
 static int usage_error(const char *fmt, const char *arg)
@@ -176,6 +187,26 @@ static int parse_args(int argc, char **argv, cli *c)
                 return usage_error("--weights-align '%s' is not a power of two from 64 (COREAI_ALIGNMENT) "
                                    "to 16777216", v);
             c->weights_align = n;
+        } else if (!strcmp(a, "--weights-chunk-size") || !strcmp(a, "--weights-chunks")) {
+            const bool size = !strcmp(a, "--weights-chunk-size");
+            if (!has_value)
+                return usage_error("%s needs a number", a);
+            const char *v = argv[++i];
+            char *end = NULL;
+            errno = 0;
+            unsigned long long n = strtoull(v, &end, 10);
+            /* a chunk holds at least one aligned constant; the count is a
+             * number of files a build lists */
+            const unsigned long long lo = size ? COREAI_ALIGNMENT : 1, hi = size ? (1ull << 40) : 4096;
+            if (v[0] < '0' || v[0] > '9' || *end != '\0' || errno != 0 || n < lo || n > hi)
+                return usage_error(size ? "--weights-chunk-size '%s' is not a number of bytes from 64 to "
+                                          "1099511627776"
+                                        : "--weights-chunks '%s' is not a number from 1 to 4096",
+                                   v);
+            if (size)
+                c->weights_chunk_size = n;
+            else
+                c->weights_chunks = n;
         } else if (!strcmp(a, "--no-composite-kernels")) {
             c->composite_kernels = false;
         } else if (!strcmp(a, "--int8-activations")) {
@@ -204,10 +235,14 @@ static int parse_args(int argc, char **argv, cli *c)
     if (gen && (!c->out_dir || !c->out_dir[0]))
         return usage_error("%s", "generate needs -o DIR");
     if (!gen && (c->out_dir || c->prefix || c->depfile || c->stamp || c->stats || !c->composite_kernels || !c->fuse ||
-                 c->weights_format_given || c->weights_section || c->weights_align))
+                 c->weights_format_given || c->weights_section || c->weights_align || c->weights_chunk_size ||
+                 c->weights_chunks))
         return usage_error("%s takes no generation options", c->command);
     if (c->weights_format != CG_WEIGHTS_INCBIN && c->weights_section)
         return usage_error("%s", "--weights-section needs --weights-format incbin (the default)");
+    if (c->weights_format != CG_WEIGHTS_INCBIN && (c->weights_chunk_size || c->weights_chunks))
+        return usage_error("%s", "--weights-chunk-size and --weights-chunks need --weights-format incbin (the "
+                                 "default)");
     if (c->weights_format == CG_WEIGHTS_C && c->weights_align)
         return usage_error("%s", "--weights-align needs --weights-format incbin (the default) or external");
     if (c->prefix && !cg_cname_is_valid(c->prefix))
@@ -293,7 +328,8 @@ static int run_generate(void *ctx, const cli *c, cg_module *m, cg_diag *diag)
     const char *base = strrchr(c->model, '/');
     cg_emit_options opt = {.prefix = prefix, .model_name = base ? base + 1 : c->model,
                            .weights_format = c->weights_format, .weights_section = c->weights_section,
-                           .weights_align = c->weights_align};
+                           .weights_align = c->weights_align, .weights_chunk_size = c->weights_chunk_size,
+                           .weights_chunks = (size_t)c->weights_chunks};
     /* a long step says what it does (small models print nothing) */
     if (plan->weight_bytes > (64u << 20))
         fprintf(stderr, "coreai-gen: writing %" PRIu64 " MB of weights...\n", plan->weight_bytes >> 20);

@@ -124,3 +124,41 @@ teardown() {
     grep -q '^#define FEEDFORWARD_WEIGHTS_ALIGNMENT 4096u$' "$TMP/a/feedforward.h"
     grep -q '(coreai_w + 4096))$' "$TMP/a/feedforward.c"
 }
+
+@test "incbin chunks: the blob split at constant boundaries, one source per file" {
+    "$COREAI_GEN" generate "$MODEL" -o "$TMP/b"
+    # 256 B of norm weights, then two 64 KiB packed matrices: three chunks of
+    # at most 64 KiB, each a .bin and the .c linking it
+    "$COREAI_GEN" generate "$MODEL" -o "$TMP/k" --weights-chunk-size 65536
+    [ "$(stat -c %s "$TMP/k/feedforward_weights.bin")" -eq 256 ]
+    [ "$(stat -c %s "$TMP/k/feedforward_weights_1.bin")" -eq 65536 ]
+    [ "$(stat -c %s "$TMP/k/feedforward_weights_2.bin")" -eq 65536 ]
+    [ ! -e "$TMP/k/feedforward_weights_3.bin" ]
+    cat "$TMP/k/feedforward_weights.bin" "$TMP/k/feedforward_weights_1.bin" "$TMP/k/feedforward_weights_2.bin" |
+        cmp - "$TMP/b/feedforward_weights.bin"
+    cmp "$TMP/k/feedforward.c" "$TMP/b/feedforward.c"
+    w="$TMP/k/feedforward_weights_2.c"
+    grep -q '".incbin \\"feedforward_weights_2.bin\\", 0, 65536\\n"' "$w"
+    grep -q '".set feedforward_g1_c2_packed_nk, .Lcoreai_feedforward_weights_2 + 0\\n"' "$w"
+    # every symbol NAME.c declares is defined in exactly one chunk
+    for s in $(sed -n 's/^extern const [a-z0-9_]* \([A-Za-z0-9_]*\)\[.*/\1/p' "$TMP/k/feedforward.c"); do
+        [ "$(cat "$TMP"/k/feedforward_weights*.c | grep -c "\".set $s, ")" -eq 1 ]
+    done
+    # --weights-chunks: exactly that many files; fewer chunks than files
+    # leave empty ones, more merge into larger chunks
+    "$COREAI_GEN" generate "$MODEL" -o "$TMP/n5" --weights-chunk-size 65536 --weights-chunks 5
+    [ "$(stat -c %s "$TMP/n5/feedforward_weights_4.bin")" -eq 0 ]
+    grep -q 'no constant' "$TMP/n5/feedforward_weights_4.c"
+    "$COREAI_GEN" generate "$MODEL" -o "$TMP/n2" --weights-chunk-size 65536 --weights-chunks 2
+    [ ! -e "$TMP/n2/feedforward_weights_2.bin" ]
+    cat "$TMP/n2/feedforward_weights.bin" "$TMP/n2/feedforward_weights_1.bin" | cmp - "$TMP/b/feedforward_weights.bin"
+    # the default: one file below 64 MiB, byte for byte the unsplit form
+    "$COREAI_GEN" generate "$MODEL" -o "$TMP/n1" --weights-chunks 1
+    diff -r "$TMP/b" "$TMP/n1"
+    run "$COREAI_GEN" generate "$MODEL" -o "$TMP/x" --weights-chunks 0
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"--weights-chunks '0' is not a number from 1 to 4096"* ]]
+    run "$COREAI_GEN" generate "$MODEL" -o "$TMP/x" --weights-format external --weights-chunk-size 4096
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"need --weights-format incbin"* ]]
+}
