@@ -51,7 +51,8 @@ int coreai_runner_main(int argc, char **argv, const coreai_program *program);
  * input extent that is that symbol alone, checked against its range (an
  * error naming the input, axis, value and range otherwise, exit status 1),
  * and every input must then have the extents the descriptor gives at those
- * values. Outputs are written at their actual shapes.
+ * values. Outputs are written at their actual shapes. --help also lists each
+ * entrypoint's symbols and ranges.
  */
 int coreai_runner_main_symbols(int argc, char **argv, const coreai_program *program,
                                const coreai_program_symbols *symbols);

@@ -899,6 +899,20 @@ int coreai_runner_main_symbols(int argc, char **argv, const coreai_program *prog
     int rc = parse_args(argc < 1 ? 1 : argc, argv, prog, program, &o);
     if (rc == -1) {
         rc = EXIT_OK; /* --help */
+        for (int32_t e = 0; symbols != NULL && symbols->entrypoints != NULL && e < symbols->n_entrypoints; ++e) {
+            const coreai_entrypoint_symbols *es = &symbols->entrypoints[e];
+            if (es->n_symbols <= 0 || es->symbols == NULL) {
+                continue;
+            }
+            printf("Entrypoint '%s' takes any input shape inside the ranges of its symbols (the shapes above\n"
+                   "are at their largest values; outputs are written at their actual shapes):",
+                   es->name ? es->name : "?");
+            for (int32_t k = 0; k < es->n_symbols; ++k) {
+                printf("%s %s in [%lld, %lld]", k ? "," : "", es->symbols[k].name ? es->symbols[k].name : "?",
+                       (long long)es->symbols[k].min, (long long)es->symbols[k].max);
+            }
+            printf("\n");
+        }
         goto done;
     }
     if (rc != 0) {

@@ -124,6 +124,10 @@ for name, fmt in (('seen', 'f'), ('tot', 'f'), ('len', 'i'), ('cache', 'f')):
     [ "${lines[1]}" = "tot shape': (3, 1) [13.0, 27.0, 41.0]" ]
     [ "${lines[2]}" = "len shape': (1,) [5]" ]
     [ "${lines[3]}" = "cache shape': (1, 8, 2) [-1.0, -1.0, -1.0, -1.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, -1.0, -1.0, -1.0, -1.0, -1.0, -1.0]" ]
+    run "$TMP/run" --help
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"Entrypoint 'step' takes any input shape inside the ranges of its symbols"* ]]
+    [[ "$output" == *": n in [1, 4], off in [0, 6]"* ]]
     # off = 7: one past its bound
     run "$TMP/run" --in upd="$TMP/upd.npy" --in past="$TMP/past7.npy" --in bias="$TMP/bias.npy" \
         --state cache="$TMP/cache.npy" --out "$TMP/o7"
