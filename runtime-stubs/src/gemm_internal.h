@@ -41,6 +41,27 @@ typedef struct coreai_gemm_args {
     const float *add;
 } coreai_gemm_args;
 
+/* A fully connected layer's GEMM, out = x W^T: A = x (rows x in, row-major),
+ * C = out (rows x outf); B (W^T) is supplied by the caller's packed, strided
+ * or packer form. */
+static inline coreai_gemm_args coreai_gemm_linear_args(int64_t rows, int64_t in, int64_t outf,
+                                                       const float *x, const float *bias, float *out,
+                                                       int epilogue)
+{
+    coreai_gemm_args g = {0};
+    g.m = rows;
+    g.n = outf;
+    g.k = in;
+    g.a = x;
+    g.a_rs = in;
+    g.a_cs = 1;
+    g.c = out;
+    g.ldc = outf;
+    g.bias = bias;
+    g.epilogue = epilogue;
+    return g;
+}
+
 /* B packed: panel t (columns 16t..16t+15) starts at bp + t * bps, its row p
  * at + 16 p; columns past n in the last panel are read and must be finite
  * (the packers write 0). */

@@ -527,17 +527,7 @@ coreai_status coreai_linear_q_f32(const coreai_linear_q_params *params, const fl
         return COREAI_STATUS_OK;
     const q_weight w = {weight, scale, zero_point, in, params->block, in / params->block, params->format};
     if (rows >= COREAI_LINEAR_Q_GEMM_ROWS) {
-        coreai_gemm_args g = {0};
-        g.m = rows;
-        g.n = outf;
-        g.k = in;
-        g.a = x;
-        g.a_rs = in;
-        g.a_cs = 1;
-        g.c = out;
-        g.ldc = outf;
-        g.bias = bias;
-        g.epilogue = params->epilogue;
+        const coreai_gemm_args g = coreai_gemm_linear_args(rows, in, outf, x, bias, out, params->epilogue);
         coreai_gemm_packer(&g, q_pack, &w, (float *)scratch);
         return COREAI_STATUS_OK;
     }

@@ -20,24 +20,6 @@ static int head_dim_ok(int64_t head_dim, int64_t features)
     return head_dim == 0 || (head_dim > 0 && features % head_dim == 0);
 }
 
-/* out = x W^T: A = x (rows x in), C = out (rows x out). */
-static coreai_gemm_args linear_args(int64_t rows, int64_t in, int64_t outf, const float *x,
-                                    const float *bias, float *out, int epilogue)
-{
-    coreai_gemm_args g = {0};
-    g.m = rows;
-    g.n = outf;
-    g.k = in;
-    g.a = x;
-    g.a_rs = in;
-    g.a_cs = 1;
-    g.c = out;
-    g.ldc = outf;
-    g.bias = bias;
-    g.epilogue = epilogue;
-    return g;
-}
-
 coreai_status coreai_linear_f32(const coreai_linear_params *params, const float *x,
                                 const float *weight, const float *bias, float *out)
 {
@@ -71,7 +53,7 @@ coreai_status coreai_linear_ex_f32(const coreai_linear_ex_params *params, const 
         ((uintptr_t)scratch % sizeof(float)) != 0)
         return COREAI_STATUS_INVALID_ARGUMENT;
     const int64_t rows = params->rows, in = params->in_features, outf = params->out_features;
-    const coreai_gemm_args g = linear_args(rows, in, outf, x, bias, out, params->epilogue);
+    const coreai_gemm_args g = coreai_gemm_linear_args(rows, in, outf, x, bias, out, params->epilogue);
     /* W stored [out][in] (the PyTorch layout) is B transposed; [in][out] is B. */
     const int64_t b_rs = params->weight_transposed ? outf : 1;
     const int64_t b_cs = params->weight_transposed ? 1 : in;
@@ -89,7 +71,7 @@ static coreai_status linear_packed(const coreai_linear_packed_params *params, co
         !head_dim_ok(params->x_head_dim, params->in_features) ||
         !head_dim_ok(params->out_head_dim, params->out_features))
         return COREAI_STATUS_INVALID_ARGUMENT;
-    coreai_gemm_args g = linear_args(params->rows, params->in_features, params->out_features, x, bias, out,
+    coreai_gemm_args g = coreai_gemm_linear_args(params->rows, params->in_features, params->out_features, x, bias, out,
                                      params->epilogue);
     if (params->x_head_dim > 0) {
         g.a_rs = params->x_head_dim;
