@@ -15,6 +15,13 @@ ExternalizeSpec, to_coreai(), optimize().
                                     fresh export (the reference output may differ
                                     by 1e-6: PyTorch's CPU GEMM depends on the CPU)
 
+The committed files also hold the same model with its two Linear weights
+compressed by coreai_torch.compression.quantize_weights (symmetric, one f32
+scale per block of 32 inputs) to 8 and 4 bits: feedforward_int8.xml/.weights,
+feedforward_int4.xml/.weights, and the compressed models' eager PyTorch
+outputs on the same input, reference_output_int8.npy / _int4.npy (the
+bare-metal Cortex-M7 images of tests/cross/baremetal run them).
+
 Deterministic: torch.manual_seed(0), one thread. Run with
 the project's .venv/bin/python (PyTorch >= 2.8); PYTHONPATH must reach this repository's
 python/ directory (the build sets it).
@@ -36,6 +43,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 import coreai_torch  # noqa: E402
 from coreai_torch import ExternalizeSpec, TorchConverter  # noqa: E402
 from coreai_torch.composite_ops import RMSNormImpl  # noqa: E402
+from coreai_torch.compression import quantize_weights  # noqa: E402
 
 OUTPUT_CHECK_TOLERANCE = 1e-6
 
@@ -63,14 +71,22 @@ class FeedForwardBlock(nn.Module):
         return self.fc2(torch.relu(self.fc1(self.norm(x))))
 
 
-def convert():
-    """Returns (program, sample input, PyTorch eager output)."""
+# the compressed variants: name suffix -> quantize_weights' nbits
+COMPRESSED = {"int8": 8, "int4": 4}
+BLOCK_SIZE = 32
+
+
+def convert(nbits=None):
+    """Returns (program, sample input, PyTorch eager output); with nbits, of
+    the model whose Linear weights are quantized to nbits."""
     torch.manual_seed(0)
     torch.set_num_threads(1)
     model = FeedForwardBlock(dim=64, ff_dim=256).eval()
     with torch.no_grad():  # a non-trivial scale, so a dropped or misplaced scale shows up
         model.norm.weight.copy_(1.0 + 0.5 * torch.randn(64))
     sample = (torch.randn(2, 16, 64),)
+    if nbits is not None:
+        model = quantize_weights(model, nbits=nbits, block_size=BLOCK_SIZE)
     with torch.no_grad():
         reference = model(*sample)
     program = (
@@ -113,6 +129,15 @@ def committed_files():
     files["reference_input.npy"] = npy_bytes(x.numpy())
     files["reference_output.npy"] = npy_bytes(reference.numpy())
     assert os.path.basename(model) in files
+    for suffix, nbits in COMPRESSED.items():
+        program, x_q, reference = convert(nbits)
+        assert torch.equal(x_q, x)
+        with tempfile.TemporaryDirectory() as tmp:
+            program.save(os.path.join(tmp, f"feedforward_{suffix}.xml"))
+            for name in sorted(os.listdir(tmp)):
+                with open(os.path.join(tmp, name), "rb") as f:
+                    files[name] = f.read()
+        files[f"reference_output_{suffix}.npy"] = npy_bytes(reference.numpy())
     return files
 
 
@@ -139,7 +164,7 @@ def check(files):
         except FileNotFoundError:
             on_disk = None
         same, note = on_disk == data, ""
-        if not same and on_disk is not None and name == "reference_output.npy":
+        if not same and on_disk is not None and name.startswith("reference_output"):
             diff = np.abs(np.load(io.BytesIO(on_disk)).astype(np.float64) - np.load(io.BytesIO(data))).max()
             same = bool(diff <= OUTPUT_CHECK_TOLERANCE)
             note = f" (differs by {diff:.3g}, tolerance {OUTPUT_CHECK_TOLERANCE:g})"

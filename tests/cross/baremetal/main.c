@@ -4,6 +4,13 @@
  * linked in as bytes) and compares with reference_output.npy within the
  * example's 1e-5. No heap, no stdio: the result goes out by semihosting.
  *
+ * The compressed images (int8 / int4 weights, examples/feedforward/
+ * feedforward_int{8,4}.xml) link their own model's eager output as
+ * ref_output and keep the same 1e-5: eager PyTorch dequantizes each weight
+ * with one f32 rounding of q * scale, which the kernel's GEMM packer
+ * reproduces bit for bit and its GEMV only reorders (per-block sums times
+ * the scale), so what remains is f32 summation order, as for the f32 model.
+ *
  * Built with COREAI_WEIGHTS_ADDR (the model generated with --weights-format
  * external), the weights are not in the image: they are expected at that
  * fixed address (QEMU's loader device puts feedforward_weights.bin there, as
