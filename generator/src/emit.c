@@ -45,11 +45,6 @@ bool cg_emit_program(void *mem_ctx, const cg_module *module, const cg_program_pl
     *out = (cg_emitted_files){0};
     if (!cg_emit_check_names(module, opt->prefix, diag))
         return false;
-    if (opt->weights_format == CG_WEIGHTS_EXTERNAL && module->symbols.count > 0) {
-        cg_diag_error(diag, module->symbols.items[0].line, "symbol '%s': --weights-format external does not "
-                      "take models with symbolic extents yet (use incbin or c)", module->symbols.items[0].name);
-        return false;
-    }
     void *tmp = talloc_new(mem_ctx);
     const uint64_t align = opt->weights_align ? opt->weights_align : COREAI_ALIGNMENT;
     const cg_lowered *low = cg_lower_program(tmp, plan, opt->prefix, align, diag);

@@ -354,8 +354,8 @@ static void entry_functions(cg_text *decls, cg_text *defs, cg_emit_ctx *ec, cons
     /* the type-erased adapters used by the descriptors: with symbols, the
      * plain one runs every symbol at its largest value (the descriptor's
      * shapes), the one taking their values in entrypoint order is in the
-     * symbolic descriptor (never with external weights: cg_emit_program
-     * refuses the pair) */
+     * symbolic descriptor (its invoke, or invoke_weights with external
+     * weights) */
     size_t n_used = 0;
     for (size_t i = 0; used && i < syms->count; i++)
         n_used += used[i];

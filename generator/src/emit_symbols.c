@@ -88,7 +88,7 @@ char *cg_emit_symbols_desc(cg_emit_ctx *ec)
         const cg_entrypoint *e = m->entrypoints[ei];
         size_t n_used = cg_emit_entry_symbols(m, e, used);
         if (n_used == 0) {
-            cg_text_printf(&entries, "    {\"%s\", 0, NULL, NULL, NULL, NULL},\n", e->name);
+            cg_text_printf(&entries, "    {\"%s\", 0, NULL, NULL, NULL, NULL, NULL},\n", e->name);
             continue;
         }
         char *base = talloc_asprintf(ec->mem_ctx, "%s_e%zu", ec->prefix, ei);
@@ -102,9 +102,13 @@ char *cg_emit_symbols_desc(cg_emit_ctx *ec)
         char *in = talloc_asprintf(ec->mem_ctx, "%s_in", base), *out = talloc_asprintf(ec->mem_ctx, "%s_out", base);
         dims_table(&t, m, used, n_used, in, e->graph->args + e->n_states, e->n_inputs);
         dims_table(&t, m, used, n_used, out, e->graph->outputs + e->n_states, e->n_outputs);
-        /* the adapter emit_entry.c wrote for the entrypoint */
-        cg_text_printf(&entries, "    {\"%s\", %zu, %s_symbols, %s, %s, %s_invoke_symbols},\n", e->name, n_used, base,
-                       in, out, entry_fn(ec, e));
+        /* the adapter emit_entry.c wrote for the entrypoint, in invoke or
+         * invoke_weights as the weights form takes it */
+        const bool external = ec->format == CG_WEIGHTS_EXTERNAL;
+        const char *fn = entry_fn(ec, e);
+        cg_text_printf(&entries, "    {\"%s\", %zu, %s_symbols, %s, %s, %s%s, %s%s},\n", e->name, n_used, base, in, out,
+                       external ? "NULL" : fn, external ? "" : "_invoke_symbols", external ? fn : "NULL",
+                       external ? "_invoke_symbols" : "");
     }
     cg_text_puts(&entries, "};\n");
     cg_text_puts(&t, entries.s ? entries.s : "");

@@ -169,6 +169,9 @@ class _DimDesc(ctypes.Structure):
 _EntrySymbolsFn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64),
                                    ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_void_p),
                                    ctypes.POINTER(ctypes.c_void_p))
+_EntrySymbolsWeightsFn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
+                                          ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_void_p),
+                                          ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_void_p))
 
 
 class _EntrypointSymbols(ctypes.Structure):
@@ -176,7 +179,7 @@ class _EntrypointSymbols(ctypes.Structure):
                 ("symbols", ctypes.POINTER(_SymbolDesc)),
                 ("inputs", ctypes.POINTER(ctypes.POINTER(_DimDesc))),
                 ("outputs", ctypes.POINTER(ctypes.POINTER(_DimDesc))),
-                ("invoke", _EntrySymbolsFn)]
+                ("invoke", _EntrySymbolsFn), ("invoke_weights", _EntrySymbolsWeightsFn)]
 
 
 class _ProgramSymbols(ctypes.Structure):
@@ -512,15 +515,17 @@ class AIFunction:
                 # an empty array may have no storage; the kernels never touch it
                 return (ctypes.c_void_p * len(arrays))(*[a.ctypes.data for a in arrays])
 
-            if self._exe.external_weights:
-                # (never with symbols: coreai-gen refuses the pair)
-                status = self._desc.invoke_weights(self._exe._ws_ptr, self._exe._weights_ptr, ptrs(ins),
-                                                   ptrs(st_arrays), ptrs(outs))
+            ws, w = self._exe._ws_ptr, self._exe._weights_ptr
+            if values is None and self._exe.external_weights:
+                status = self._desc.invoke_weights(ws, w, ptrs(ins), ptrs(st_arrays), ptrs(outs))
             elif values is None:
-                status = self._desc.invoke(self._exe._ws_ptr, ptrs(ins), ptrs(st_arrays), ptrs(outs))
+                status = self._desc.invoke(ws, ptrs(ins), ptrs(st_arrays), ptrs(outs))
             else:
-                status = self._sym.invoke(self._exe._ws_ptr, (ctypes.c_int64 * max(len(values), 1))(*values),
-                                          ptrs(ins), ptrs(st_arrays), ptrs(outs))
+                sym = (ctypes.c_int64 * max(len(values), 1))(*values)
+                if self._exe.external_weights:
+                    status = self._sym.invoke_weights(ws, w, sym, ptrs(ins), ptrs(st_arrays), ptrs(outs))
+                else:
+                    status = self._sym.invoke(ws, sym, ptrs(ins), ptrs(st_arrays), ptrs(outs))
             if status != 0:
                 raise RuntimeCallError(self.name, status)
             self._state = states  # commit only after success

@@ -621,10 +621,15 @@ fail:
     return -1;
 }
 
-/* The entrypoint's adapter for the program's weights form (external weights
- * never come with symbols: coreai-gen refuses the pair). */
-static coreai_status invoke(const coreai_entrypoint_desc *ep, void *workspace, const void *weights,
+/* The entrypoint's adapter for the program's weights form, with the
+ * symbols' values when es is not NULL. */
+static coreai_status invoke(const coreai_entrypoint_desc *ep, const coreai_entrypoint_symbols *es,
+                            const int64_t *symbols, void *workspace, const void *weights,
                             const void *const *inputs, void *const *states, void *const *outputs) {
+    if (es != NULL) {
+        return weights != NULL ? es->invoke_weights(workspace, weights, symbols, inputs, states, outputs)
+                               : es->invoke(workspace, symbols, inputs, states, outputs);
+    }
     return weights != NULL ? ep->invoke_weights(workspace, weights, inputs, states, outputs)
                            : ep->invoke(workspace, inputs, states, outputs);
 }
@@ -757,8 +762,7 @@ static int run(const char *prog, const coreai_program *program, const coreai_ent
         memset(out_buf[i], 0, nbytes);
     }
 
-    coreai_status status = es ? es->invoke(workspace, sym_values, in_ptr, st_buf, out_buf)
-                              : invoke(ep, workspace, o->weights_data, in_ptr, st_buf, out_buf);
+    coreai_status status = invoke(ep, es, sym_values, workspace, o->weights_data, in_ptr, st_buf, out_buf);
     if (status != COREAI_STATUS_OK) {
         error_msg(prog, "entrypoint '%s' failed: %s (status %d)", ep->name, coreai_status_string(status),
                   (int)status);
@@ -776,8 +780,7 @@ static int run(const char *prog, const coreai_program *program, const coreai_ent
                 memcpy(st_buf[i], st_arr[i].data, st_arr[i].nbytes);
             }
             double t0 = now_us();
-            status = es ? es->invoke(workspace, sym_values, in_ptr, st_buf, out_buf)
-                        : invoke(ep, workspace, o->weights_data, in_ptr, st_buf, out_buf);
+            status = invoke(ep, es, sym_values, workspace, o->weights_data, in_ptr, st_buf, out_buf);
             double t1 = now_us();
             if (status != COREAI_STATUS_OK) {
                 error_msg(prog, "entrypoint '%s' failed on timed run %ld: %s (status %d)",
@@ -969,7 +972,12 @@ int coreai_runner_main_symbols(int argc, char **argv, const coreai_program *prog
             symbols->entrypoints[e].name == NULL || strcmp(symbols->entrypoints[e].name, ep->name) != 0 ||
             symbols->entrypoints[e].n_symbols < 0 || symbols->entrypoints[e].n_symbols > COREAI_MAX_RANK * 8 ||
             (symbols->entrypoints[e].n_symbols > 0 &&
-             (symbols->entrypoints[e].invoke == NULL || symbols->entrypoints[e].symbols == NULL ||
+             /* invoke_weights is read only with external weights: a
+              * descriptor of an older coreai-gen (linked weights only)
+              * ends before it */
+             ((program->external_weights ? symbols->entrypoints[e].invoke_weights == NULL
+                                         : symbols->entrypoints[e].invoke == NULL) ||
+              symbols->entrypoints[e].symbols == NULL ||
               (ep->n_inputs > 0 && symbols->entrypoints[e].inputs == NULL) ||
               (ep->n_outputs > 0 && symbols->entrypoints[e].outputs == NULL)))) {
             error_msg(prog, "invalid symbol descriptor for entrypoint '%s'", ep->name);

@@ -142,6 +142,48 @@ for name, fmt in (('seen', 'f'), ('tot', 'f'), ('len', 'i'), ('cache', 'f')):
     [ ! -e "$TMP/o8" ]
 }
 
+@test "external weights with symbols: the runner gives the incbin form's bytes at several sizes; a bad blob is refused" {
+    : "${COREAI_RUNNER_LIB:?}"
+    sed 's/@COREAI_PREFIX@/m/g' "$COREAI_SOURCE_DIR/cmake/coreai_runner_main.c.in" > "$TMP/main.c"
+    for form in incbin external; do
+        "$COREAI_GEN" generate "$DATA/cache.xml" -o "$TMP/$form" --prefix m --weights-format "$form"
+        weights_src="$TMP/$form/m_weights.c"
+        [ "$form" = incbin ] || weights_src=""
+        # shellcheck disable=SC2086 # COREAI_LINK_FLAGS is a list of flags; weights_src may be empty
+        (cd "$TMP/$form" && "${COREAI_CC:-cc}" -std=c11 -Wall -Wextra -Werror \
+            -I "$COREAI_SOURCE_DIR/runtime-stubs/include" -I "$COREAI_SOURCE_DIR/runtime-stubs/runner" -I . \
+            "$TMP/main.c" m.c $weights_src "$COREAI_RUNNER_LIB" "$COREAI_RUNTIME_LIB" ${COREAI_LINK_FLAGS:-} \
+            -lm -lpthread -o run)
+    done
+    grep -q "^coreai_status m_weights_check(const void \*weights, size_t size);$" "$TMP/external/m.h"
+    npy "$TMP/cache.npy" "<f4" "(1, 8, 2)" "[0.5 * i - 3 for i in range(16)]"
+    # (n, off): the smallest, a middle and the largest windows
+    for size in "1 0" "3 2" "4 4" "2 6"; do
+        set -- $size
+        npy "$TMP/upd$1.npy" "<f4" "(1, $1, 2)" "[1.25 * i + 0.1 for i in range(2 * $1)]"
+        npy "$TMP/past$2.npy" "<f4" "($2,)" "[0] * $2"
+        npy "$TMP/bias$1.npy" "<f4" "($1, 1)" "[7.5 - i for i in range($1)]"
+        args=(--in upd="$TMP/upd$1.npy" --in past="$TMP/past$2.npy" --in bias="$TMP/bias$1.npy"
+              --state cache="$TMP/cache.npy")
+        "$TMP/incbin/run" "${args[@]}" --out "$TMP/o_b_$1_$2"
+        "$TMP/external/run" "${args[@]}" --weights "$TMP/external/m_weights.bin" --out "$TMP/o_e_$1_$2"
+        for f in seen tot len cache; do
+            cmp "$TMP/o_b_$1_$2/$f.npy" "$TMP/o_e_$1_$2/$f.npy"
+        done
+        # the actual extents, not the largest ones
+        head -c 128 "$TMP/o_e_$1_$2/seen.npy" | grep -aq "'shape': (1, $(($1 + $2)), 2)"
+    done
+    # no --weights, or a blob of another size: refused before the call, nothing written
+    run "$TMP/external/run" "${args[@]}" --out "$TMP/o_none"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"missing --weights FILE: model 'm' was generated with --weights-format external"* ]]
+    printf 'x' > "$TMP/bad.bin"
+    run "$TMP/external/run" "${args[@]}" --weights "$TMP/bad.bin" --out "$TMP/o_bad"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"not the weights of model 'm'"* ]]
+    [ ! -e "$TMP/o_bad" ]
+}
+
 @test "a newer model format is named before anything else" {
     sed 's/format="2"/format="7"/' "$DATA/symbols.xml" > "$TMP/new.xml"
     run "$COREAI_GEN" check "$TMP/new.xml"

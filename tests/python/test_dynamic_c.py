@@ -4,6 +4,8 @@ once by coreai-gen, compiled and run through the Python runtime at the
 smallest, the largest and an odd size of each range, against eager
 PyTorch; a size outside a range is refused before the call."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -20,11 +22,11 @@ def export(model, sample, dynamic_shapes):
     return TorchConverter().add_exported_program(ep).to_coreai()
 
 
-def run_c(program, tmp_path, calls, bad=()):
+def run_c(program, tmp_path, calls, bad=(), **executable):
     """Generates and loads the program once; runs each dict of inputs, and
     each of `bad`, returning what those raised."""
     asset = program.save_asset(tmp_path / "m")
-    with asset.executable() as exe:
+    with asset.executable(**executable) as exe:
         fn = exe.load_function(exe.entrypoints[0])
         results = [fn.call({k: NDArray(v) for k, v in c.items()}) for c in calls]
         errors = []
@@ -82,6 +84,34 @@ def test_mlp_dynamic_batch_or_seq(tmp_path, coreai_gen, dynamic):
     assert symbols == [(dynamic, lo, hi)]
     for n, e in zip((hi + 1, lo - 1), errors):
         assert e is not None and f"symbol '{dynamic}' would be {n}, outside its range [{lo}, {hi}]" in e
+
+
+def test_external_weights_same_bits(tmp_path, coreai_gen):
+    """weights_format="external" with a symbol: the blob goes to the symbolic
+    adapter; every size gives the linked (incbin) form's bits, which eager
+    PyTorch bounds; a damaged blob is refused before any call."""
+    torch.manual_seed(0)
+    model = MLP().eval()
+    dim = torch.export.Dim("seq", min=1, max=16)
+    p = export(model, (torch.randn(1, 5, 8),), {"x": {1: dim}})
+    rng = np.random.default_rng(2)
+    calls = [{"x": rng.standard_normal((1, n, 8)).astype(np.float32)} for n in (1, 7, 16)]
+    _, linked, _ = run_c(p, tmp_path / "incbin", calls)
+    _, ext, _ = run_c(p, tmp_path / "external", calls, weights_format="external")
+    check(model, ["x"], calls, linked)
+    for a, b in zip(linked, ext):
+        assert list(a) == list(b)
+        for k in a:
+            assert a[k].numpy().shape == b[k].numpy().shape
+            assert a[k].numpy().tobytes() == b[k].numpy().tobytes(), k
+    with p.save_asset(tmp_path / "m2").executable(weights_format="external") as exe:
+        assert exe.external_weights
+        blob = next(Path(exe.library_path).parent.glob("*_weights.bin"))
+    data = bytearray(blob.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    (tmp_path / "flipped.bin").write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="SHA-256 differs"):
+        run_c(p, tmp_path / "bad", calls, weights_format="external", weights=tmp_path / "flipped.bin")
 
 
 class SharedDerived(nn.Module):

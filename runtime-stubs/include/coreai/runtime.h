@@ -165,6 +165,13 @@ typedef coreai_status (*coreai_entrypoint_symbols_fn)(void *workspace,
                                                       const void *const *inputs,
                                                       void *const *states,
                                                       void *const *outputs);
+/* As coreai_entrypoint_weights_fn, with the symbols' values. */
+typedef coreai_status (*coreai_entrypoint_symbols_weights_fn)(void *workspace,
+                                                              const void *weights,
+                                                              const int64_t *symbols,
+                                                              const void *const *inputs,
+                                                              void *const *states,
+                                                              void *const *outputs);
 
 typedef struct coreai_entrypoint_symbols {
     const char *name;                      /* the entrypoint's */
@@ -172,7 +179,10 @@ typedef struct coreai_entrypoint_symbols {
     const coreai_symbol_desc *symbols;
     const coreai_dim_desc *const *inputs;  /* per input: rank extents */
     const coreai_dim_desc *const *outputs; /* per output: rank extents */
-    coreai_entrypoint_symbols_fn invoke;
+    coreai_entrypoint_symbols_fn invoke;  /* linked weights; NULL with external ones */
+    /* external weights (added last: older descriptors end before it); NULL
+     * with linked ones, as coreai_entrypoint_desc's invoke_weights */
+    coreai_entrypoint_symbols_weights_fn invoke_weights;
 } coreai_entrypoint_symbols;
 
 typedef struct coreai_program_symbols {
