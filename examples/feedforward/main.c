@@ -14,6 +14,19 @@
 #include "feedforward.h"
 #include "npy.h"
 
+/* Built with WEIGHTS_FORMAT external (FEEDFORWARD_WEIGHTS_SIZE is then defined):
+ * the blob is read and checked at start-up and every call takes it. */
+#ifdef FEEDFORWARD_WEIGHTS_SIZE
+#include "weights_file.h"
+static void *weights;
+#define WEIGHTS_ARG , weights
+#define WEIGHTS_LOAD() \
+    ((weights = example_weights_load(EXAMPLE_WEIGHTS_FILE, FEEDFORWARD_WEIGHTS_ALIGNMENT, feedforward_weights_check)) != NULL)
+#else
+#define WEIGHTS_ARG
+#define WEIGHTS_LOAD() 1
+#endif
+
 #ifndef FEEDFORWARD_DATA_DIR
 #define FEEDFORWARD_DATA_DIR "."
 #endif
@@ -63,6 +76,8 @@ int main(int argc, char **argv)
         return 2;
     }
 
+    if (!WEIGHTS_LOAD())
+        return 1;
     entry = coreai_program_find_entrypoint(program, "main");
     if (!entry || entry->n_inputs != 1 || entry->n_states != 0 || entry->n_outputs != 1) {
         fprintf(stderr, "error: the model has no entrypoint main(x) -> output\n");
@@ -107,7 +122,7 @@ int main(int argc, char **argv)
         printf("%s%s", i ? ", " : ", composite ops: ", program->composite_ops[i]);
     printf("\n");
 
-    status = feedforward_main(workspace, input.data, output);
+    status = feedforward_main(workspace WEIGHTS_ARG, input.data, output);
     if (status != COREAI_STATUS_OK) {
         fprintf(stderr, "error: feedforward_main: %s\n", coreai_status_string(status));
         free(output);

@@ -28,6 +28,19 @@
 #include "npy.h"
 #include "superres.h"
 
+/* Built with WEIGHTS_FORMAT external (SUPERRES_WEIGHTS_SIZE is then defined):
+ * the blob is read and checked at start-up and every call takes it. */
+#ifdef SUPERRES_WEIGHTS_SIZE
+#include "weights_file.h"
+static void *weights;
+#define WEIGHTS_ARG , weights
+#define WEIGHTS_LOAD() \
+    ((weights = example_weights_load(EXAMPLE_WEIGHTS_FILE, SUPERRES_WEIGHTS_ALIGNMENT, superres_weights_check)) != NULL)
+#else
+#define WEIGHTS_ARG
+#define WEIGHTS_LOAD() 1
+#endif
+
 /* The model's scratch memory (4-5 MB for 128x128): static, no allocation. */
 static COREAI_ALIGNED(COREAI_ALIGNMENT) unsigned char
     workspace[SUPERRES_WORKSPACE_SIZE > 0 ? SUPERRES_WORKSPACE_SIZE : 1];
@@ -338,6 +351,8 @@ int main(int argc, char **argv)
         usage(argv[0]);
         return 2;
     }
+    if (!WEIGHTS_LOAD())
+        return 1;
 
     /* The image size is fixed when the model is exported: take it from the
      * descriptor (image f32[1, 1, H, W] -> upscaled f32[1, 1, rH, rW]). */
@@ -372,7 +387,7 @@ int main(int argc, char **argv)
     for (long i = 0; i < in_w * in_h; i++)
         input[i] = (float)pixels[i] / 255.0f;
 
-    status = superres_main(workspace, input, output);
+    status = superres_main(workspace WEIGHTS_ARG, input, output);
     if (status != COREAI_STATUS_OK) {
         fprintf(stderr, "error: superres_main: %s\n", coreai_status_string(status));
         goto done;

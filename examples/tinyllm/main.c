@@ -30,6 +30,19 @@
 #include "npy.h"
 #include "tinyllm.h"
 
+/* Built with WEIGHTS_FORMAT external (TINYLLM_WEIGHTS_SIZE is then defined):
+ * the blob is read and checked at start-up and every call takes it. */
+#ifdef TINYLLM_WEIGHTS_SIZE
+#include "weights_file.h"
+static void *weights;
+#define WEIGHTS_ARG , weights
+#define WEIGHTS_LOAD() \
+    ((weights = example_weights_load(EXAMPLE_WEIGHTS_FILE, TINYLLM_WEIGHTS_ALIGNMENT, tinyllm_weights_check)) != NULL)
+#else
+#define WEIGHTS_ARG
+#define WEIGHTS_LOAD() 1
+#endif
+
 #ifndef TINYLLM_REFERENCE_DIR
 #define TINYLLM_REFERENCE_DIR "."
 #endif
@@ -136,13 +149,13 @@ static int generate(const int64_t *prompt, int n_prompt, int steps, int64_t *tok
     coreai_status status = tinyllm_state_init(&state); /* a fresh cache */
     if (status == COREAI_STATUS_OK && seq > 0) {
         what = "tinyllm_prefill";
-        status = tinyllm_prefill(workspace, seq, seq, prompt, positions, &state);
+        status = tinyllm_prefill(workspace WEIGHTS_ARG, seq, seq, prompt, positions, &state);
     }
     const int64_t *next = &prompt[n_prompt - 1];
     for (int i = 0; status == COREAI_STATUS_OK; i++) {
         seq++; /* the token goes at position seq - 1 */
         what = "tinyllm_main";
-        status = tinyllm_main(workspace, 1, seq, next, positions, &state, row);
+        status = tinyllm_main(workspace WEIGHTS_ARG, 1, seq, next, positions, &state, row);
         if (status != COREAI_STATUS_OK)
             break;
         tokens[i] = argmax(row);
@@ -294,6 +307,8 @@ int main(int argc, char **argv)
         usage(argv[0]);
         return 2;
     }
+    if (!WEIGHTS_LOAD())
+        return 1;
     if (check_program(program) != 0)
         return 1;
     for (int i = 0; i < TL_CONTEXT; i++)
