@@ -113,14 +113,19 @@ def test_generation_loop_in_the_interpreter(llm, capsys):
         print("\n" + "\n".join(report))
 
 
-def c_loop(fns, model, steps, report=None):
+def c_loop(fns, model, steps, report=None, greedy=False):
     """Runs steps through the generated C (prefill and main share the caches:
     each call gets the caches the previous one left), comparing logits and
-    caches with eager PyTorch after every step; returns the max error."""
+    caches with eager PyTorch after every step; returns the max error. With
+    greedy, a single-token main step after one with logits feeds the eager
+    model's most likely next token instead of its own, and the generated C
+    must pick the same token at every step."""
     k_ref, v_ref = model.new_cache()
     caches = {"k_cache": NDArray(k_ref.numpy().copy()), "v_cache": NDArray(v_ref.numpy().copy())}
-    worst = 0.0
-    for entry, ids, pos in steps:
+    worst, last = 0.0, None
+    for n, (entry, ids, pos) in enumerate(steps):
+        if greedy and last is not None and ids.shape[1] == 1:
+            ids = last[:, -1:].argmax(-1)
         want = eager_step(model, entry, ids, pos, k_ref, v_ref)
         got = fns[entry].call({"input_ids": NDArray(ids), "position_ids": NDArray(pos), **caches})
         caches = {"k_cache": got["k_cache"], "v_cache": got["v_cache"]}
@@ -128,9 +133,14 @@ def c_loop(fns, model, steps, report=None):
         if want is not None:
             assert got["logits"].numpy().shape == tuple(want.shape)
             errs.append(float(np.abs(got["logits"].numpy() - want.numpy()).max()))
+            if greedy:
+                np.testing.assert_array_equal(got["logits"].numpy().argmax(-1), want.numpy().argmax(-1))
+            last = want
         if report is not None:
-            report.append(f"C step {len(report)} {entry:7s} query {ids.shape[1]:2d} at {pos.shape[1] - ids.shape[1]:2d}: "
-                          f"max error {max(errs):.2e}")
+            scale = float(want.abs().max()) if want is not None else float(k_ref.abs().max())
+            report.append(f"C step {n} {entry:7s} query {ids.shape[1]:2d} at {pos.shape[1] - ids.shape[1]:2d}: "
+                          f"max error {max(errs):.2e} ({max(errs) / scale:.1e} of the largest "
+                          f"{'logit' if want is not None else 'cache entry'})")
         worst = max(worst, *errs)
     return worst
 
@@ -200,3 +210,38 @@ def test_composite_on_a_derived_size_is_refused():
         conv.add_pytorch_module(NormOfGrown().eval(), externalize_modules=EXTERNALIZE[:1],
                                 export_fn=lambda m: torch.export.export(m, (x,), dynamic_shapes=dyn)
                                 .run_decompositions(get_decomp_table()))
+
+
+@pytest.mark.parametrize("nbits", [4, 8])
+def test_compressed_generation_loop_in_generated_c(nbits, coreai_gen, tmp_path, capsys):
+    """The decoder with every linear quantized blockwise (one f32 scale per
+    32 inputs, coreai_torch.compression.quantize_weights), exported with the
+    same symbols: generate --stats puts every linear on the fused kernel
+    (the weights stay packed), and the greedy loop through the generated C
+    follows the COMPRESSED model in eager PyTorch (logits, caches, tokens)."""
+    import subprocess
+    from coreai_torch.compression import quantize_weights
+    torch.manual_seed(0)
+    model = quantize_weights(TinyQwen(LLMConfig(), seed=1).eval(), nbits=nbits, block_size=32)
+    # optimize() drops the converter's dead transposes of the weights: with
+    # one left, the weight has two users and takes the dequantizing fallback
+    p = export_llm(model).optimize()
+    asset = p.save_asset(tmp_path / "qwen")
+    r = subprocess.run([coreai_gen, "generate", str(tmp_path / "qwen.xml"), "-o", str(tmp_path / "gen"), "--stats"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    layers = [ln.split() for ln in r.stdout.splitlines() if ln.startswith("compressed_weight ")]
+    # main: 5 linears per layer and lm_head; prefill keeps what writes the caches
+    cfg = model.cfg
+    assert sum(ln[1] == "@main" for ln in layers) == 5 * cfg.layers + 1
+    assert {(ln[4].rsplit("x", 1)[-1], ln[-2], ln[-1]) for ln in layers} == {(f"i{nbits}>", "path", "fused")}
+    weight_bytes = next(int(ln.split()[1]) for ln in r.stdout.splitlines() if ln.startswith("weight_bytes "))
+    report = [f"int{nbits} weight_bytes {weight_bytes}"]
+    with asset.executable() as exe:
+        fns = {n: exe.load_function(n) for n in ("prefill", "main")}
+        # the quantization steps are large, but the C computes the same
+        # dequantized weights as eager: the f32 model's tolerance holds
+        assert c_loop(fns, model, generation_steps(cfg.vocab), report, greedy=True) < 1e-4
+        assert c_loop(fns, model, loop_steps(model, [cfg.max_seq - 7, 3] + [1] * 4, 4), greedy=True) < 1e-4
+    with capsys.disabled():
+        print("\n" + "\n".join(report))
