@@ -33,33 +33,14 @@ add_pytorch_module(..., entrypoint_name=..., state_names=["k_cache",
 "v_cache"]) on the same converter, so the generated C declares
 tinyllm_prefill and tinyllm_decode with the same two state buffers.
 
-  export.py --output DIR/NAME.xml   write the model (+ NAME.weights): the build
-                                    runs this (coreai_add_model PYTHON_SCRIPT)
-  export.py --output ... --reference DIR
-                                    also write PyTorch's greedy generation for
-                                    the fixed prompt: DIR/reference_prompt.txt,
-                                    reference_tokens.txt (prefill's token, then
-                                    one per decode step) and
-                                    reference_logits.npy (f32 [1 + steps, 256])
-  --steps N                         decode steps of the reference (default 32)
-  --prompt-reference TEXT STEPS DIR the same for another 8-byte prompt and
-                                    STEPS decode steps (repeatable)
-
-Before writing anything the script checks, in PyTorch, that the cached
-generation equals a plain recomputation over the whole sequence (no cache)
-and that no greedy choice is a near tie (top-2 margin >= 1e-3), so the C
-tokens can be required to match exactly.
-
-Run with the project's .venv/bin/python (PyTorch >= 2.8); PYTHONPATH must reach
-this repository's python/ directory (the build sets it).
+A module, not a script: compressed_examples.py imports build_model,
+prompt_tokens and convert (the reference outputs come from eager PyTorch
+there). It puts this repository's python/ directory on sys.path itself.
 """
 
-import argparse
-import io
 import os
 import sys
 
-import numpy as np
 import torch
 import torch.nn as nn
 
@@ -84,7 +65,6 @@ EPS = 1e-5
 ROPE_BASE = 10000.0
 
 PROMPT = b"Core AI!"  # the fixed prompt: 8 byte tokens
-MIN_MARGIN = 1e-3  # smallest allowed gap between the best and second-best logit
 
 EXTERNALIZE = [
     ExternalizeSpec(RMSNormImpl, "rms_norm", ["axes", "eps", "version"]),
@@ -199,36 +179,6 @@ def prompt_tokens(prompt=PROMPT):
     return torch.tensor([list(prompt)], dtype=torch.int64)
 
 
-def generate(model, steps, prompt=PROMPT):
-    """Greedy generation with the cache: prefill the prompt, then `steps`
-    decode calls. Returns (tokens [1 + steps], logits [1 + steps, VOCAB])."""
-    model.reset_cache()
-    tokens, logits = [], []
-    with torch.no_grad():
-        out = model(prompt_tokens(prompt), torch.tensor([0]))
-        for step in range(steps + 1):
-            logits.append(out[0].clone())
-            tokens.append(int(out[0].argmax()))
-            if step < steps:
-                out = model(torch.tensor([[tokens[-1]]]), torch.tensor([PROMPT_LEN + step]))
-    model.reset_cache()
-    return tokens, torch.stack(logits)
-
-
-def check_against_recompute(model, tokens, logits):
-    """The cached generation equals running the whole sequence from
-    position 0 each time (one prefill-sized call, fresh cache)."""
-    seq = list(PROMPT) + tokens
-    with torch.no_grad():
-        for i in range(len(tokens)):
-            model.reset_cache()
-            n = PROMPT_LEN + i
-            ref = model(torch.tensor([seq[:n]]), torch.tensor([0]))[0]
-            err = float((ref - logits[i]).abs().max())
-            assert err < 1e-4, f"step {i}: cached logits differ from a full recompute by {err}"
-    model.reset_cache()
-
-
 def convert(model):
     model.reset_cache()  # a state's initial value is its value at export
     converter = TorchConverter()
@@ -248,57 +198,3 @@ def convert(model):
     program = converter.to_coreai()
     program.optimize()
     return program
-
-
-def write_file(path, data):
-    with open(path + ".tmp", "wb") as f:
-        f.write(data)
-    os.replace(path + ".tmp", path)
-
-
-def write_reference(directory, tokens, logits, prompt=PROMPT):
-    os.makedirs(directory, exist_ok=True)
-    buf = io.BytesIO()
-    np.save(buf, np.ascontiguousarray(logits.numpy(), dtype="<f4"), allow_pickle=False)
-    write_file(os.path.join(directory, "reference_logits.npy"), buf.getvalue())
-    write_file(os.path.join(directory, "reference_tokens.txt"), (" ".join(map(str, tokens)) + "\n").encode())
-    write_file(os.path.join(directory, "reference_prompt.txt"), (" ".join(map(str, prompt)) + "\n").encode())
-
-
-def main(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--output", required=True, help="model file to write (its weights go beside it)")
-    parser.add_argument("--reference", metavar="DIR", help="write PyTorch's greedy tokens and logits there")
-    parser.add_argument("--steps", type=int, default=32, help="decode steps of the reference")
-    parser.add_argument("--prompt-reference", nargs=3, metavar=("TEXT", "STEPS", "DIR"), action="append",
-                        default=[], help=f"also write the reference of another {PROMPT_LEN}-byte prompt")
-    args = parser.parse_args(argv)
-    if not 0 <= args.steps <= CONTEXT - PROMPT_LEN:
-        parser.error(f"--steps must be in 0..{CONTEXT - PROMPT_LEN}")
-
-    model = build_model()
-    tokens, logits = generate(model, args.steps)
-    check_against_recompute(model, tokens, logits)
-    top2 = logits.topk(2, dim=-1).values
-    margin = float((top2[:, 0] - top2[:, 1]).min())
-    assert margin >= MIN_MARGIN, f"a greedy choice is a near tie (margin {margin}); change the seed or prompt"
-
-    program = convert(model)
-    program.save(args.output)
-    if args.reference:
-        write_reference(args.reference, tokens, logits)
-    for text, steps, directory in args.prompt_reference:
-        prompt = text.encode()
-        if len(prompt) != PROMPT_LEN:
-            parser.error(f"--prompt-reference: {text!r} is not {PROMPT_LEN} bytes")
-        p_tokens, p_logits = generate(model, int(steps), prompt)
-        p_top2 = p_logits.topk(2, dim=-1).values
-        p_margin = float((p_top2[:, 0] - p_top2[:, 1]).min())
-        assert p_margin >= MIN_MARGIN, f"{text!r}: a greedy choice is a near tie (margin {p_margin})"
-        write_reference(directory, p_tokens, p_logits, prompt=prompt)
-    print(f"tinyllm: prompt {list(PROMPT)} -> {tokens} (smallest top-2 margin {margin:.3g})")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
