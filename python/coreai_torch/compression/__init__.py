@@ -17,20 +17,10 @@ from ._compress import (CompressedConv2d, CompressedLinear, kmeans_palettize_ten
                         quantize_tensor, quantize_weights)
 from ._modules import (ActivationDequantizeModule, ActivationQuantizeModule, PalettizeModule,
                        WeightDequantizeModule)
-from ._ops import PALETTE_NBITS, int_range
-
-constexpr_blockwise_shift_scale = _ops.constexpr_blockwise_shift_scale
-lut_to_dense = _ops.lut_to_dense
-quantize = _ops.quantize
-dequantize = _ops.dequantize
+from ._ops import PALETTE_NBITS, constexpr_blockwise_shift_scale, dequantize, int_range, lut_to_dense, quantize
 
 __all__ = [
-    "constexpr_blockwise_shift_scale",
-    "lut_to_dense",
-    "quantize",
-    "dequantize",
-    "int_range",
-    "PALETTE_NBITS",
+    *_ops.__all__,
     "WeightDequantizeModule",
     "PalettizeModule",
     "ActivationQuantizeModule",
