@@ -122,6 +122,22 @@ def _convert_and_run(model, x, tmp_path):
     return program, interp, c
 
 
+def _run_and_check(g, outs, want, tmp_path):
+    """g's outputs through the interpreter and the generated C, each against
+    want (eager PyTorch)."""
+    from coreai import AIProgram
+    from coreai._compiler import ir
+
+    g.set_outputs(outs)
+    m = ir.Module()
+    m.add_graph(g)
+    m.add_entrypoint("main", "main", inputs=["x"], outputs=[f"o{i}" for i in range(len(outs))])
+    program = AIProgram(m)
+    interp = program.interpret("main", {"x": np.zeros(1, np.float32)})
+    c = run_program(program, [{"x": torch.zeros(1)}], workdir=str(tmp_path))[0]
+    _check_outputs(program, interp, c, want)
+
+
 def _check_outputs(program, interp, c, want):
     names = program.module.entrypoints[0].outputs
     assert len(names) == len(want) + 1
@@ -162,7 +178,6 @@ def test_blockwise_every_case_in_c(coreai_gen, c_compiler, tmp_path):
     """Every case as the converter lowers it (i8 / u8 / i4 / u4 constants; the
     minval form's offset is q_min), built with the IR builders, as generated C
     and in the interpreter, against eager PyTorch."""
-    from coreai import AIProgram
     from coreai._compiler import ir
     from coreai._compiler.dialects import coreai
 
@@ -182,14 +197,7 @@ def test_blockwise_every_case_in_c(coreai_gen, c_compiler, tmp_path):
                          coreai.constant(kw["minval"], sdt)]
             outs.append(coreai.blockwise_shift_scale(d, s, *extra))
             want.append((name, _f64(torch.ops.coreai.constexpr_blockwise_shift_scale(data, scale, **kw))))
-    g.set_outputs(outs)
-    m = ir.Module()
-    m.add_graph(g)
-    m.add_entrypoint("main", "main", inputs=["x"], outputs=[f"o{i}" for i in range(len(outs))])
-    program = AIProgram(m)
-    interp = program.interpret("main", {"x": np.zeros(1, np.float32)})
-    c = run_program(program, [{"x": torch.zeros(1)}], workdir=str(tmp_path))[0]
-    _check_outputs(program, interp, c, want)
+    _run_and_check(g, outs, want, tmp_path)
 
 
 def coreai_ident(g, x):
@@ -261,7 +269,6 @@ def test_lut_converted_program_matches_eager(coreai_gen, c_compiler, tmp_path):
 
 
 def test_lut_every_case_in_c(coreai_gen, c_compiler, tmp_path):
-    from coreai import AIProgram
     from coreai._compiler import ir
     from coreai._compiler.dialects import coreai
 
@@ -273,14 +280,7 @@ def test_lut_every_case_in_c(coreai_gen, c_compiler, tmp_path):
             i = coreai.constant(idx.numpy().astype(np.int64), name.split("-")[0])
             outs.append(coreai.lut_to_dense(i, coreai.constant(lut, name.split("-")[-1]), axis))
             want.append((name, _f64(torch.ops.coreai.lut_to_dense(idx, lut, axis))))
-    g.set_outputs(outs)
-    m = ir.Module()
-    m.add_graph(g)
-    m.add_entrypoint("main", "main", inputs=["x"], outputs=[f"o{i}" for i in range(len(outs))])
-    program = AIProgram(m)
-    interp = program.interpret("main", {"x": np.zeros(1, np.float32)})
-    c = run_program(program, [{"x": torch.zeros(1)}], workdir=str(tmp_path))[0]
-    _check_outputs(program, interp, c, want)
+    _run_and_check(g, outs, want, tmp_path)
 
 
 def test_scaled_palettization_int8_lut(coreai_gen, c_compiler, tmp_path):
