@@ -136,6 +136,20 @@ static void shift_scale_run(coreai_dtype dt, const int32_t *q, int64_t n, int32_
     }
 }
 
+/* Blocks per axis of a shape cut into blocks (each block must divide its
+ * axis) and the element count; 0 when a block does not fit. */
+static int block_grid(int rank, const int64_t *shape, const int64_t *block, int64_t *groups, int64_t *numel)
+{
+    *numel = 1;
+    for (int d = 0; d < rank; ++d) {
+        if (shape[d] < 0 || block[d] < 1 || shape[d] % block[d] != 0)
+            return 0;
+        groups[d] = shape[d] / block[d];
+        *numel *= shape[d];
+    }
+    return 1;
+}
+
 coreai_status coreai_shift_scale(const coreai_shift_scale_params *p, const uint8_t *data, const void *scale,
                                  const uint8_t *offset, const void *minval, void *out)
 {
@@ -143,13 +157,9 @@ coreai_status coreai_shift_scale(const coreai_shift_scale_params *p, const uint8
         !float_dtype(p->dtype) || coreai_int_format_bits(p->data_format) == 0)
         return COREAI_STATUS_INVALID_ARGUMENT;
     const int r = p->rank;
-    int64_t groups[COREAI_MAX_RANK + 1], numel = 1;
-    for (int d = 0; d < r; ++d) {
-        if (p->shape[d] < 0 || p->block[d] < 1 || p->shape[d] % p->block[d] != 0)
-            return COREAI_STATUS_INVALID_ARGUMENT;
-        groups[d] = p->shape[d] / p->block[d];
-        numel *= p->shape[d];
-    }
+    int64_t groups[COREAI_MAX_RANK + 1], numel;
+    if (!block_grid(r, p->shape, p->block, groups, &numel))
+        return COREAI_STATUS_INVALID_ARGUMENT;
     if (numel == 0)
         return COREAI_STATUS_OK;
     /* the last axis runs in blocks; the others count rows */
@@ -241,13 +251,9 @@ coreai_status coreai_lut_to_dense(const coreai_lut_params *p, const uint8_t *ind
     if (bits == 0 || p->index_format == COREAI_INT_I8 || p->index_format == COREAI_INT_I4)
         return COREAI_STATUS_INVALID_ARGUMENT;
     const int r = p->rank;
-    int64_t groups[COREAI_MAX_RANK], ostride[COREAI_MAX_RANK], numel = 1;
-    for (int d = 0; d < r; ++d) {
-        if (p->shape[d] < 0 || p->block[d] < 1 || p->shape[d] % p->block[d] != 0)
-            return COREAI_STATUS_INVALID_ARGUMENT;
-        groups[d] = p->shape[d] / p->block[d];
-        numel *= p->shape[d];
-    }
+    int64_t groups[COREAI_MAX_RANK], ostride[COREAI_MAX_RANK], numel;
+    if (!block_grid(r, p->shape, p->block, groups, &numel))
+        return COREAI_STATUS_INVALID_ARGUMENT;
     if (numel == 0)
         return COREAI_STATUS_OK;
     const int64_t vs = p->vector_size, palettes = (int64_t)1 << bits;
