@@ -17,6 +17,7 @@
 #include "load.h"
 #include "print.h"
 #include "verify.h"
+#include "verify_model.h"
 
 static cg_symbol sym_items[] = {{"seq", 1, 62, 1}, {"ctx", 4, 64, 2}, {"b", 0, 3, 3}};
 static const cg_symbols syms = {3, sym_items};
@@ -152,36 +153,9 @@ static bool verify_one(const char *kind, const char *const *arg_shapes, size_t n
         xml = talloc_asprintf_append(xml, "<input name=\"in%zu\"/>\n", i);
     xml = talloc_asprintf_append(xml, "<input name=\"given\"/>\n<output name=\"out\"/>\n</entrypoint>\n"
                                       "</coreai-model>\n");
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(xml, f);
-    fclose(f);
-    cg_diag diag;
-    cg_diag_init(&diag, path);
-    cg_module *m = cg_module_load(ctx, path, &diag);
-    bool ok = m != NULL && cg_module_verify(m, &diag);
-    snprintf(msg, msg_len, "%s", diag.message);
+    bool ok = verify_model_text(ctx, path, xml, msg, msg_len);
     talloc_free(ctx);
     return ok;
-}
-
-#define SHAPES(...) ((const char *const[]){__VA_ARGS__}), (sizeof((const char *const[]){__VA_ARGS__}) / sizeof(char *))
-
-static void expect_ok(const char *kind, const char *const *shapes, size_t n, const char *attrs, const char *result)
-{
-    char msg[1024];
-    if (!verify_one(kind, shapes, n, attrs, result, msg, sizeof msg))
-        fail_msg("%s -> %s rejected: %s", kind, result, msg);
-}
-
-static void expect_error(const char *kind, const char *const *shapes, size_t n, const char *attrs, const char *result,
-                         const char *needle)
-{
-    char msg[1024];
-    if (verify_one(kind, shapes, n, attrs, result, msg, sizeof msg))
-        fail_msg("%s -> %s accepted", kind, result);
-    if (!strstr(msg, needle))
-        fail_msg("message '%s' lacks '%s'", msg, needle);
 }
 
 static void test_verify_elementwise_matmul(void **state)

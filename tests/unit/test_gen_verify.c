@@ -16,6 +16,8 @@
 #include "load.h"
 #include "verify.h"
 
+#include "verify_model.h"
+
 /* Writes a model with args of the given shapes, one op, and checks it. */
 static bool verify_one(const char *kind, const char *const *arg_shapes, size_t n_args, const char *attrs,
                        const char *result_shape, char *msg, size_t msg_len)
@@ -34,40 +36,9 @@ static bool verify_one(const char *kind, const char *const *arg_shapes, size_t n
     for (size_t i = 0; i < n_args; i++)
         xml = talloc_asprintf_append(xml, "<input name=\"in%zu\"/>\n", i);
     xml = talloc_asprintf_append(xml, "<output name=\"out\"/>\n</entrypoint>\n</coreai-model>\n");
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(xml, f);
-    fclose(f);
-    cg_diag diag;
-    cg_diag_init(&diag, path);
-    size_t blocks = talloc_total_blocks(ctx);
-    cg_module *m = cg_module_load(ctx, path, &diag);
-    bool ok = m != NULL && cg_module_verify(m, &diag);
-    if (!m)
-        assert_int_equal(talloc_total_blocks(ctx), blocks);
-    snprintf(msg, msg_len, "%s", diag.message);
+    bool ok = verify_model_text(ctx, path, xml, msg, msg_len);
     talloc_free(ctx);
     return ok;
-}
-
-#define SHAPES(...) ((const char *const[]){__VA_ARGS__}), (sizeof((const char *const[]){__VA_ARGS__}) / sizeof(char *))
-
-static void expect_ok(const char *kind, const char *const *shapes, size_t n, const char *attrs, const char *result)
-{
-    char msg[1024];
-    if (!verify_one(kind, shapes, n, attrs, result, msg, sizeof msg))
-        fail_msg("%s -> %s rejected: %s", kind, result, msg);
-}
-
-static void expect_error(const char *kind, const char *const *shapes, size_t n, const char *attrs, const char *result,
-                         const char *needle)
-{
-    char msg[1024];
-    if (verify_one(kind, shapes, n, attrs, result, msg, sizeof msg))
-        fail_msg("%s -> %s accepted", kind, result);
-    if (!strstr(msg, needle))
-        fail_msg("message '%s' lacks '%s'", msg, needle);
-    assert_non_null(strstr(msg, ": error: "));
 }
 
 static void test_broadcast(void **state)
@@ -170,15 +141,7 @@ static bool verify_typed(const char *kind, const char *const *args, size_t n_arg
     for (size_t i = 0; i < n_results; i++)
         xml = talloc_asprintf_append(xml, "<output name=\"out%zu\"/>\n", i);
     xml = talloc_asprintf_append(xml, "</entrypoint>\n</coreai-model>\n");
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(xml, f);
-    fclose(f);
-    cg_diag diag;
-    cg_diag_init(&diag, path);
-    cg_module *m = cg_module_load(ctx, path, &diag);
-    bool ok = m != NULL && cg_module_verify(m, &diag);
-    snprintf(msg, msg_len, "%s", diag.message);
+    bool ok = verify_model_text(ctx, path, xml, msg, msg_len);
     talloc_free(ctx);
     return ok;
 }
