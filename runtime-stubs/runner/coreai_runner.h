@@ -59,9 +59,12 @@ int coreai_runner_main_symbols(int argc, char **argv, const coreai_program *prog
 
 /*
  * A pthread pool for the runtime's parallel-for (coreai_set_parallel_for):
- * threads - 1 workers plus the calling thread. Between calls the workers
- * spin for about a millisecond, then sleep. NULL when threads < 1 or a
- * thread cannot be started. Not on bare-metal builds (no pthreads).
+ * threads - 1 workers plus the calling thread, started once. A call
+ * returns as soon as its tasks have run: the caller takes tasks too, and a
+ * worker that took none (descheduled, asleep) is not waited for. Between
+ * calls the workers spin for about a millisecond, then sleep. One call at a
+ * time per pool. NULL when threads < 1 or a thread cannot be started. Not
+ * on bare-metal builds (no pthreads).
  *
  *     coreai_runner_pool *pool = coreai_runner_pool_create(2);
  *     coreai_set_parallel_for(coreai_runner_pool_parallel_for, pool, 2);
