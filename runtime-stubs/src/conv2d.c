@@ -203,31 +203,68 @@ typedef struct conv_im2col {
     int64_t lo[CONV_KW_CACHE], hi[CONV_KW_CACHE];
 } conv_im2col;
 
-/* dst[jj] (panel layout, row r) = v for jj in [j0, j1). */
-static void conv_put_zero(float *row, int64_t ps, int64_t j0, int64_t j1)
+/*
+ * Short copies and zero fills of the packers, as vector moves the compiler
+ * cannot turn into library calls: a memcpy / memset of a variable count
+ * under 64 bytes became a `rep movs` or a call per piece, and cost more
+ * than the GEMM's multiply-adds on a 64-channel layer.
+ */
+#if defined(__GNUC__) || defined(__clang__)
+typedef float conv_v8 __attribute__((vector_size(32), aligned(4), may_alias));
+typedef float conv_v4 __attribute__((vector_size(16), aligned(4), may_alias));
+#define CONV_V8_COPY(d, s) (*(conv_v8 *)(void *)(d) = *(const conv_v8 *)(const void *)(s))
+#define CONV_V4_COPY(d, s) (*(conv_v4 *)(void *)(d) = *(const conv_v4 *)(const void *)(s))
+#define CONV_V8_ZERO(d) (*(conv_v8 *)(void *)(d) = (conv_v8){0})
+#define CONV_V4_ZERO(d) (*(conv_v4 *)(void *)(d) = (conv_v4){0})
+/* hides the pointer from GCC's loop distribution, which would turn the
+ * loops below back into library calls */
+#define CONV_OPAQUE(p) __asm__("" : "+r"(p))
+#else
+#define CONV_V8_COPY(d, s) memcpy((d), (s), 8 * sizeof(float))
+#define CONV_V4_COPY(d, s) memcpy((d), (s), 4 * sizeof(float))
+#define CONV_V8_ZERO(d) memset((d), 0, 8 * sizeof(float))
+#define CONV_V4_ZERO(d) memset((d), 0, 4 * sizeof(float))
+#define CONV_OPAQUE(p) ((void)0)
+#endif
+
+static inline void conv_copy(float *restrict d, const float *restrict s, int64_t n)
 {
-    while (j0 < j1) {
-        const int64_t lane = j0 & 15, n = j1 - j0 < 16 - lane ? j1 - j0 : 16 - lane;
-        memset(row + (j0 >> 4) * ps + lane, 0, (size_t)n * sizeof(float));
-        j0 += n;
+    for (; n >= 8; n -= 8, d += 8, s += 8) {
+        CONV_OPAQUE(d);
+        CONV_V8_COPY(d, s);
     }
+    if (n & 4) {
+        CONV_V4_COPY(d, s);
+        d += 4;
+        s += 4;
+    }
+    if (n & 2) {
+        d[0] = s[0];
+        d[1] = s[1];
+        d += 2;
+        s += 2;
+    }
+    if (n & 1)
+        d[0] = s[0];
 }
 
-/* Panel positions [j0, j1) of row `row` from src[t * sw], t = 0, 1, ... */
-static void conv_put_run(float *row, int64_t ps, int64_t j0, int64_t j1, const float *src, int64_t sw)
+static inline void conv_zero(float *restrict d, int64_t n)
 {
-    while (j0 < j1) {
-        const int64_t lane = j0 & 15, n = j1 - j0 < 16 - lane ? j1 - j0 : 16 - lane;
-        float *restrict d = row + (j0 >> 4) * ps + lane;
-        if (sw == 1) {
-            memcpy(d, src, (size_t)n * sizeof(float));
-        } else {
-            for (int64_t t = 0; t < n; ++t)
-                d[t] = src[t * sw];
-        }
-        src += n * sw;
-        j0 += n;
+    for (; n >= 8; n -= 8, d += 8) {
+        CONV_OPAQUE(d);
+        CONV_V8_ZERO(d);
     }
+    if (n & 4) {
+        CONV_V4_ZERO(d);
+        d += 4;
+    }
+    if (n & 2) {
+        d[0] = 0.0f;
+        d[1] = 0.0f;
+        d += 2;
+    }
+    if (n & 1)
+        d[0] = 0.0f;
 }
 
 /*
@@ -284,14 +321,17 @@ static void conv_row_next(const conv_im2col *c, conv_row *r)
     conv_row_fill(c, r);
 }
 
-/* 16 floats from s[0], s[2], ..., s[30]: two vector loads and one shuffle
- * where the compiler has __builtin_shufflevector (GCC >= 12, Clang). */
+/* 16 floats from s[0], s[2], ..., s[30]: per 8 outputs two 8-float loads
+ * and one shuffle where the compiler has __builtin_shufflevector (GCC >= 12,
+ * Clang); 8 wide because GCC scalarised the 16-wide shuffle on AVX2. */
 #if (defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12))
-typedef float conv_v16 __attribute__((vector_size(64), aligned(4), may_alias));
 static inline void conv_copy16_s2(float *restrict d, const float *restrict s)
 {
-    const conv_v16 a = *(const conv_v16 *)s, b = *(const conv_v16 *)(s + 16);
-    *(conv_v16 *)d = __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    for (int h = 0; h < 2; ++h) {
+        const conv_v8 a = *(const conv_v8 *)(const void *)(s + 16 * h);
+        const conv_v8 b = *(const conv_v8 *)(const void *)(s + 16 * h + 8);
+        *(conv_v8 *)(void *)(d + 8 * h) = __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14);
+    }
 }
 #define CONV_S2_READS 32 /* floats read from s */
 #else
@@ -302,6 +342,22 @@ static inline void conv_copy16_s2(float *restrict d, const float *restrict s)
 }
 #define CONV_S2_READS 31
 #endif
+
+/* d[t] = s[t * sw] for t < n, reading nothing at or past s_end. */
+static inline void conv_copy_run(float *restrict d, const float *restrict s, int64_t n, int64_t sw,
+                                 const float *s_end)
+{
+    if (sw == 1) {
+        conv_copy(d, s, n);
+        return;
+    }
+    if (sw == 2) {
+        for (; n >= 16 && s_end - s >= CONV_S2_READS; n -= 16, d += 16, s += 32)
+            conv_copy16_s2(d, s);
+    }
+    for (int64_t t = 0; t < n; ++t)
+        d[t] = s[t * sw];
+}
 
 /* Output rows a multiple of 16 wide (and jc a multiple of 16, as every
  * block start is): each 16-column panel row is 16 pixels of one output row,
@@ -330,14 +386,9 @@ static void conv_pack_aligned(const conv_im2col *c, int64_t pc, int64_t kc, int6
                 } else if (b - a == 16 && sw == 2 && ih * W + a * 2 + q.joff + CONV_S2_READS <= H * W) {
                     conv_copy16_s2(d, s);
                 } else {
-                    memset(d, 0, 16 * sizeof(float));
-                    float *restrict e = d + (a - ow);
-                    if (sw == 1) {
-                        memcpy(e, s, (size_t)(b - a) * sizeof(float));
-                    } else {
-                        for (int64_t l = 0; l < b - a; ++l)
-                            e[l] = s[l * sw];
-                    }
+                    conv_zero(d, a - ow);
+                    conv_copy_run(d + (a - ow), s, b - a, sw, q.xc + H * W);
+                    conv_zero(d + (b - ow), ow + 16 - b);
                 }
             }
             ow += 16;
@@ -349,44 +400,80 @@ static void conv_pack_aligned(const conv_im2col *c, int64_t pc, int64_t kc, int6
     }
 }
 
-/* Any width: each row is walked one output row segment at a time, the taps
- * in the padding (a prefix and a suffix) as zeros, the rest one strided run
- * of the input row split at panel boundaries. */
-static void conv_pack_any(const conv_im2col *c, int64_t pc, int64_t kc, int64_t jc, int64_t nc, float *dst,
-                          int64_t ps)
+/* Row q of the im2col matrix for the n pixels from output (oh, ow) on, into
+ * t[0, n): output row by output row, the taps in the padding (a prefix and
+ * a suffix of the row) as zeros, the rest one strided run of an input row. */
+static void conv_row_gather(const conv_im2col *c, const conv_row *q, int64_t oh, int64_t ow, int64_t n,
+                            float *restrict t)
 {
     const coreai_conv2d_params *p = c->p;
     const int64_t H = p->in_h, W = p->in_w, OW = p->out_w, sh = p->stride_h, sw = p->stride_w;
+    for (int64_t j = 0; j < n; ow = 0, ++oh) {
+        const int64_t run = OW - ow < n - j ? OW - ow : n - j;
+        const int64_t ih = oh * sh + q->ioff;
+        const int64_t a = ow > q->lo ? ow : q->lo, b = ow + run < q->hi ? ow + run : q->hi;
+        if (ih < 0 || ih >= H || a >= b) {
+            conv_zero(t + j, run);
+        } else {
+            conv_zero(t + j, a - ow);
+            conv_copy_run(t + j + (a - ow), q->xc + ih * W + a * sw + q->joff, b - a, sw, q->xc + H * W);
+            conv_zero(t + j + (b - ow), ow + run - b);
+        }
+        j += run;
+    }
+}
+
+/* Any width: each row is gathered into a contiguous buffer (in L1), then
+ * copied into the panels 16 floats at a time; the last panel's columns
+ * past nc are zeros. A block is at most COREAI_GEMM_BLOCK_N pixels wide
+ * (gemm_internal.h). */
+static void conv_pack_any(const conv_im2col *c, int64_t pc, int64_t kc, int64_t jc, int64_t nc, float *dst,
+                          int64_t ps)
+{
+    _Alignas(64) float t[COREAI_GEMM_BLOCK_N];
+    const int64_t n16 = (nc + 15) / 16 * 16;
+    const int64_t oh = jc / c->p->out_w, ow = jc % c->p->out_w;
+    conv_zero(t + nc, n16 - nc);
     conv_row q = conv_row_first(c, pc);
     for (int64_t r = 0; r < kc; ++r, conv_row_next(c, &q)) {
+        conv_row_gather(c, &q, oh, ow, nc, t);
         float *row = dst + r * 16;
-        int64_t j = jc, oh = jc / OW, ow = jc % OW;
-        while (j < jc + nc) {
-            const int64_t run = OW - ow < jc + nc - j ? OW - ow : jc + nc - j;
-            const int64_t ih = oh * sh + q.ioff, jj = j - jc;
-            const int64_t a = ow > q.lo ? ow : q.lo, b = ow + run < q.hi ? ow + run : q.hi;
-            if (ih < 0 || ih >= H || a >= b) {
-                conv_put_zero(row, ps, jj, jj + run);
-            } else {
-                conv_put_zero(row, ps, jj, jj + (a - ow));
-                conv_put_run(row, ps, jj + (a - ow), jj + (b - ow), q.xc + ih * W + a * sw + q.joff, sw);
-                conv_put_zero(row, ps, jj + (b - ow), jj + run);
-            }
-            j += run;
-            ow = 0;
-            ++oh;
+        for (int64_t u = 0; u < n16; u += 16) {
+            CONV_V8_COPY(row + (u / 16) * ps, t + u);
+            CONV_V8_COPY(row + (u / 16) * ps + 8, t + u + 8);
         }
     }
-    if (nc % 16 != 0) {
-        for (int64_t r = 0; r < kc; ++r)
-            memset(dst + (nc / 16) * ps + r * 16 + nc % 16, 0, (size_t)(16 - nc % 16) * sizeof(float));
+}
+
+/* A 1 x 1 convolution with stride 1 and no padding: row q of the im2col
+ * matrix is input channel q itself, a contiguous run of pixels. */
+static void conv_pack_pointwise(const conv_im2col *c, int64_t pc, int64_t kc, int64_t jc, int64_t nc,
+                                float *dst, int64_t ps)
+{
+    const int64_t plane = c->p->in_h * c->p->in_w, full = nc / 16 * 16;
+    for (int64_t r = 0; r < kc; ++r) {
+        const float *src = c->x + (pc + r) * plane + jc;
+        float *row = dst + r * 16;
+        for (int64_t u = 0; u < full; u += 16) {
+            CONV_V8_COPY(row + (u / 16) * ps, src + u);
+            CONV_V8_COPY(row + (u / 16) * ps + 8, src + u + 8);
+        }
+        if (full < nc) {
+            float *d = row + (full / 16) * ps;
+            conv_copy(d, src + full, nc - full);
+            conv_zero(d + (nc - full), 16 - (nc - full));
+        }
     }
 }
 
 static void conv_pack(const void *ctx, int64_t pc, int64_t kc, int64_t jc, int64_t nc, float *dst, int64_t ps)
 {
     const conv_im2col *c = ctx;
-    if (c->p->out_w % 16 == 0 && jc % 16 == 0)
+    const coreai_conv2d_params *p = c->p;
+    if (p->kernel_h == 1 && p->kernel_w == 1 && p->stride_h == 1 && p->stride_w == 1 && p->pad_top == 0 &&
+        p->pad_left == 0 && p->out_h == p->in_h && p->out_w == p->in_w)
+        conv_pack_pointwise(c, pc, kc, jc, nc, dst, ps);
+    else if (p->out_w % 16 == 0 && jc % 16 == 0)
         conv_pack_aligned(c, pc, kc, jc, nc, dst, ps);
     else
         conv_pack_any(c, pc, kc, jc, nc, dst, ps);

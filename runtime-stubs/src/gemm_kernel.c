@@ -539,6 +539,14 @@ static void gemm_block(const coreai_gemm_args *g, int64_t i0, int64_t i1, int64_
             ap = g->a + ir * g->a_rs + pc;
         else
             gemm_pack_a_at(apanel, rows, g, ir, pc, kc);
+        /* the next panel's rows of A into cache while this one computes: a
+         * convolution's weight is read once per call, from memory */
+        if (ir + rows < i1 && ap == apanel && g->a_cb <= 0 && g->a_cs == 1) {
+            const float *na = g->a + (ir + rows) * g->a_rs + pc;
+            for (int i = 0; i < short_rows + (ip + 1 < tall); ++i)
+                for (int64_t p = 0; p < kc; p += 16)
+                    GEMM_PREFETCH(na + i * g->a_rs + p);
+        }
         const float *rb = rbias != NULL ? rbias + ir : NULL;
         for (int64_t jr = 0; jr < nc; jr += GEMM_NR) {
             const int64_t w = gemm_min(GEMM_NR, nc - jr);

@@ -3,8 +3,9 @@
  * in double with a bounds test per tap: every combination of stride, padding
  * (asymmetric), dilation and groups (1, a divisor, depthwise), with and
  * without bias, odd sizes, inputs smaller than the kernel (padding only),
- * and zero sizes. Groups of fewer than COREAI_CONV2D_GEMM_MIN_OUT output
- * channels take the direct loops, the others the implicit GEMM; the random
+ * zero sizes, 1 x 1 (pointwise) layers and rows not a multiple of 16 wide
+ * at strides 1 and 2. Groups of fewer than COREAI_CONV2D_GEMM_MIN_OUT
+ * output channels take the direct loops, the others the implicit GEMM; the random
  * shapes cover both, and the large ones cross the GEMM's K and pixel blocks.
  * Outputs start as NaN (every element must be written); the scratch given
  * to _ws is exactly coreai_conv2d_f32_scratch_size bytes followed by a guard.
@@ -190,6 +191,41 @@ static void test_aligned_rows(void **state)
     assert_true(done > 60);
 }
 
+/* The packers' special rows: 1 x 1 stride 1 without padding (the im2col
+ * row is the input channel itself), the same with bottom / right padding
+ * (not a plain copy any more), 1 x 1 stride 2, and rows whose panels cross
+ * output rows (widths not a multiple of 16) at strides 1 and 2, with runs
+ * of 16 and more stride-2 columns ending at the last input column. */
+static void test_pointwise_and_rows(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(1005);
+    /* 63 pixels, 2 groups of 10 -> 4 channels, batch 2 */
+    coreai_conv2d_params pw = {2, 20, 7, 9, 8, 1, 1, 7, 9, 1, 1, 0, 0, 1, 1, 2};
+    run(&rng, &pw, 1);
+    /* 40 x 40: one K block and several pixel panels, rows 16-aligned */
+    coreai_conv2d_params pw2 = {1, 37, 40, 40, 6, 1, 1, 40, 40, 1, 1, 0, 0, 1, 1, 1};
+    run(&rng, &pw2, 0);
+    /* bottom and right padding of 1: out is 8 x 10 for a 7 x 9 input */
+    coreai_conv2d_params pwpad = {1, 5, 7, 9, 4, 1, 1, 8, 10, 1, 1, 0, 0, 1, 1, 1};
+    run(&rng, &pwpad, 1);
+    /* a residual network's downsample: 1 x 1 stride 2, 14 x 14 -> 7 x 7 */
+    coreai_conv2d_params ds = {1, 8, 14, 14, 16, 1, 1, 7, 7, 2, 2, 0, 0, 1, 1, 1};
+    run(&rng, &ds, 1);
+    /* 3 x 3 pad 1 at width 40 (panels straddle two output rows) */
+    coreai_conv2d_params r40 = {1, 5, 6, 40, 6, 3, 3, 6, 40, 1, 1, 1, 1, 1, 1, 1};
+    run(&rng, &r40, 1);
+    /* stride 2 at widths 69 and 70 (35 columns: 16-column strided runs, the
+     * last ending at or next to the plane's last element), pad 0 and 1 */
+    for (int64_t w = 69; w <= 70; ++w)
+        for (int64_t pad = 0; pad <= 1; ++pad) {
+            coreai_conv2d_params s2 = {1, 3, 5, w, 5, 3, 3, 0, 0, 2, 2, pad, pad, 1, 1, 1};
+            s2.out_h = out_extent(5, pad, pad, 3, 2, 1);
+            s2.out_w = out_extent(w, pad, pad, 3, 2, 1);
+            run(&rng, &s2, (int)pad);
+        }
+}
+
 static void test_edges(void **state)
 {
     (void)state;
@@ -270,7 +306,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random),       cmocka_unit_test(test_all_combinations),
         cmocka_unit_test(test_larger),       cmocka_unit_test(test_aligned_rows),
-        cmocka_unit_test(test_edges),        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_pointwise_and_rows), cmocka_unit_test(test_edges),
+        cmocka_unit_test(test_errors),
     };
     return COREAI_RUN_EVERY_ISA(tests);
 }
