@@ -66,7 +66,7 @@ static void *xmalloc(size_t n)
     return p;
 }
 
-static float q_scratch[COREAI_LINEAR_Q_BLOCK_K * COREAI_LINEAR_Q_BLOCK_N]; /* >= the q8a scratch of one row of <= 200k inputs */
+static float q_scratch[1 << 17]; /* >= the q8a scratch (coreai_linear_q_f32 needs none) of one row of <= 200k inputs */
 
 /* One pass of the chain over `rows` rows: x -> y -> x ... */
 static void chain(int v, const layer *l, int layers, int64_t dim, int64_t rows, float *x, float *y)

@@ -86,6 +86,15 @@ typedef void (*coreai_gemm_pack_fn)(const void *ctx, int64_t pc, int64_t kc, int
  * scratch is NULL. */
 void coreai_gemm_packer(const coreai_gemm_args *g, coreai_gemm_pack_fn pack, const void *ctx,
                         float *scratch);
+/* B from pack() one strip of at most 32 columns (whole panels) by at most
+ * 256 rows at a time, into a stack buffer, right before the micro-kernels
+ * that read it; A packed into a stack block a few dozen rows at a time. No
+ * scratch; the bits of coreai_gemm_packed on the same B. For a B that is
+ * cheap to produce again (pack() runs once per strip and row chunk of at
+ * most about 48 rows, so B is produced ceil(m / chunk) times) and should
+ * never exist whole: a compressed weight dequantized in L1. */
+void coreai_gemm_strips(const coreai_gemm_args *g, coreai_gemm_pack_fn pack, const void *ctx);
+
 /* Upper bounds of the scratch blocks over every ISA's KC and NC. */
 #define COREAI_GEMM_BLOCK_K 256
 #define COREAI_GEMM_BLOCK_N 512

@@ -223,6 +223,23 @@ static inline float gemm_vsum(gemm_vf v) { return v; }
 #endif
 #endif
 
+/* The strip entry (coreai_gemm_strips): B one strip of GEMM_SW columns
+ * (whole 16-column panels and whole register tiles) by KC on the stack,
+ * A GEMM_MC rows by KC at a time on the stack. Each row chunk produces B
+ * again, so the chunk takes a whole 64-row prefill where vectors make the
+ * GEMM fast (A block 66 KiB at AVX2 / NEON, 70 KiB at AVX-512: read from
+ * L2, panel by panel) and 32 rows (16 KiB) in the scalar build, which
+ * targets small cores. */
+#define GEMM_SW (GEMM_NR > 16 ? GEMM_NR : 16)
+#ifndef GEMM_MC_ROWS
+#if GEMM_VL > 1
+#define GEMM_MC_ROWS 64
+#else
+#define GEMM_MC_ROWS 32
+#endif
+#endif
+#define GEMM_MC ((GEMM_MC_ROWS + GEMM_MR - 1) / GEMM_MR * GEMM_MR)
+
 #if GEMM_MR < 1 || GEMM_MR > 16 || GEMM_NV < 1 || GEMM_NV > 4
 #error "GEMM_MR must be 1..16 and GEMM_NV 1..4"
 #endif
@@ -507,6 +524,77 @@ static void gemm_pack_a_at(float *restrict dst, int rows, const coreai_gemm_args
 }
 
 /*
+ * C[ir:ir+rows, jc:jc+nc] (+)= the packed A panel ap (rows x kc, rows GEMM_KC
+ * apart) x B-block, bblk being the block's first panel at row pc (panel
+ * stride bps). beta: add to C (not the first k block); last: the last k
+ * block, which applies bias and epilogue.
+ */
+static void gemm_panel(const coreai_gemm_args *g, int64_t ir, int rows, const float *ap, int64_t jc, int64_t nc,
+                       int64_t kc, const float *bblk, int64_t bps, int beta, int last)
+{
+    _Alignas(64) float tmp[GEMM_MR * GEMM_NR];
+    const int epilogue = last ? g->epilogue : COREAI_EPILOGUE_NONE;
+    const float *bias = last && g->bias != NULL ? g->bias + jc : NULL;
+    const float *rb = last && g->row_bias != NULL ? g->row_bias + ir : NULL;
+    const int add = last && g->add != NULL;
+    /* relu runs in registers; the others after the tile is stored */
+    const int relu = epilogue == COREAI_EPILOGUE_RELU;
+    const int post = epilogue != COREAI_EPILOGUE_NONE && !relu;
+    for (int64_t jr = 0; jr < nc; jr += GEMM_NR) {
+        const int64_t w = gemm_min(GEMM_NR, nc - jr);
+        const int nv = (int)((w + GEMM_VL - 1) / GEMM_VL);
+        const float *bt = bblk + (jr / 16) * bps + jr % 16;
+        const gemm_ukernel uk = gemm_kernels[rows - 1][nv - 1];
+        const int in_block = g->c_cb <= 0 || (jc + jr) % g->c_cb + w <= g->c_cb;
+        if (w == (int64_t)nv * GEMM_VL && in_block) {
+            float *ct = gemm_c_at(g, ir, jc + jr);
+            /* the addend after the activation: in registers unless the
+             * activation runs after the store */
+            const float *at = add ? g->add + (ct - g->c) : NULL;
+            const gemm_tile_epi ep = {beta, bias != NULL ? bias + jr : NULL, rb, relu, post ? NULL : at};
+            uk(kc, ap, bt, bps, ct, g->ldc, &ep);
+            if (post) {
+                for (int i = 0; i < rows; ++i) {
+                    gemm_act_run(ct + i * g->ldc, w, epilogue);
+                    if (at != NULL)
+                        gemm_add_run(ct + i * g->ldc, at + i * g->ldc, w);
+                }
+            }
+        } else {
+            const gemm_tile_epi ep = {0, NULL, NULL, 0, NULL};
+            uk(kc, ap, bt, bps, tmp, GEMM_NR, &ep);
+            gemm_merge_tile(g, ir, jc + jr, tmp, rows, w, beta, bias != NULL ? bias + jr : NULL, rb, epilogue, add);
+        }
+    }
+}
+
+/* Rows [i0, i1) cut into ceil(m / MR) panels of nearly equal height: the
+ * first `tall` get one row more (m = 64 at MR 14: 13, 13, 13, 13, 12 rather
+ * than 14, 14, 14, 14, 4, 4, whose short tiles run at half speed). Panel ip
+ * has rows gemm_panel_rows(...) and starts ip * short + min(ip, tall) rows
+ * down. */
+typedef struct gemm_panels {
+    int64_t count, tall;
+    int short_rows;
+} gemm_panels;
+
+static gemm_panels gemm_panels_of(int64_t m)
+{
+    gemm_panels p;
+    p.count = (m + GEMM_MR - 1) / GEMM_MR;
+    p.tall = m % p.count;
+    p.short_rows = (int)(m / p.count);
+    return p;
+}
+
+/* Is A, as it stands, a packed panel (rows GEMM_KC floats apart, i.e.
+ * in_features == KC)? Then nothing is copied. */
+static int gemm_a_is_panel(const coreai_gemm_args *g)
+{
+    return g->a_cb <= 0 && g->a_cs == 1 && g->a_rs == GEMM_KC;
+}
+
+/*
  * C[i0:i1, jc:jc+nc] (+)= A[i0:i1, pc:pc+kc] x B-block, bblk being the block's first
  * panel at row pc (panel stride bps). beta: add to C (not the first k block);
  * last: the last k block, which applies bias and epilogue.
@@ -515,27 +603,11 @@ static void gemm_block(const coreai_gemm_args *g, int64_t i0, int64_t i1, int64_
                        int64_t kc, const float *bblk, int64_t bps, int beta, int last)
 {
     _Alignas(64) float apanel[GEMM_MR * GEMM_KC];
-    _Alignas(64) float tmp[GEMM_MR * GEMM_NR];
-    const int epilogue = last ? g->epilogue : COREAI_EPILOGUE_NONE;
-    const float *bias = last && g->bias != NULL ? g->bias + jc : NULL;
-    const float *rbias = last ? g->row_bias : NULL;
-    const int add = last && g->add != NULL;
-    /* relu runs in registers; the others after the tile is stored */
-    const int relu = epilogue == COREAI_EPILOGUE_RELU;
-    const int post = epilogue != COREAI_EPILOGUE_NONE && !relu;
-    /* ceil(m / MR) panels of nearly equal height: the first `tall` get one
-     * row more (m = 64 at MR 14: 13, 13, 13, 13, 12 rather than
-     * 14, 14, 14, 14, 4, 4, whose short tiles run at half speed) */
-    const int64_t m = i1 - i0;
-    const int64_t panels = (m + GEMM_MR - 1) / GEMM_MR;
-    const int64_t tall = m % panels;
-    const int short_rows = (int)(m / panels);
+    const gemm_panels pn = gemm_panels_of(i1 - i0);
     for (int64_t ir = i0, ip = 0; ir < i1; ++ip) {
-        const int rows = short_rows + (ip < tall);
-        /* rows already GEMM_KC floats apart (in_features == KC): A is the
-         * panel as it stands, nothing to copy */
+        const int rows = pn.short_rows + (ip < pn.tall);
         const float *ap = apanel;
-        if (g->a_cb <= 0 && g->a_cs == 1 && g->a_rs == GEMM_KC)
+        if (gemm_a_is_panel(g))
             ap = g->a + ir * g->a_rs + pc;
         else
             gemm_pack_a_at(apanel, rows, g, ir, pc, kc);
@@ -543,38 +615,11 @@ static void gemm_block(const coreai_gemm_args *g, int64_t i0, int64_t i1, int64_
          * convolution's weight is read once per call, from memory */
         if (ir + rows < i1 && ap == apanel && g->a_cb <= 0 && g->a_cs == 1) {
             const float *na = g->a + (ir + rows) * g->a_rs + pc;
-            for (int i = 0; i < short_rows + (ip + 1 < tall); ++i)
+            for (int i = 0; i < pn.short_rows + (ip + 1 < pn.tall); ++i)
                 for (int64_t p = 0; p < kc; p += 16)
                     GEMM_PREFETCH(na + i * g->a_rs + p);
         }
-        const float *rb = rbias != NULL ? rbias + ir : NULL;
-        for (int64_t jr = 0; jr < nc; jr += GEMM_NR) {
-            const int64_t w = gemm_min(GEMM_NR, nc - jr);
-            const int nv = (int)((w + GEMM_VL - 1) / GEMM_VL);
-            const float *bt = bblk + (jr / 16) * bps + jr % 16;
-            const gemm_ukernel uk = gemm_kernels[rows - 1][nv - 1];
-            const int in_block = g->c_cb <= 0 || (jc + jr) % g->c_cb + w <= g->c_cb;
-            if (w == (int64_t)nv * GEMM_VL && in_block) {
-                float *ct = gemm_c_at(g, ir, jc + jr);
-                /* the addend after the activation: in registers unless the
-                 * activation runs after the store */
-                const float *at = add ? g->add + (ct - g->c) : NULL;
-                const gemm_tile_epi ep = {beta, bias != NULL ? bias + jr : NULL, rb, relu, post ? NULL : at};
-                uk(kc, ap, bt, bps, ct, g->ldc, &ep);
-                if (post) {
-                    for (int i = 0; i < rows; ++i) {
-                        gemm_act_run(ct + i * g->ldc, w, epilogue);
-                        if (at != NULL)
-                            gemm_add_run(ct + i * g->ldc, at + i * g->ldc, w);
-                    }
-                }
-            } else {
-                const gemm_tile_epi ep = {0, NULL, NULL, 0, NULL};
-                uk(kc, ap, bt, bps, tmp, GEMM_NR, &ep);
-                gemm_merge_tile(g, ir, jc + jr, tmp, rows, w, beta, bias != NULL ? bias + jr : NULL, rb,
-                                epilogue, add);
-            }
-        }
+        gemm_panel(g, ir, rows, ap, jc, nc, kc, bblk, bps, beta, last);
         ir += rows;
     }
 }
@@ -758,6 +803,59 @@ void coreai_gemm_packer(const coreai_gemm_args *g, coreai_gemm_pack_fn pack, con
     if (gemm_degenerate(g))
         return;
     gemm_packer_run(g, pack, ctx, scratch);
+}
+
+/* Rows [r->i0, r->i1) x columns [r->j0, r->j1) with B from pack() one
+ * strip at a time. Loop order: row chunks of at most GEMM_MC (A packed
+ * once per chunk and k block), k blocks, strips (each packed once per
+ * chunk and k block, right before the micro-kernels that read it, so it
+ * is in L1), row panels. Every C element gets the k blocks of
+ * coreai_gemm_packed in the same order, from the same micro-kernels, so
+ * the bits are those of the packed GEMM on the same B. */
+static void gemm_run_strips(const gemm_job *job, const gemm_part *r, int64_t t)
+{
+    _Alignas(64) float ablk[GEMM_MC * GEMM_KC];
+    _Alignas(64) float strip[GEMM_KC * GEMM_SW];
+    const coreai_gemm_args *g = job->g;
+    const int64_t m = r->i1 - r->i0, chunks = (m + GEMM_MC - 1) / GEMM_MC;
+    (void)t;
+    for (int64_t ch = 0; ch < chunks; ++ch) {
+        int64_t c0, c1;
+        coreai_par_part(m, chunks, ch, 1, &c0, &c1);
+        c0 += r->i0;
+        c1 += r->i0;
+        const gemm_panels pn = gemm_panels_of(c1 - c0);
+        for (int64_t pc = 0; pc < g->k; pc += GEMM_KC) {
+            const int64_t kc = gemm_min(GEMM_KC, g->k - pc);
+            const int direct = gemm_a_is_panel(g);
+            if (!direct)
+                gemm_pack_a_at(ablk, (int)(c1 - c0), g, c0, pc, kc);
+            for (int64_t jc = r->j0; jc < r->j1; jc += GEMM_SW) {
+                const int64_t nc = gemm_min(GEMM_SW, r->j1 - jc);
+                job->pack(job->ctx, pc, kc, jc, nc, strip, kc * 16);
+                for (int64_t ir = c0, ip = 0; ir < c1; ++ip) {
+                    const int rows = pn.short_rows + (ip < pn.tall);
+                    const float *ap = direct ? g->a + ir * g->a_rs + pc : ablk + (ir - c0) * GEMM_KC;
+                    gemm_panel(g, ir, rows, ap, jc, nc, kc, strip, kc * 16, pc > 0, pc + kc == g->k);
+                    ir += rows;
+                }
+            }
+        }
+    }
+}
+
+void coreai_gemm_strips(const coreai_gemm_args *g, coreai_gemm_pack_fn pack, const void *ctx)
+{
+    if (gemm_degenerate(g))
+        return;
+    gemm_job job = {0};
+    job.g = g;
+    job.run = gemm_run_strips;
+    job.pack = pack;
+    job.ctx = ctx;
+    /* by columns only: a row part would pack every strip again */
+    gemm_plan(&job, INT64_MAX, 0);
+    gemm_job_run(&job);
 }
 
 /* A strided B as a packer. */

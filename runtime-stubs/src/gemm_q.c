@@ -1,8 +1,10 @@
 /*
  * gemm_q.c - fully connected layers on blockwise 8- / 4-bit weights that
  * stay compressed (coreai/kernels/linear_q.h): a GEMV that converts the
- * integers in registers for a few rows, the f32 GEMM with a dequantizing B
- * packer for more. After ggml's quantized dot products (one scale per block
+ * integers in registers for a few rows; for more, the f32 GEMM's
+ * micro-kernels on B strips (16 output channels by up to 256 inputs)
+ * dequantized in registers and transposed into panel order on the stack
+ * right before use (coreai_gemm_strips), never a workspace buffer. After ggml's quantized dot products (one scale per block
  * applied to the block's integer-times-activation sum), on the model
  * format's own layout: q row-major [out][in], scales [out][in / block].
  *
@@ -272,29 +274,14 @@ static void q_gemv_task(void *arg, int64_t t)
     q_finish(j, lo, hi);
 }
 
-/* ---- the GEMM: B dequantized block by block into the packing buffer -------- */
+/* ---- the GEMM: B strips dequantized for coreai_gemm_strips ---------------- */
 
 /* v[i] = W[o][p0 + i] = (q - z) * s for i < n, one rounding per weight as
- * coreai_shift_scale; 16 at a time in registers when the run is whole
- * groups of 16 of vector blocks. */
+ * coreai_shift_scale (blocks that are not whole groups of 16: the panel
+ * path below takes those). */
 Q_INLINE void q_deq_run(const q_weight *w, coreai_int_format f, int64_t o, int64_t p0, int64_t n, float *v)
 {
     const int64_t e0 = o * w->in + p0;
-#ifdef Q_VECTOR
-    if (w->block % 16 == 0 && p0 % 16 == 0 && n % 16 == 0) {
-        const int64_t step = q_is4(f) ? 8 : 16;
-        const uint8_t *p = w->q + (q_is4(f) ? e0 / 2 : e0);
-        q_vf t[16 / Q_VL];
-        for (int64_t i = 0; i < n; i += 16, p += step) {
-            const int64_t b = o * w->blocks + (p0 + i) / w->block;
-            q_cvt16(f, p, Q_SETI(w->zero != NULL ? q_load(f, w->zero, b) : 0), t);
-            const q_vf s = Q_SET(w->scale[b]);
-            for (int k = 0; k < 16 / Q_VL; ++k)
-                Q_STORE(v + i + k * Q_VL, t[k] * s);
-        }
-        return;
-    }
-#endif
     for (int64_t i = 0; i < n;) {
         const int64_t b = (p0 + i) / w->block, end = (b + 1) * w->block - p0 < n ? (b + 1) * w->block - p0 : n;
         const int32_t z = w->zero != NULL ? q_load(f, w->zero, o * w->blocks + b) : 0;
@@ -304,26 +291,137 @@ Q_INLINE void q_deq_run(const q_weight *w, coreai_int_format f, int64_t o, int64
     }
 }
 
-/* B(p, j) = W[j][p] for p in [pc, pc + kc), j in [jc, jc + nc), in the panel
- * layout (gemm_internal.h), the last panel's extra columns 0: each weight
- * row's run dequantized contiguously, then spread down its panel column. */
-Q_INLINE void q_pack_fmt(const q_weight *w, coreai_int_format f, int64_t pc, int64_t kc, int64_t jc, int64_t nc,
-                         float *dst, int64_t ps)
+/* A 16-column panel dequantized in registers and transposed. */
+
+#if defined(Q_AVX512) || defined(Q_AVX2)
+/* 8-lane vectors on every x86 build (the transpose is 8 x 8). */
+typedef __m256 q_tv;
+#define Q_TL 8
+/* (q - z) * s of 16 integers at p, one rounding each, as two vectors. */
+Q_INLINE void q_tcvt16(coreai_int_format f, const uint8_t *p, int32_t z, float s, q_tv *v)
+{
+    const __m128i b = q_bytes16(f, p), h = _mm_srli_si128(b, 8);
+    const __m256i zz = _mm256_set1_epi32(z);
+    const __m256i w0 = f == COREAI_INT_U8 ? _mm256_cvtepu8_epi32(b) : _mm256_cvtepi8_epi32(b);
+    const __m256i w1 = f == COREAI_INT_U8 ? _mm256_cvtepu8_epi32(h) : _mm256_cvtepi8_epi32(h);
+    v[0] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(w0, zz)), _mm256_set1_ps(s));
+    v[1] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(w1, zz)), _mm256_set1_ps(s));
+}
+/* r[i][l] <- r[l][i] */
+Q_INLINE void q_ttr(q_tv *r)
+{
+    __m256 t[8], u[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4) {
+        u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+        u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+        u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+        u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    }
+    for (int i = 0; i < 4; ++i) {
+        r[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
+        r[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
+    }
+}
+#define Q_TZERO() _mm256_setzero_ps()
+#define Q_TSTORE(p, v) _mm256_storeu_ps((p), (v))
+#elif defined(Q_NEON)
+typedef float32x4_t q_tv;
+#define Q_TL 4
+Q_INLINE void q_tcvt16(coreai_int_format f, const uint8_t *p, int32_t z, float s, q_tv *v)
+{
+    q_cvt16(f, p, vdupq_n_s32(z), v);
+    for (int k = 0; k < 4; ++k)
+        v[k] = vmulq_n_f32(v[k], s);
+}
+Q_INLINE void q_ttr(q_tv *r)
+{
+    const float32x4_t t0 = vtrn1q_f32(r[0], r[1]), t1 = vtrn2q_f32(r[0], r[1]);
+    const float32x4_t t2 = vtrn1q_f32(r[2], r[3]), t3 = vtrn2q_f32(r[2], r[3]);
+    r[0] = vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2)));
+    r[1] = vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3)));
+    r[2] = vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2)));
+    r[3] = vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3)));
+}
+#define Q_TZERO() vdupq_n_f32(0.0f)
+#define Q_TSTORE(p, v) vst1q_f32((p), (v))
+#endif
+
+#ifdef Q_TL
+/* Panel rows p < kc (16 floats apart at dst) of B(pc + p, jc + j) =
+ * W[jc + j][pc + p], j < nc <= 16, columns from nc on 0: Q_TL weight rows
+ * at a time, 16 of each converted to f32, scaled, and transposed in
+ * registers into Q_TL panel rows. Needs block, pc and kc multiples of 16. */
+Q_INLINE void q_panel_vec(const q_weight *w, coreai_int_format f, int64_t pc, int64_t kc, int64_t jc, int64_t nc,
+                          float *dst)
+{
+    for (int64_t j0 = 0; j0 < 16; j0 += Q_TL) {
+        for (int64_t k = 0; k < kc; k += 16) {
+            q_tv v[Q_TL][16 / Q_TL];
+            for (int r = 0; r < Q_TL; ++r) {
+                const int64_t o = jc + j0 + r;
+                if (j0 + r < nc) {
+                    const int64_t e = o * w->in + pc + k, b = o * w->blocks + (pc + k) / w->block;
+                    q_tcvt16(f, w->q + (q_is4(f) ? e / 2 : e), w->zero != NULL ? q_load(f, w->zero, b) : 0,
+                             w->scale[b], v[r]);
+                } else {
+                    for (int h = 0; h < 16 / Q_TL; ++h)
+                        v[r][h] = Q_TZERO();
+                }
+            }
+            for (int h = 0; h < 16 / Q_TL; ++h) {
+                q_tv t[Q_TL];
+                for (int r = 0; r < Q_TL; ++r)
+                    t[r] = v[r][h];
+                q_ttr(t);
+                for (int i = 0; i < Q_TL; ++i)
+                    Q_TSTORE(dst + (k + h * Q_TL + i) * 16 + j0, t[i]);
+            }
+        }
+    }
+}
+#endif
+
+/* The same panel, any block: each weight row's run dequantized
+ * contiguously (16 at a time in registers where whole), then spread down
+ * its panel column. */
+Q_INLINE void q_panel_any(const q_weight *w, coreai_int_format f, int64_t pc, int64_t kc, int64_t jc, int64_t nc,
+                          float *dst)
 {
     float run[256];
     for (int64_t j = 0; j < nc; ++j) {
-        float *d = dst + (j / COREAI_PACK_NR) * ps + j % COREAI_PACK_NR;
+        float *d = dst + j;
         for (int64_t p = 0; p < kc; p += 256) {
             const int64_t n = kc - p < 256 ? kc - p : 256;
             q_deq_run(w, f, jc + j, pc + p, n, run);
             for (int64_t i = 0; i < n; ++i)
-                d[(p + i) * COREAI_PACK_NR] = run[i];
+                d[(p + i) * 16] = run[i];
         }
     }
-    const int64_t pad = (COREAI_PACK_NR - nc % COREAI_PACK_NR) % COREAI_PACK_NR;
-    float *last = dst + (nc / COREAI_PACK_NR) * ps;
-    for (int64_t p = 0; pad > 0 && p < kc; ++p)
-        memset(last + p * COREAI_PACK_NR + nc % COREAI_PACK_NR, 0, (size_t)pad * sizeof(float));
+    for (int64_t p = 0; nc < 16 && p < kc; ++p)
+        memset(dst + p * 16 + nc, 0, (size_t)(16 - nc) * sizeof(float));
+}
+
+/* B(p, j) = W[j][p] for p in [pc, pc + kc), j in [jc, jc + nc), in the panel
+ * layout (gemm_internal.h, panel stride ps), the last panel's extra
+ * columns 0: a coreai_gemm_pack_fn, called by coreai_gemm_strips for one
+ * strip (one or two panels) right before the micro-kernels read it. */
+Q_INLINE void q_pack_fmt(const q_weight *w, coreai_int_format f, int64_t pc, int64_t kc, int64_t jc, int64_t nc,
+                         float *dst, int64_t ps)
+{
+    for (int64_t j = 0; j < nc; j += 16) {
+        const int64_t n = nc - j < 16 ? nc - j : 16;
+#ifdef Q_TL
+        if (w->block % 16 == 0 && pc % 16 == 0 && kc % 16 == 0) {
+            q_panel_vec(w, f, pc, kc, jc + j, n, dst + (j / 16) * ps);
+            continue;
+        }
+#endif
+        q_panel_any(w, f, pc, kc, jc + j, n, dst + (j / 16) * ps);
+    }
 }
 
 static void q_pack(const void *ctx, int64_t pc, int64_t kc, int64_t jc, int64_t nc, float *dst, int64_t ps)
@@ -510,15 +608,12 @@ static int q_shape_ok(const coreai_linear_q_params *p)
     return coreai_gemm_packed_count(in, outf) >= 0;
 }
 
-_Static_assert(COREAI_LINEAR_Q_BLOCK_K == COREAI_GEMM_BLOCK_K && COREAI_LINEAR_Q_BLOCK_N == COREAI_GEMM_BLOCK_N,
-               "coreai_linear_q_f32_scratch_size is the GEMM packer's scratch");
-
 coreai_status coreai_linear_q_f32(const coreai_linear_q_params *params, const float *x, const uint8_t *weight,
                                   const float *scale, const uint8_t *zero_point, const float *bias, float *out,
                                   void *scratch)
 {
-    if (params == NULL || x == NULL || weight == NULL || scale == NULL || out == NULL ||
-        ((uintptr_t)scratch % sizeof(float)) != 0)
+    (void)scratch; /* none needed (coreai_linear_q_f32_scratch_size is 0) */
+    if (params == NULL || x == NULL || weight == NULL || scale == NULL || out == NULL)
         return COREAI_STATUS_INVALID_ARGUMENT;
     if (!q_shape_ok(params) || !coreai_gemm_epilogue_ok(params->epilogue))
         return COREAI_STATUS_INVALID_ARGUMENT;
@@ -528,7 +623,7 @@ coreai_status coreai_linear_q_f32(const coreai_linear_q_params *params, const fl
     const q_weight w = {weight, scale, zero_point, in, params->block, in / params->block, params->format};
     if (rows >= COREAI_LINEAR_Q_GEMM_ROWS) {
         const coreai_gemm_args g = coreai_gemm_linear_args(rows, in, outf, x, bias, out, params->epilogue);
-        coreai_gemm_packer(&g, q_pack, &w, (float *)scratch);
+        coreai_gemm_strips(&g, q_pack, &w);
         return COREAI_STATUS_OK;
     }
     /* parts of at least 64 outputs, so a part's work outweighs a task */

@@ -8,8 +8,10 @@
  * the block's sum (not to each weight), so it differs from the reference by
  * at most about (in + 2) f32 roundings of sum |x w|; it is checked against
  * (in + 4) eps sum |x w|. The GEMM path (rows >= COREAI_LINEAR_Q_GEMM_ROWS)
- * dequantizes exactly like coreai_shift_scale and runs the f32 GEMM, so it
- * must give the bits of coreai_linear_ex_f32 on the dequantized weight.
+ * dequantizes exactly like coreai_shift_scale, strip by strip, and runs
+ * the f32 GEMM's micro-kernels over the same k blocks, so it must give the
+ * bits of coreai_linear_packed_f32 (what an f32 weight runs) on the
+ * dequantized weight.
  */
 #include "kernel_ref.h"
 
@@ -74,19 +76,18 @@ static void run_case(ref_rng *r, const qcase *c)
             w[o * c->in + i] = (float)((double)(ref_load(c->f, q, o * c->in + i) - zz) * (double)s[b]);
         }
     const coreai_linear_q_params p = {c->rows, c->in, c->outf, c->block, c->f, c->epilogue};
-    /* with the scratch its size asks for, and without (stack blocks); the
-     * f32 GEMM it is compared with alike (its k blocks follow the scratch) */
-    const int with_scratch = (int)((c->rows + c->outf) % 2);
-    const coreai_linear_ex_params e = {c->rows, c->in, c->outf, 0, c->epilogue};
-    const size_t scratch_bytes = coreai_linear_q_f32_scratch_size(&p), ex_bytes = coreai_linear_ex_f32_scratch_size(&e);
-    float *scratch = malloc(scratch_bytes + ex_bytes + 4);
-    assert_non_null(scratch);
-    assert_int_equal(coreai_linear_q_f32(&p, x, q, s, c->zero ? z : NULL, c->bias ? bias : NULL, out,
-                                         with_scratch && scratch_bytes > 0 ? scratch : NULL),
+    /* no scratch (the size it asks for is 0) */
+    assert_int_equal(coreai_linear_q_f32_scratch_size(&p), 0);
+    assert_int_equal(coreai_linear_q_f32(&p, x, q, s, c->zero ? z : NULL, c->bias ? bias : NULL, out, NULL),
                      COREAI_STATUS_OK);
     if (c->rows >= COREAI_LINEAR_Q_GEMM_ROWS) {
-        assert_int_equal(coreai_linear_ex_f32(&e, x, w, c->bias ? bias : NULL, want, with_scratch ? scratch : NULL),
-                         COREAI_STATUS_OK);
+        /* the bits of the f32 image's kernel on the dequantized weight */
+        float *packed = malloc(sizeof(float) * (size_t)coreai_packed_b_floats(c->in, c->outf) + 4);
+        assert_non_null(packed);
+        assert_int_equal(coreai_pack_b_f32(c->in, c->outf, 1, w, packed), COREAI_STATUS_OK);
+        const coreai_linear_packed_params e = {c->rows, c->in, c->outf, c->epilogue, 0, 0};
+        assert_int_equal(coreai_linear_packed_f32(&e, x, packed, c->bias ? bias : NULL, want), COREAI_STATUS_OK);
+        free(packed);
         for (int64_t i = 0; i < c->rows * c->outf; ++i)
             if (memcmp(&out[i], &want[i], sizeof(float)) != 0)
                 fail_msg("gemm path: rows %lld in %lld out %lld block %lld format %d zero %d: out[%lld] = %.9g, "
@@ -111,7 +112,6 @@ static void run_case(ref_rng *r, const qcase *c)
                          (long long)c->rows, (long long)c->in, (long long)c->outf, (long long)c->block, (int)c->f,
                          c->zero, (long long)rr, (long long)o, got, sum, tol);
         }
-    free(scratch);
     free(q);
     free(z);
     free(s);
@@ -155,6 +155,12 @@ static void test_linear_q_large(void **state)
     run_case(&r, &a);
     run_case(&r, &b);
     run_case(&r, &c);
+    /* more rows than one row chunk of the strip GEMM (64 with vectors, 32
+     * scalar), k past two cache blocks, strips with a right edge */
+    const qcase d = {75, 544, 72, 32, COREAI_INT_I4, 0, 1, COREAI_EPILOGUE_RELU};
+    const qcase e = {40, 288, 33, 16, COREAI_INT_U8, 1, 0, COREAI_EPILOGUE_NONE};
+    run_case(&r, &d);
+    run_case(&r, &e);
 }
 
 /* coreai_linear_q8a_f32: x's runs of 32 rounded to int8 as documented,

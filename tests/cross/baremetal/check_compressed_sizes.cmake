@@ -9,7 +9,10 @@
 #     not coreai_shift_scale, the dequantize-to-f32 of the fallback path
 #     (nor coreai_linear_f32 / coreai_linear_packed_f32, the f32 layers it
 #     would then feed: FeedForwardBlock has no other linear);
-#   - the f32 image links neither coreai_linear_q_f32 nor coreai_shift_scale.
+#   - the f32 image links neither coreai_linear_q_f32 nor coreai_shift_scale;
+#   - neither compressed image's workspace (main.c's `workspace`, sized by
+#     FEEDFORWARD_WORKSPACE_SIZE; `nm -S`) is larger than the f32 image's:
+#     the fused kernel never expands a weight into it.
 function(sizes image out_weights out_text)
   execute_process(COMMAND "${SIZE}" -A -d "${image}" OUTPUT_VARIABLE sections RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
@@ -45,11 +48,31 @@ function(check_symbols image want not)
   endforeach()
 endfunction()
 
-message(STATUS "weights      ${SECTION} bytes   .text bytes")
+# the size of the image's static `workspace` array
+function(workspace_bytes image out)
+  execute_process(COMMAND "${NM}" -S --defined-only "${image}" OUTPUT_VARIABLE syms RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${NM} -S ${image} failed")
+  endif()
+  if(NOT syms MATCHES "[0-9a-f]+ ([0-9a-f]+) [bBdD] workspace\n")
+    message(FATAL_ERROR "${image}: no workspace symbol")
+  endif()
+  math(EXPR bytes "0x${CMAKE_MATCH_1}")
+  set(${out} ${bytes} PARENT_SCOPE)
+endfunction()
+
+message(STATUS "weights      ${SECTION} bytes   .text bytes   workspace bytes")
 foreach(v IN ITEMS F32 INT8 INT4)
   sizes("${${v}}" w_${v} t_${v})
+  workspace_bytes("${${v}}" ws_${v})
   string(TOLOWER "${v}" name)
-  message(STATUS "${name}         ${w_${v}}            ${t_${v}}")
+  message(STATUS "${name}         ${w_${v}}            ${t_${v}}         ${ws_${v}}")
+endforeach()
+foreach(v IN ITEMS INT8 INT4)
+  if(ws_${v} GREATER ws_F32)
+    message(FATAL_ERROR "the ${v} image's workspace (${ws_${v}} bytes) is larger than the f32 image's "
+                        "(${ws_F32} bytes): a compressed weight is expanded into it")
+  endif()
 endforeach()
 if(NOT w_INT8 LESS w_F32 OR NOT w_INT4 LESS w_INT8)
   message(FATAL_ERROR "${SECTION} does not shrink f32 > int8 > int4: ${w_F32}, ${w_INT8}, ${w_INT4} bytes")

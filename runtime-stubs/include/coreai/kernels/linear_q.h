@@ -24,11 +24,19 @@
  *    output channel, the integers converted and multiplied in registers
  *    (AVX-512, AVX2 + FMA, NEON, or scalar), each block's sum scaled once:
  *    out = sum_b scale_b * sum_{i in b} (q_i - z_b) x_i;
- *  - more rows (prefill): the f32 GEMM, its B operand dequantized one cache
- *    block at a time into its stack packing buffer ((q - z) * s rounded once,
- *    as coreai_shift_scale), so the result is that of the f32 GEMM on the
- *    dequantized weight.
- * No allocation. Supported: format I8, U8, I4, U4; block > 0
+ *  - more rows (prefill): the f32 GEMM's micro-kernels, B dequantized one
+ *    strip at a time right before the micro-kernels that read it: 16 (32
+ *    with AVX-512) output channels by at most 256 inputs, converted and
+ *    scaled in registers ((q - z) * s rounded once, as coreai_shift_scale)
+ *    and transposed into the kernel's panel order in a 16 / 32 KiB stack
+ *    buffer that stays in L1 (8 KiB scalar). Rows go in chunks of about 64
+ *    (32 scalar; the activations packed on the stack), each chunk
+ *    converting the weight once. The result has the bits of
+ *    coreai_linear_packed_f32 (an f32 weight's layer) on the dequantized
+ *    weight. No scratch: a compressed layer needs no more workspace than
+ *    its f32 form.
+ * Stack: about 100 KiB at most (AVX-512), 24 KiB in the scalar build. No
+ * allocation. Supported: format I8, U8, I4, U4; block > 0
  * dividing in_features (and even for 4-bit formats), so every block starts
  * on a byte.
  */
@@ -51,24 +59,13 @@ typedef struct coreai_linear_q_params {
 } coreai_linear_q_params;
 
 /*
- * scratch (float-aligned) receives the GEMM path's dequantized B blocks, at
- * most COREAI_LINEAR_Q_BLOCK_K x COREAI_LINEAR_Q_BLOCK_N floats (512 KiB):
- * coreai_linear_q_f32_scratch_size() bytes, 0 for the GEMV path. It may be
- * NULL: then smaller blocks go on the stack (slower: the activations are
- * copied again for each block).
+ * No scratch: 0 bytes (kept so callers size every kernel alike); scratch
+ * may be NULL and is not read.
  */
-#define COREAI_LINEAR_Q_BLOCK_K 256
-#define COREAI_LINEAR_Q_BLOCK_N 512
-
 static inline size_t coreai_linear_q_f32_scratch_size(const coreai_linear_q_params *params)
 {
-    if (params == NULL || params->rows < COREAI_LINEAR_Q_GEMM_ROWS || params->in_features <= 0 ||
-        params->out_features <= 0 || params->out_features > INT64_MAX - 15)
-        return 0;
-    const int64_t k = params->in_features < COREAI_LINEAR_Q_BLOCK_K ? params->in_features : COREAI_LINEAR_Q_BLOCK_K;
-    const int64_t n16 = (params->out_features + 15) / 16 * 16;
-    const int64_t n = n16 < COREAI_LINEAR_Q_BLOCK_N ? n16 : COREAI_LINEAR_Q_BLOCK_N;
-    return (size_t)(k * n) * sizeof(float);
+    (void)params;
+    return 0;
 }
 
 coreai_status coreai_linear_q_f32(const coreai_linear_q_params *params, const float *x, const uint8_t *weight,
