@@ -788,9 +788,7 @@ coreai_status coreai_sdpa_f32(const coreai_sdpa_params *params, const float *que
      * cost grows with the row, spread evenly; each output element is
      * computed whole by one block, so the split changes no bit */
     const double work = (double)p->batch * (double)hq * (double)tq * (double)tk * (double)(d + dv);
-    const int64_t threads = coreai_par_threads();
-    if (threads > 1 && job.items > 1 && work >= SDPA_SPLIT_MIN)
-        job.parts = job.items < threads ? job.items : threads;
+    job.parts = coreai_par_split(coreai_par_threads(), job.items, work, SDPA_SPLIT_MIN);
     if (job.parts > 1)
         coreai_par_run(sdpa_task, &job, job.parts);
     else

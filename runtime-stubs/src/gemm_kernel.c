@@ -659,21 +659,24 @@ typedef struct gemm_job {
     int64_t b_rs, b_cs;
 } gemm_job;
 
-/* Splits into at most the threads' count of parts; max_col_parts caps the
- * column parts (the packer's scratch slices), rows only when allowed. */
+/* Splits by columns into coreai_par_split's count of parts (several per
+ * thread for a large call); max_col_parts caps them (the packer's scratch
+ * slices). By rows, one part per thread, when allowed and there are fewer
+ * column units than threads. */
 static void gemm_plan(gemm_job *job, int64_t max_col_parts, int rows_ok)
 {
     const coreai_gemm_args *g = job->g;
     const int64_t threads = coreai_par_threads();
+    const double work = (double)g->m * (double)g->n * (double)g->k;
     job->parts = 1;
     job->by_rows = 0;
-    if (threads <= 1 || (double)g->m * (double)g->n * (double)g->k < GEMM_SPLIT_MIN)
+    if (threads <= 1 || work < GEMM_SPLIT_MIN)
         return;
     int64_t cols = (g->n + GEMM_SPLIT_N - 1) / GEMM_SPLIT_N;
     if (cols > max_col_parts)
         cols = max_col_parts;
     if (cols >= threads) {
-        job->parts = threads;
+        job->parts = coreai_par_split(threads, cols, work, GEMM_SPLIT_MIN);
     } else if (rows_ok && g->m >= threads * GEMM_MR) {
         job->parts = threads;
         job->by_rows = 1;

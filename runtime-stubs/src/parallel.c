@@ -53,12 +53,12 @@ void coreai_par_ranges(coreai_par_range_fn fn, void *arg, int64_t n, int64_t uni
 {
     if (n <= 0)
         return;
-    const int64_t threads = coreai_par_threads();
     const int64_t units = (n + unit - 1) / unit;
-    if (threads <= 1 || units < 2 || (double)n * work_per_item < COREAI_PAR_MIN_WORK) {
+    const int64_t parts = coreai_par_split(coreai_par_threads(), units, (double)n * work_per_item, COREAI_PAR_MIN_WORK);
+    if (parts <= 1) {
         fn(arg, 0, n);
         return;
     }
-    par_range_job j = {fn, arg, n, unit, units < threads ? units : threads};
+    par_range_job j = {fn, arg, n, unit, parts};
     coreai_par_run(par_range_task, &j, j.parts);
 }

@@ -79,6 +79,11 @@ static void test_linear_packed(void **state)
     check_linear(1, 1024, 1536, COREAI_EPILOGUE_SILU, 0, 0); /* decode: one row */
     check_linear(200, 700, 16, COREAI_EPILOGUE_NONE, 0, 0);  /* one panel wide: split by rows */
     check_linear(5, 2000, 40, COREAI_EPILOGUE_NONE, 1, 0);   /* long k (several k blocks) */
+    /* 67 M multiply-adds: several tasks per thread (parallel.h), 6 with the
+     * 3 reversed ones, the last part ragged */
+    const int64_t before = reversed_tasks;
+    check_linear(64, 1024, 1000, COREAI_EPILOGUE_RELU, 0, 0);
+    assert_true(reversed_tasks - before >= 6);
 }
 
 /* ---- linear with an unpacked weight (GEMM strided path) ---- */

@@ -232,9 +232,11 @@ const char *coreai_runtime_config(void);
  * to use several installs a parallel-for: fn(ctx, task, arg, count) must
  * call task(arg, i) exactly once for every i in 0 .. count - 1, on up to
  * `threads` threads at once (the calling one included), and return when
- * all calls have returned. The GEMM (linear, matmul, conv), attention and
- * the direct convolution then split a large call into at most `threads`
- * tasks of fixed extent; no element's arithmetic depends on the split, so
+ * all calls have returned. The GEMM (linear, matmul, conv), attention,
+ * norms, RoPE, softmax and element-wise ops then split a large call into
+ * tasks of fixed extent (up to four per thread, so that a thread that
+ * starts late takes fewer; a parallel-for should hand tasks out as threads
+ * ask for them); no element's arithmetic depends on the split, so
  * the results are bitwise the same for any thread count and any order the
  * tasks run in. fn NULL or threads <= 1: everything runs on the caller.
  * Install it before running a model, not while a kernel runs; a task never
