@@ -359,35 +359,54 @@ static inline void conv_copy_run(float *restrict d, const float *restrict s, int
         d[t] = s[t * sw];
 }
 
+/* Rows of the im2col matrix conv_pack_aligned walks per panel at a time. */
+#define CONV_ROW_CHUNK 32
+
 /* Output rows a multiple of 16 wide (and jc a multiple of 16, as every
  * block start is): each 16-column panel row is 16 pixels of one output row,
  * so the interior is one contiguous (or strided) 64-byte copy; a panel at
- * the edge of the padding is zeroed and gets its inside run copied. */
+ * the edge of the padding is zeroed and gets its inside run copied. Panel
+ * by panel, CONV_ROW_CHUNK rows at a time: the stores run sequentially
+ * through the panel (rows first put them 16 * kc floats apart, and the
+ * store misses cost more than the copies), and neighbouring rows read the
+ * same input lines. */
 static void conv_pack_aligned(const conv_im2col *c, int64_t pc, int64_t kc, int64_t jc, int64_t nc,
                               float *dst, int64_t ps)
 {
     const coreai_conv2d_params *p = c->p;
     const int64_t H = p->in_h, W = p->in_w, OW = p->out_w, sh = p->stride_h, sw = p->stride_w;
+    conv_row rows[CONV_ROW_CHUNK];
     conv_row q = conv_row_first(c, pc);
-    for (int64_t r = 0; r < kc; ++r, conv_row_next(c, &q)) {
-        float *row = dst + r * 16;
+    for (int64_t r0 = 0; r0 < kc; r0 += CONV_ROW_CHUNK) {
+        const int64_t nr = kc - r0 < CONV_ROW_CHUNK ? kc - r0 : CONV_ROW_CHUNK;
+        for (int64_t r = 0; r < nr; ++r) {
+            rows[r] = q;
+            if (r0 + r + 1 < kc)
+                conv_row_next(c, &q);
+        }
         int64_t oh = jc / OW, ow = jc % OW;
         for (int64_t t = 0; t * 16 < nc; ++t) {
-            float *restrict d = row + t * ps;
-            const int64_t ih = oh * sh + q.ioff;
-            const int64_t a = ow > q.lo ? ow : q.lo, b = ow + 16 < q.hi ? ow + 16 : q.hi;
-            if (ih < 0 || ih >= H || a >= b) {
-                memset(d, 0, 16 * sizeof(float));
-            } else {
+            float *pan = dst + t * ps + r0 * 16;
+            for (int64_t r = 0; r < nr; ++r) {
+                const conv_row *qr = &rows[r];
+                float *restrict d = pan + r * 16;
+                const int64_t ih = oh * sh + qr->ioff;
+                const int64_t a = ow > qr->lo ? ow : qr->lo, b = ow + 16 < qr->hi ? ow + 16 : qr->hi;
+                if (ih < 0 || ih >= H || a >= b) {
+                    CONV_V8_ZERO(d);
+                    CONV_V8_ZERO(d + 8);
+                    continue;
+                }
                 /* index of the input element of output column a */
-                const float *restrict s = q.xc + ih * W + a * sw + q.joff;
+                const float *restrict s = qr->xc + ih * W + a * sw + qr->joff;
                 if (b - a == 16 && sw == 1) {
-                    memcpy(d, s, 16 * sizeof(float));
-                } else if (b - a == 16 && sw == 2 && ih * W + a * 2 + q.joff + CONV_S2_READS <= H * W) {
+                    CONV_V8_COPY(d, s);
+                    CONV_V8_COPY(d + 8, s + 8);
+                } else if (b - a == 16 && sw == 2 && ih * W + a * 2 + qr->joff + CONV_S2_READS <= H * W) {
                     conv_copy16_s2(d, s);
                 } else {
                     conv_zero(d, a - ow);
-                    conv_copy_run(d + (a - ow), s, b - a, sw, q.xc + H * W);
+                    conv_copy_run(d + (a - ow), s, b - a, sw, qr->xc + H * W);
                     conv_zero(d + (b - ow), ow + 16 - b);
                 }
             }
