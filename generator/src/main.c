@@ -14,6 +14,7 @@
 
 #include "cname.h"
 #include "coreai/runtime.h"
+#include "dce.h"
 #include "emit.h"
 #include "load.h"
 #include "output.h"
@@ -312,6 +313,8 @@ static void print_compressed_weights(const cg_program_plan *plan)
 static int run_generate(void *ctx, const cli *c, cg_module *m, cg_diag *diag)
 {
     const char *prefix = c->prefix ? c->prefix : default_prefix(ctx, c->model);
+    /* before anything decides by a value's uses (dce.h) */
+    cg_module_remove_dead_ops(m);
     const cg_plan_options plan_opt = {.composite_kernels = c->composite_kernels, .fuse_elementwise = c->fuse};
     cg_program_plan *plan = cg_program_plan_build_with(ctx, m, &plan_opt);
     if (!plan) {

@@ -175,6 +175,18 @@ teardown() {
     [[ "$output" == *"weight_bytes 131328"* ]]
 }
 
+@test "dead ops are removed before planning: a compressed weight read also by a dead transpose stays fused" {
+    # the shape of a conversion without the optimizer (tests/data/compression/dead_ops.xml)
+    run "$COREAI_GEN" generate "$COREAI_SOURCE_DIR/tests/data/compression/dead_ops.xml" -o "$TMP/out" --stats
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"compressed_weight @main %w blockwise_shift_scale tensor<4x32xi4> packed_bytes 64 dense_bytes 512 consumer coreai.linear path fused"* ]]
+    # nothing needs the workspace: no dense weight, no transpose, no relu
+    [[ "$output" == *"workspace_bytes 0"* ]]
+    [ "$(grep -c 'coreai_linear_q_f32(' "$TMP/out/dead_ops.c")" -eq 1 ]
+    ! grep -q 'coreai_transpose\|coreai_shift_scale\|fused elementwise loop\|coreai_unary_f32\|coreai_binary_f32' \
+        "$TMP/out/dead_ops.c" || false
+}
+
 @test "generated code compiles warning-free with gcc and clang, and has no allocator symbol" {
     "$COREAI_GEN" generate "$MODEL" -o "$TMP/out"
     "$COREAI_GEN" generate "$MODEL" -o "$TMP/outc" --weights-format c

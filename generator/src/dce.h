@@ -1,0 +1,27 @@
+/*
+ * dce.h - removal of dead ops before planning.
+ *
+ * A converter that did not run its optimizer leaves ops whose results
+ * nothing reads (e.g. a transpose of a linear's weight next to the linear
+ * itself). Emitted, they cost time and workspace; worse, the extra reader of
+ * a dequantized weight keeps the linear off its compressed kernel
+ * (qlinear.h: the weight must have one use). Every op of the model format is
+ * a pure function of its operands (a state changes only through the
+ * entrypoint's outputs, slice_update included), so an op none of whose
+ * results is read or is a graph output can go, and so can then the ops only
+ * it read. coreai.invoke stays: its callee is planned and emitted through
+ * it. Constants stay in the weights as stored, used or not.
+ */
+#ifndef CG_DCE_H
+#define CG_DCE_H
+
+#include <stddef.h>
+
+#include "ir.h"
+
+/* Removes the dead ops of every graph of m, keeping the others' order, and
+ * updates the uses (n_uses, last_user) and op indices. Returns how many ops
+ * went. Run after verification, before planning. */
+size_t cg_module_remove_dead_ops(cg_module *m);
+
+#endif /* CG_DCE_H */

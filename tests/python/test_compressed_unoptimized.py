@@ -1,0 +1,67 @@
+"""Compressed models converted WITHOUT AIProgram.optimize(): the converter
+leaves a dead transpose of every linear's weight, a second reader of the
+dequantized weight. coreai-gen removes dead ops before planning
+(generator/src/dce.h), so every linear still runs on its compressed weight
+(`generate --stats`: path fused), and the generated C follows the
+compressed model in eager PyTorch. (The stateful decoder without
+optimize(): tests/python/test_llm_workflow.py,
+test_compressed_generation_loop_in_generated_c, 4 bits.)"""
+import importlib.util
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import coreai_torch
+from coreai_torch import ExternalizeSpec, TorchConverter
+from coreai_torch.composite_ops import RMSNormImpl
+from coreai_torch.compression import quantize_weights
+from coreai_torch.testing import run_program
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def feedforward_block():
+    spec = importlib.util.spec_from_file_location("feedforward_export", REPO / "examples" / "feedforward" / "export.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    torch.manual_seed(0)
+    model = mod.FeedForwardBlock(dim=64, ff_dim=256).eval()
+    with torch.no_grad():
+        model.norm.weight.copy_(1.0 + 0.5 * torch.randn(64))
+    return model
+
+
+def convert(model, x):
+    return (TorchConverter()
+            .add_pytorch_module(model, export_fn=lambda m: torch.export.export(m, args=(x,)).run_decompositions(
+                coreai_torch.get_decomp_table()),
+                externalize_modules=[ExternalizeSpec(RMSNormImpl, "rms_norm", ["axes", "eps", "version"])],
+                input_names=["x"], output_names=["output"])
+            .to_coreai())
+
+
+def stats(coreai_gen, path, out):
+    r = subprocess.run([coreai_gen, "generate", str(path), "-o", str(out), "--stats"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return [ln.split() for ln in r.stdout.splitlines() if ln.startswith("compressed_weight ")]
+
+
+@pytest.mark.parametrize("nbits,shape", [(4, (1, 1, 64)), (8, (2, 16, 64))])
+def test_feedforward_unoptimized_runs_fused(nbits, shape, coreai_gen, c_compiler, tmp_path):
+    model = quantize_weights(feedforward_block(), nbits=nbits, block_size=32)
+    x = torch.randn(*shape, generator=torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        want = model(x)
+    program = convert(model, x)
+    # the dead transposes are there: this is what optimize() would remove
+    assert str(program).count("coreai.transpose") == 2
+    layers = stats(coreai_gen, program.save(tmp_path / "m"), tmp_path / "out")
+    assert [(ln[-3], ln[-1]) for ln in layers] == [("coreai.linear", "fused")] * 2, layers
+    src = (tmp_path / "out" / "m.c").read_text()
+    assert src.count("coreai_linear_q_f32(") == 2 and "coreai_shift_scale(" not in src
+    assert "coreai_transpose" not in src
+    got = next(iter(run_program(program, [{"x": x}], workdir=str(tmp_path))[0].values()))
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-5 * float(want.abs().max()))
