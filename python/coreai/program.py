@@ -92,7 +92,8 @@ class AIAsset:
         self.initial_states = {k: dict(v) for k, v in (initial_states or {}).items()}
 
     def executable(self, *, composite_kernels: bool = True, prefix: str | None = None,
-                   weights_format: str | None = None, weights=None) -> "_ExecutableContext":
+                   weights_format: str | None = None, weights=None,
+                   int8_activations: bool = False) -> "_ExecutableContext":
         """`async with asset.executable() as m:` generates C with coreai-gen,
         compiles and loads it; `m.load_function(name)` gives a callable.
         weights_format: how the constants are linked, "incbin" (a binary
@@ -100,10 +101,13 @@ class AIAsset:
         linked: the blob NAME_weights.bin is read, checked against its size
         and SHA-256 and passed to every call); None picks incbin where the C
         compiler supports it. weights: with "external", the blob to use
-        instead of the one coreai-gen wrote (it must be the same bytes)."""
+        instead of the one coreai-gen wrote (it must be the same bytes).
+        int8_activations: generate with --int8-activations (decode-sized
+        linears on compressed weights round their inputs to int8,
+        docs/compression.md)."""
         if weights is not None and weights_format != "external":
             raise ValueError("weights= needs weights_format='external'")
-        return _ExecutableContext(self, composite_kernels, prefix, weights_format, weights)
+        return _ExecutableContext(self, composite_kernels, prefix, weights_format, weights, int8_activations)
 
     def __repr__(self) -> str:
         return f"<AIAsset {self.model_path}>"
@@ -111,8 +115,9 @@ class AIAsset:
 
 class _ExecutableContext:
     def __init__(self, asset: AIAsset, composite_kernels: bool, prefix: str | None,
-                 weights_format: str | None = None, weights=None) -> None:
+                 weights_format: str | None = None, weights=None, int8_activations: bool = False) -> None:
         self.asset = asset
+        self.int8_activations = int8_activations
         self.weights = weights
         self.composite_kernels = composite_kernels
         self.prefix = prefix
@@ -124,7 +129,8 @@ class _ExecutableContext:
         from .runtime import AIExecutable
 
         prefix = self.prefix or _toolchain.c_prefix(self.asset.model_path)
-        lib = _toolchain.build_library(self.asset.model_path, prefix, self.composite_kernels, self.weights_format)
+        lib = _toolchain.build_library(self.asset.model_path, prefix, self.composite_kernels, self.weights_format,
+                                       self.int8_activations)
         weights = None
         if self.weights_format == "external":
             weights = self.weights if self.weights is not None else lib.parent / f"{prefix}_weights.bin"
