@@ -236,6 +236,20 @@ def _runtime_compiles(rt: Path, cc: list, flags: list) -> list:
     return out
 
 
+def compile_flags(rt: Path) -> list:
+    """The flags the runtime and a generated model are compiled with (the
+    model adds model_compile_flags)."""
+    return ["-std=c11", "-O2", "-fPIC", "-I", str(rt / "include")]
+
+
+def runtime_objects() -> list:
+    """The runtime objects build_library links (compiled into the cache, or
+    found there): what a test session can build once before its models."""
+    gen = find_coreai_gen()
+    rt = runtime_dir(gen)
+    return _runtime_objects(rt, c_compiler(), compile_flags(rt))
+
+
 def _runtime_objects(rt: Path, cc: list, flags: list) -> list:
     """Compile the runtime sources once per (sources, compiler, flags); on
     x86-64 with GCC or Clang with run-time ISA dispatch (baseline, AVX2,
@@ -327,7 +341,7 @@ def build_library(model_path, prefix: str, composite_kernels: bool = True, weigh
     if weights_format == "incbin" and not incbin_supported(cc):
         raise ToolchainError(f"weights_format 'incbin' needs GCC or Clang for a little-endian ELF target; "
                              f"{' '.join(cc)} is not (use weights_format='c')")
-    flags = ["-std=c11", "-O2", "-fPIC", "-I", str(rt / "include")]
+    flags = compile_flags(rt)
     h = hashlib.sha256()
     # the model text records the weights' SHA-256, so it pins the weights too
     h.update(model_path.read_bytes())

@@ -337,7 +337,7 @@ def _timed_build(model_path, tmp, res: ZooResult, composite_kernels: bool = True
     gen = _toolchain.find_coreai_gen()
     rt = _toolchain.runtime_dir()
     cc = _toolchain.c_compiler()
-    flags = ["-std=c11", "-O2", "-fPIC", "-I", str(rt / "include")]
+    flags = _toolchain.compile_flags(rt)
     objs = _toolchain._runtime_objects(rt, cc, flags)
     out = tmp / "c"
     out.mkdir()
