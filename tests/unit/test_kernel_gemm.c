@@ -18,6 +18,14 @@
  * FLT_EPSILON * (|epilogue result| + |addend|) for the f32 add.
  * Outputs start as NaN (every element must be written) and are followed by
  * a guard that must stay untouched; scratch has a guard too.
+ *
+ * COREAI_TEST_GEMM_SMALL=1 (the valgrind runs, tests/isa, some 30 times
+ * slower than native): the tests whose large shapes are there to cross the
+ * cache blocks use the smallest shapes that still cross every block of the
+ * ISAs valgrind runs (baseline and avx2: KC 256, NC 512; the stack-blocked
+ * path: 128 x 64), with edge tiles and both sides of COREAI_GEMM_SMALL_M;
+ * every tile remainder still comes up (test_edges_1_to_70 and the row
+ * counts are unchanged). The native runs keep the large shapes.
  */
 #include "kernel_ref.h"
 
@@ -28,6 +36,21 @@
 
 #define GUARD 64
 static const float k_canary = -12345.5f;
+
+static int small_shapes(void)
+{
+    const char *s = getenv("COREAI_TEST_GEMM_SMALL");
+    return s != NULL && *s != '\0' && strcmp(s, "0") != 0;
+}
+
+/* ptr, count = the shape table full or small (arrays) for this run */
+#define PICK_SHAPES(ptr, count, full, small)                \
+    do {                                                    \
+        const int small_ = small_shapes();                  \
+        (ptr) = small_ ? (small) : (full);                  \
+        (count) = small_ ? sizeof(small) / sizeof((small)[0]) \
+                         : sizeof(full) / sizeof((full)[0]); \
+    } while (0)
 
 /* ---- reference ------------------------------------------------------------- */
 
@@ -205,10 +228,16 @@ static void test_blocks(void **state)
 {
     (void)state;
     ref_rng rng = ref_rng_make(63);
-    static const int64_t shapes[][3] = {
+    static const int64_t full[][3] = {
         {37, 530, 300}, {129, 67, 513}, {15, 1100, 40}, {70, 40, 650}, {4, 1043, 257}, {3, 300, 700},
     };
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
+    static const int64_t small[][3] = {
+        {7, 530, 260}, {9, 67, 513}, {6, 1100, 40}, {7, 40, 650}, {4, 520, 260}, {3, 100, 700},
+    };
+    const int64_t(*shapes)[3];
+    size_t count;
+    PICK_SHAPES(shapes, count, full, small);
+    for (size_t s = 0; s < count; ++s)
         for (int t = 0; t < 4; ++t)
             for (int v = 0; v < V_COUNT; ++v)
                 run_matmul_2d(&rng, shapes[s][0], shapes[s][1], shapes[s][2], t & 1, t >> 1, v);
@@ -369,13 +398,21 @@ typedef struct linear_shape {
 static void test_linear_head_layouts(void **state)
 {
     (void)state;
-    static const linear_shape cases[] = {
+    static const linear_shape full[] = {
         {64, 256, 256, 32, 0},  {64, 256, 256, 0, 32},   {64, 256, 256, 32, 32}, {13, 128, 192, 64, 64},
         {7, 40, 48, 8, 16},     {5, 12, 48, 3, 12},      {9, 30, 36, 1, 3},      {30, 600, 1100, 40, 100},
         {3, 600, 40, 200, 20},  {17, 264, 520, 24, 520}, {1, 16, 16, 16, 16},    {4, 0, 24, 0, 8},
     };
+    static const linear_shape small[] = {
+        {13, 64, 64, 32, 0},   {13, 64, 64, 0, 32},     {13, 64, 64, 32, 32}, {13, 128, 192, 64, 64},
+        {7, 40, 48, 8, 16},    {5, 12, 48, 3, 12},      {9, 30, 36, 1, 3},    {5, 600, 530, 40, 106},
+        {3, 600, 40, 200, 20}, {5, 264, 520, 24, 520},  {1, 16, 16, 16, 16},  {4, 0, 24, 0, 8},
+    };
+    const linear_shape *cases;
+    size_t count;
+    PICK_SHAPES(cases, count, full, small);
     ref_rng rng = ref_rng_make(77);
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+    for (size_t c = 0; c < count; ++c) {
         const int64_t rows = cases[c].rows, in = cases[c].in, outf = cases[c].outf;
         const int epilogue = (int)(c % 5), with_bias = c % 3 != 1;
         float *x = ref_alloc_f(rows * in + 1), *xh = ref_alloc_f(rows * in + 1);
@@ -415,13 +452,21 @@ static void test_linear_head_layouts(void **state)
 static void test_linear_residual(void **state)
 {
     (void)state;
-    static const linear_shape cases[] = {
+    static const linear_shape full[] = {
         {64, 256, 256, 0, 0}, {64, 688, 256, 0, 0}, {13, 600, 1100, 0, 0}, {5, 24, 37, 0, 0},
         {3, 300, 20, 0, 0},   {64, 256, 256, 32, 0}, {9, 40, 48, 8, 16},   {4, 0, 24, 0, 0},
         {1, 16, 16, 0, 0},    {30, 600, 520, 0, 0},
     };
+    static const linear_shape small[] = {
+        {13, 64, 64, 0, 0}, {7, 600, 40, 0, 0},  {4, 520, 1040, 0, 0}, {5, 24, 37, 0, 0},
+        {3, 300, 20, 0, 0}, {13, 64, 64, 32, 0}, {9, 40, 48, 8, 16},   {4, 0, 24, 0, 0},
+        {1, 16, 16, 0, 0},  {7, 300, 530, 0, 0},
+    };
+    const linear_shape *cases;
+    size_t count;
+    PICK_SHAPES(cases, count, full, small);
     ref_rng rng = ref_rng_make(78);
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+    for (size_t c = 0; c < count; ++c) {
         for (int epilogue = COREAI_EPILOGUE_NONE; epilogue <= COREAI_EPILOGUE_SILU; ++epilogue) {
             const int64_t rows = cases[c].rows, in = cases[c].in, outf = cases[c].outf;
             const int with_bias = (c + (size_t)epilogue) % 2 == 0;
@@ -485,12 +530,18 @@ static void test_linear_shapes(void **state)
 {
     (void)state;
     ref_rng rng = ref_rng_make(65);
-    static const int64_t rows[] = {1, 2, 3, 4, 5, 8, 13, 14, 15, 29, 64};
-    static const int64_t ins[] = {1, 7, 16, 33, 300};
+    static const int64_t full_rows[] = {1, 2, 3, 4, 5, 8, 13, 14, 15, 29, 64};
+    static const int64_t small_rows[] = {1, 2, 3, 4, 5, 8, 13, 14, 15};
+    static const int64_t full_ins[] = {1, 7, 16, 33, 300};
+    static const int64_t small_ins[] = {1, 7, 16, 33, 130};
     static const int64_t outs[] = {1, 5, 16, 17, 31, 32, 33, 48, 70, 100};
+    const int64_t *rows, *ins;
+    size_t nrows, nins;
+    PICK_SHAPES(rows, nrows, full_rows, small_rows);
+    PICK_SHAPES(ins, nins, full_ins, small_ins);
     int t = 0;
-    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; ++r)
-        for (size_t i = 0; i < sizeof ins / sizeof ins[0]; ++i)
+    for (size_t r = 0; r < nrows; ++r)
+        for (size_t i = 0; i < nins; ++i)
             for (size_t o = 0; o < sizeof outs / sizeof outs[0]; ++o)
                 for (int v = 0; v < L_COUNT; ++v, ++t)
                     run_linear(&rng, v, rows[r], ins[i], outs[o], (t / 5) & 1, (t / 10) & 1, t % 5);
@@ -516,8 +567,12 @@ static void test_linear_epilogues(void **state)
 {
     (void)state;
     ref_rng rng = ref_rng_make(66);
-    static const int64_t shapes[][3] = {{23, 45, 37}, {2, 19, 70}, {9, 530, 290}};
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
+    static const int64_t full[][3] = {{23, 45, 37}, {2, 19, 70}, {9, 530, 290}};
+    static const int64_t small[][3] = {{23, 45, 37}, {2, 19, 70}, {7, 290, 40}, {5, 19, 530}};
+    const int64_t(*shapes)[3];
+    size_t count;
+    PICK_SHAPES(shapes, count, full, small);
+    for (size_t s = 0; s < count; ++s)
         for (int e = 0; e <= COREAI_EPILOGUE_SILU; ++e)
             for (int bi = 0; bi < 2; ++bi)
                 for (int wt = 0; wt < 2; ++wt)
