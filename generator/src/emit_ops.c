@@ -665,6 +665,17 @@ static void emit_linear_q(cg_emitter *em, size_t index, const cg_op *op, const c
     const cg_type *x = &op->operands[0]->type, *out = &op->results[0]->type;
     const int64_t in = x->dims[x->rank - 1], outf = out->dims[out->rank - 1];
     const char *rows = linear_rows(em, x, out);
+    if (q->lut != NULL) {
+        cg_emit_call(em, "coreai_linear_lut_f32", pname(em, index), "coreai_linear_lut_params",
+                     init(em, "{%s, %" PRId64 ", %" PRId64 ", %d, %" PRId64 ", %s}", rows, in, outf,
+                          cg_dtype_bits(q->data->type.dtype), q->group_rows,
+                          cg_epilogue_enum(em->plan->epilogue[index])),
+                     5, cg_emit_ref(em, op->operands[0]),
+                     talloc_asprintf(em->mem_ctx, "(const uint8_t *)%s", cg_emit_ref(em, q->data)),
+                     cg_emit_ref(em, q->lut), op->n_operands == 3 ? cg_emit_ref(em, op->operands[2]) : "NULL",
+                     cg_emit_ref(em, op->results[0]));
+        return;
+    }
     const char *zero = q->zero != NULL ? talloc_asprintf(em->mem_ctx, "(const uint8_t *)%s", cg_emit_ref(em, q->zero))
                                        : "NULL";
     cg_emit_call(em, cg_qlinear_a8(op, q) ? "coreai_linear_q8a_f32" : "coreai_linear_q_f32", pname(em, index),

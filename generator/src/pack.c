@@ -103,6 +103,8 @@ uint64_t cg_op_gemm_scratch_bytes(const cg_op *op)
         return 0;
     const cg_type *out = &op->results[0]->type;
     cg_qlinear q;
+    if (cg_qlinear_match(op, &q) && q.lut != NULL)
+        return 0; /* coreai_linear_lut_f32 needs none */
     if (cg_qlinear_match(op, &q)) {
         /* the compressed weight's GEMM path: one dequantized block; with
          * int8 activations, the quantized rows (qlinear.h) */

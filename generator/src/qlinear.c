@@ -16,6 +16,26 @@ static bool int_data(cg_dtype d)
 
 static bool is_const(const cg_value *v) { return v != NULL && v->kind == CG_VALUE_CONST; }
 
+/* Palettized: u1..u8 indices [out][in], f32 tables [groups, 1, 2^bits, 1]. */
+static bool match_lut(const cg_op *d, cg_qlinear *q)
+{
+    if (d->n_operands != 2)
+        return false;
+    const cg_value *idx = d->operands[0], *lut = d->operands[1];
+    const cg_dtype t = is_const(idx) ? idx->type.dtype : CG_DTYPE_COUNT;
+    if (!is_const(lut) || !(t == CG_DTYPE_U1 || t == CG_DTYPE_U2 || t == CG_DTYPE_U4 || t == CG_DTYPE_U6 ||
+                            t == CG_DTYPE_U8) ||
+        idx->type.rank != 2 || lut->type.dtype != CG_DTYPE_F32 || lut->type.rank != 4)
+        return false;
+    const int64_t outf = idx->type.dims[0], groups = lut->type.dims[0];
+    if (groups <= 0 || outf % groups != 0 || lut->type.dims[1] != 1 ||
+        lut->type.dims[2] != ((int64_t)1 << cg_dtype_bits(t)) || lut->type.dims[3] != 1)
+        return false;
+    if (q != NULL)
+        *q = (cg_qlinear){.dequant = d, .data = idx, .lut = lut, .group_rows = outf / groups};
+    return true;
+}
+
 bool cg_qlinear_match(const cg_op *linear, cg_qlinear *q)
 {
     if (!kind_is(linear, "coreai.linear") || linear->n_operands < 2 || linear->n_results != 1 ||
@@ -27,6 +47,8 @@ bool cg_qlinear_match(const cg_op *linear, cg_qlinear *q)
         linear->results[0]->type.dtype != CG_DTYPE_F32)
         return false;
     const cg_op *d = w->def;
+    if (kind_is(d, "coreai.lut_to_dense"))
+        return match_lut(d, q);
     const bool shift_scale = kind_is(d, "coreai.blockwise_shift_scale");
     if ((!shift_scale && !kind_is(d, "coreai.dequantize")) || d->n_operands < 2 || d->n_operands > 3)
         return false; /* a fourth operand is minval: not handled */
@@ -79,6 +101,6 @@ bool cg_qlinear_a8(const cg_op *linear, const cg_qlinear *q)
     const cg_type *x = &linear->operands[0]->type;
     const int64_t in = x->dims[x->rank - 1];
     const int64_t rows = in > 0 ? cg_type_numel(x) / in : 0;
-    return int8_activations && q->data->type.dtype != CG_DTYPE_U8 && q->block % 32 == 0 && in % 32 == 0 &&
+    return int8_activations && q->lut == NULL && q->data->type.dtype != CG_DTYPE_U8 && q->block % 32 == 0 && in % 32 == 0 &&
            in > 0 && rows < COREAI_LINEAR_Q_GEMM_ROWS;
 }

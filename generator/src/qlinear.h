@@ -11,7 +11,10 @@
  * ([out] for dequantize), an optional zero point of the data's dtype and the
  * scale's shape, no minval; a 4-bit block even. The constants are emitted as
  * stored (the kernel reads the model's layout), the dequantizing op emits
- * nothing and its result takes no workspace. Any other layer falls back.
+ * nothing and its result takes no workspace. Likewise a coreai.lut_to_dense
+ * of constant indices [out][in] and f32 tables, one value per index
+ * (vector_size 1), one table per tensor or per group of output channels.
+ * Any other layer falls back.
  * The planner, the emitter and `generate --stats` decide through here.
  */
 #ifndef CG_QLINEAR_H
@@ -26,6 +29,11 @@ typedef struct cg_qlinear {
     const cg_op *dequant;                 /* the op producing the weight */
     const cg_value *data, *scale, *zero;  /* constants; zero NULL when none */
     int64_t block;                        /* inputs per scale */
+    /* A palettized weight (coreai.lut_to_dense, coreai_linear_lut_f32):
+     * data the u1 / u2 / u4 / u6 / u8 indices [out][in], lut the f32 tables
+     * [out / group_rows, 1, 2^bits, 1]; scale and zero NULL. */
+    const cg_value *lut;
+    int64_t group_rows;
 } cg_qlinear;
 
 /* Whether linear runs on its compressed weight; fills *q (may be NULL). */

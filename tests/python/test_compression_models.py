@@ -171,12 +171,16 @@ def test_compressed_model_converted_matches_eager(how, coreai_gen, c_compiler, t
         consumers = ("coreai.cast",) if how == "int4-f16-scale" else ("coreai.linear", "coreai.conv2d")
         assert ln[10] in consumers, ln
         # a linear on an f32-scaled blockwise weight runs on it compressed
-        # (coreai_linear_q_f32); a convolution and an f16 scale fall back
-        fused = ln[3] == "blockwise_shift_scale" and ln[10] == "coreai.linear"
+        # (coreai_linear_q_f32), one on an f32 palette too
+        # (coreai_linear_lut_f32); a convolution and an f16 scale fall back
+        fused = ln[3] in ("blockwise_shift_scale", "lut_to_dense") and ln[10] == "coreai.linear"
         assert ln[-2:] == ["path", "fused" if fused else "fallback"], ln
     if how in ("int8-block16", "int4-block8", "uint4-zp-channel"):
         assert sum(ln[-1] == "fused" for ln in lines) == 2  # fc1 and fc2
         assert "coreai_linear_q_f32(" in (tmp_path / "out" / "m.c").read_text()
+    if how.startswith("pal"):
+        assert sum(ln[-1] == "fused" for ln in lines) == 2
+        assert (tmp_path / "out" / "m.c").read_text().count("coreai_linear_lut_f32(") == 2
 
 
 @pytest.mark.parametrize("nbits,symmetric,rows", [(4, True, 1), (4, False, 8), (8, True, 8), (8, False, 1)])
@@ -214,6 +218,38 @@ def test_fused_linear_matches_eager(nbits, symmetric, rows, coreai_gen, c_compil
     assert paths == ["fused_int8_activations" if a8 else "fused"] * 2
     src = (tmp_path / "a8" / "m.c").read_text()
     assert src.count("coreai_linear_q8a_f32(") == (2 if a8 else 0), src
+
+
+@pytest.mark.parametrize("nbits,group_size,rows,features", [(4, None, 1, 64), (2, 8, 8, 64), (6, None, 3, 300),
+                                                            (1, 32, 5, 64), (8, 16, 1, 300)])
+def test_fused_palettized_linear_matches_eager(nbits, group_size, rows, features, coreai_gen, c_compiler, tmp_path):
+    """Linears on palettized weights kept as indices and tables
+    (coreai_linear_lut_f32): every index width, one table per tensor or per
+    group of outputs, 300 inputs (more than the kernel's 256-weight chunk,
+    and 6-bit indices straddling bytes), a relu in the first layer's
+    epilogue and a bias; against the palettized model in eager PyTorch."""
+    torch.manual_seed(12)
+    net = nn.Sequential(nn.Linear(features, 96), nn.ReLU(), nn.Linear(96, 32, bias=False)).eval()
+    m = palettize_weights(net, nbits=nbits, group_size=group_size)
+    x = torch.randn(rows, features, generator=torch.Generator().manual_seed(5))
+    with torch.no_grad():
+        want = m(x)
+    ep = torch.export.export(m, (x,)).run_decompositions(get_decomp_table())
+    program = TorchConverter().add_exported_program(ep).to_coreai()
+    got = next(iter(run_program(program, [{"input": x}], workdir=str(tmp_path))[0].values()))
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-5 * float(want.abs().max()))
+    import subprocess
+    path = program.save(tmp_path / "m")
+    r = subprocess.run([coreai_gen, "generate", str(path), "-o", str(tmp_path / "out"), "--stats"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    lines = [ln.split() for ln in r.stdout.splitlines() if ln.startswith("compressed_weight ")]
+    assert [(ln[3], ln[-1]) for ln in lines] == [("lut_to_dense", "fused")] * 2, lines
+    src = (tmp_path / "out" / "m.c").read_text()
+    assert src.count("coreai_linear_lut_f32(") == 2 and "coreai_lut_to_dense(" not in src
+    # no dense weight in the workspace: at most the activations (x is an input)
+    ws = next(int(ln.split()[1]) for ln in r.stdout.splitlines() if ln.startswith("workspace_bytes "))
+    assert ws <= 4 * rows * 96 + 64, ws
 
 
 def test_compress_inplace_failure_changes_nothing():

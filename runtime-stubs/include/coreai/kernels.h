@@ -37,6 +37,7 @@
 #include "coreai/kernels/vector_norm.h"
 #include "coreai/kernels/quant.h"
 #include "coreai/kernels/linear_q.h"
+#include "coreai/kernels/linear_lut.h"
 #include "coreai/kernels/slice_update.h"
 
 #endif /* COREAI_KERNELS_H */

@@ -1,0 +1,43 @@
+#ifndef COREAI_KERNELS_LINEAR_LUT_H
+#define COREAI_KERNELS_LINEAR_LUT_H
+
+/*
+ * Fully connected layers whose weight stays palettized (docs/compression.md):
+ * each weight is an nbits-wide index into a table of 2^nbits f32 values,
+ * one table per `group_rows` consecutive output channels (out_features for
+ * one table), the form coreai_torch.compression.palettize_weights produces
+ * for nn.Linear (coreai.lut_to_dense with vector_size 1):
+ *     W[o][i] = lut[o / group_rows][indices[o][i]]
+ *     out[r][o] = epilogue(sum_i x[r][i] * W[o][i] + bias[o])
+ * indices [out][in] packed as the weights file holds them (element e in bits
+ * [e * nbits, e * nbits + nbits) of the little-endian bit stream), lut
+ * [out / group_rows][2^nbits]. Each output channel's weights are looked up
+ * 256 at a time into a stack buffer and multiplied with every row of x;
+ * nothing is expanded outside it, no scratch, no allocation. The sums run
+ * in another order than an f32 GEMM on the dense weight, so the result is
+ * within f32 rounding of it, not bitwise equal.
+ * Supported: nbits 1, 2, 4, 6, 8; group_rows > 0 dividing out_features.
+ */
+#include "coreai/kernels/matmul.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct coreai_linear_lut_params {
+    int64_t rows;
+    int64_t in_features;
+    int64_t out_features;
+    int32_t nbits;      /* index width: 1, 2, 4, 6 or 8 */
+    int64_t group_rows; /* output channels per table */
+    int32_t epilogue;   /* coreai_epilogue (coreai/kernels/matmul.h) */
+} coreai_linear_lut_params;
+
+coreai_status coreai_linear_lut_f32(const coreai_linear_lut_params *params, const float *x, const uint8_t *indices,
+                                    const float *lut, const float *bias, float *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* COREAI_KERNELS_LINEAR_LUT_H */
