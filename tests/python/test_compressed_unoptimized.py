@@ -65,3 +65,32 @@ def test_feedforward_unoptimized_runs_fused(nbits, shape, coreai_gen, c_compiler
     assert "coreai_transpose" not in src
     got = next(iter(run_program(program, [{"x": x}], workdir=str(tmp_path))[0].values()))
     np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-5 * float(want.abs().max()))
+
+
+class MatmulTransposed(torch.nn.Module):
+    """torch.matmul(x, W.T) on a dequantized weight, not an nn.Linear."""
+
+    def __init__(self):
+        super().__init__()
+        from coreai_torch.compression import quantize_tensor
+        w = torch.randn(32, 64, generator=torch.Generator().manual_seed(8))
+        self.w = quantize_tensor(w, 4, 32, True, torch.float32)
+
+    def forward(self, x):
+        return torch.matmul(x, self.w().T)
+
+
+def test_matmul_with_transposed_weight_runs_fused(coreai_gen, c_compiler, tmp_path):
+    """The decomposition turns matmul(x, W.T) of a 3-D x into a linear on W
+    (plus a dead transpose): the fused kernel, unoptimized too."""
+    model = MatmulTransposed()
+    x = torch.randn(2, 3, 64, generator=torch.Generator().manual_seed(4))
+    with torch.no_grad():
+        want = model(x)
+    ep = torch.export.export(model, (x,)).run_decompositions(coreai_torch.get_decomp_table())
+    program = TorchConverter().add_exported_program(ep).to_coreai()
+    assert "coreai.transpose" in str(program)
+    layers = stats(coreai_gen, program.save(tmp_path / "m"), tmp_path / "out")
+    assert [(ln[-3], ln[-1]) for ln in layers] == [("coreai.linear", "fused")], layers
+    got = next(iter(run_program(program, [{"x": x}], workdir=str(tmp_path))[0].values()))
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-5 * float(want.abs().max()))
