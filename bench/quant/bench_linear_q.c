@@ -79,9 +79,9 @@ static void chain(int v, const layer *l, int layers, int64_t dim, int64_t rows, 
         } else {
             const int i8 = v == V_I8 || v == V_I8A;
             const coreai_linear_q_params p = {rows, dim, dim, 32, i8 ? COREAI_INT_I8 : COREAI_INT_I4,
-                                              COREAI_EPILOGUE_RELU};
+                                              COREAI_EPILOGUE_RELU, COREAI_DTYPE_F32};
             if (v == V_I8 || v == V_I4)
-                st = coreai_linear_q_f32(&p, x, i8 ? l[i].q8 : l[i].q4, l[i].scale, NULL, NULL, y, q_scratch);
+                st = coreai_linear_q_f32(&p, x, i8 ? l[i].q8 : l[i].q4, l[i].scale, NULL, NULL, NULL, y, NULL);
             else
                 st = coreai_linear_q8a_f32(&p, x, i8 ? l[i].q8 : l[i].q4, l[i].scale, NULL, NULL, y, q_scratch);
         }

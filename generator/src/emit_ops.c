@@ -678,14 +678,20 @@ static void emit_linear_q(cg_emitter *em, size_t index, const cg_op *op, const c
     }
     const char *zero = q->zero != NULL ? talloc_asprintf(em->mem_ctx, "(const uint8_t *)%s", cg_emit_ref(em, q->zero))
                                        : "NULL";
-    cg_emit_call(em, cg_qlinear_a8(op, q) ? "coreai_linear_q8a_f32" : "coreai_linear_q_f32", pname(em, index),
-                 "coreai_linear_q_params",
-                 init(em, "{%s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %s, %s}", rows, in, outf, q->block,
-                      int_format(q->data->type.dtype), cg_epilogue_enum(em->plan->epilogue[index])),
-                 7, cg_emit_ref(em, op->operands[0]),
-                 talloc_asprintf(em->mem_ctx, "(const uint8_t *)%s", cg_emit_ref(em, q->data)),
-                 cg_emit_ref(em, q->scale), zero, op->n_operands == 3 ? cg_emit_ref(em, op->operands[2]) : "NULL",
-                 cg_emit_ref(em, op->results[0]), gemm_scratch(em, index, op));
+    const char *params = init(em, "{%s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %s, %s, %s}", rows, in, outf, q->block,
+                              int_format(q->data->type.dtype), cg_epilogue_enum(em->plan->epilogue[index]),
+                              cg_c_dtype_enum(q->scale->type.dtype));
+    const char *x_ref = cg_emit_ref(em, op->operands[0]);
+    const char *data = talloc_asprintf(em->mem_ctx, "(const uint8_t *)%s", cg_emit_ref(em, q->data));
+    const char *bias = op->n_operands == 3 ? cg_emit_ref(em, op->operands[2]) : "NULL";
+    if (cg_qlinear_a8(op, q))
+        cg_emit_call(em, "coreai_linear_q8a_f32", pname(em, index), "coreai_linear_q_params", params, 7, x_ref, data,
+                     cg_emit_ref(em, q->scale), zero, bias, cg_emit_ref(em, op->results[0]),
+                     gemm_scratch(em, index, op));
+    else
+        cg_emit_call(em, "coreai_linear_q_f32", pname(em, index), "coreai_linear_q_params", params, 8, x_ref, data,
+                     cg_emit_ref(em, q->scale), zero, q->minval != NULL ? cg_emit_ref(em, q->minval) : "NULL", bias,
+                     cg_emit_ref(em, op->results[0]), gemm_scratch(em, index, op));
 }
 
 static void emit_quantize(cg_emitter *em, size_t index, const cg_op *op)

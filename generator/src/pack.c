@@ -110,7 +110,8 @@ uint64_t cg_op_gemm_scratch_bytes(const cg_op *op)
          * int8 activations, the quantized rows (qlinear.h) */
         const cg_type *x = &op->operands[0]->type;
         const int64_t in = x->dims[x->rank - 1], outf = out->dims[out->rank - 1];
-        const coreai_linear_q_params p = {in > 0 ? cg_type_numel(x) / in : 0, in, outf, 1, COREAI_INT_I8, 0};
+        const coreai_linear_q_params p = {in > 0 ? cg_type_numel(x) / in : 0, in, outf, 1, COREAI_INT_I8, 0,
+                                          COREAI_DTYPE_F32};
         return (uint64_t)(cg_qlinear_a8(op, &q) ? coreai_linear_q8a_f32_scratch_size(&p)
                                                 : coreai_linear_q_f32_scratch_size(&p));
     }

@@ -36,26 +36,44 @@ static bool match_lut(const cg_op *d, cg_qlinear *q)
     return true;
 }
 
+static bool scale_dtype(cg_dtype d) { return d == CG_DTYPE_F32 || d == CG_DTYPE_F16 || d == CG_DTYPE_BF16; }
+
+/* v: a computed rank-2 tensor read once, by the next op of the pattern. */
+static bool single_use(const cg_value *v)
+{
+    return v->kind == CG_VALUE_RESULT && v->def != NULL && v->n_uses == 1 && !v->is_output && v->type.rank == 2;
+}
+
 bool cg_qlinear_match(const cg_op *linear, cg_qlinear *q)
 {
     if (!kind_is(linear, "coreai.linear") || linear->n_operands < 2 || linear->n_results != 1 ||
         cg_attr_get_bool(linear, "weight_transposed", false))
         return false;
     const cg_value *w = linear->operands[1], *x = linear->operands[0];
-    if (w->kind != CG_VALUE_RESULT || w->def == NULL || w->n_uses != 1 || w->is_output ||
-        w->type.dtype != CG_DTYPE_F32 || w->type.rank != 2 || x->type.dtype != CG_DTYPE_F32 ||
+    if (!single_use(w) || w->type.dtype != CG_DTYPE_F32 || x->type.dtype != CG_DTYPE_F32 ||
         linear->results[0]->type.dtype != CG_DTYPE_F32)
         return false;
-    const cg_op *d = w->def;
+    const cg_op *d = w->def, *cast = NULL;
+    if (kind_is(d, "coreai.cast") && d->n_operands == 1) {
+        /* an f16 / bf16 weight (the scale's dtype) cast to the layer's f32 */
+        cast = d;
+        w = d->operands[0];
+        if (!single_use(w) || (w->type.dtype != CG_DTYPE_F16 && w->type.dtype != CG_DTYPE_BF16))
+            return false;
+        d = w->def;
+    }
     if (kind_is(d, "coreai.lut_to_dense"))
-        return match_lut(d, q);
+        return cast == NULL && match_lut(d, q);
     const bool shift_scale = kind_is(d, "coreai.blockwise_shift_scale");
-    if ((!shift_scale && !kind_is(d, "coreai.dequantize")) || d->n_operands < 2 || d->n_operands > 3)
-        return false; /* a fourth operand is minval: not handled */
+    if ((!shift_scale && !kind_is(d, "coreai.dequantize")) || d->n_operands < 2 || d->n_operands > (shift_scale ? 4 : 3))
+        return false; /* minval (a fourth operand) only on blockwise_shift_scale */
     const cg_value *data = d->operands[0], *scale = d->operands[1];
     const cg_value *zero = d->n_operands > 2 ? d->operands[2] : NULL;
+    const cg_value *minval = d->n_operands > 3 ? d->operands[3] : NULL;
     if (!is_const(data) || !is_const(scale) || (zero != NULL && !is_const(zero)) || !int_data(data->type.dtype) ||
-        data->type.rank != 2 || scale->type.dtype != CG_DTYPE_F32)
+        data->type.rank != 2 || !scale_dtype(scale->type.dtype) || scale->type.dtype != w->type.dtype)
+        return false;
+    if (minval != NULL && (zero == NULL || !is_const(minval) || !cg_type_equal(&minval->type, &scale->type)))
         return false;
     const int64_t outf = data->type.dims[0], in = data->type.dims[1];
     int64_t block;
@@ -77,19 +95,29 @@ bool cg_qlinear_match(const cg_op *linear, cg_qlinear *q)
         (zero != NULL && zero->type.dtype != data->type.dtype))
         return false;
     if (q != NULL)
-        *q = (cg_qlinear){.dequant = d, .data = data, .scale = scale, .zero = zero, .block = block};
+        *q = (cg_qlinear){.dequant = d, .cast = cast, .data = data, .scale = scale, .zero = zero, .minval = minval,
+                          .block = block};
     return true;
 }
 
-const cg_op *cg_qlinear_of_dequant(const cg_op *dequant)
+/* The one op reading op's one result, or NULL. */
+static const cg_op *only_user(const cg_op *op)
 {
-    if (dequant->n_results != 1)
+    if (op->n_results != 1)
         return NULL;
-    const cg_value *r = dequant->results[0];
-    if (r->n_uses != 1 || r->is_output || r->last_user == NULL)
+    const cg_value *r = op->results[0];
+    return r->n_uses == 1 && !r->is_output ? r->last_user : NULL;
+}
+
+const cg_op *cg_qlinear_of_dequant(const cg_op *op)
+{
+    const cg_op *user = only_user(op);
+    if (user != NULL && kind_is(user, "coreai.cast"))
+        user = only_user(user);
+    cg_qlinear q;
+    if (user == NULL || !cg_qlinear_match(user, &q) || (q.dequant != op && q.cast != op))
         return NULL;
-    const cg_op *user = r->last_user;
-    return user->n_operands >= 2 && user->operands[1] == r && cg_qlinear_match(user, NULL) ? user : NULL;
+    return user;
 }
 
 static bool int8_activations;
@@ -101,6 +129,7 @@ bool cg_qlinear_a8(const cg_op *linear, const cg_qlinear *q)
     const cg_type *x = &linear->operands[0]->type;
     const int64_t in = x->dims[x->rank - 1];
     const int64_t rows = in > 0 ? cg_type_numel(x) / in : 0;
-    return int8_activations && q->lut == NULL && q->data->type.dtype != CG_DTYPE_U8 && q->block % 32 == 0 && in % 32 == 0 &&
-           in > 0 && rows < COREAI_LINEAR_Q_GEMM_ROWS;
+    return int8_activations && q->lut == NULL && q->data->type.dtype != CG_DTYPE_U8 &&
+           q->scale->type.dtype == CG_DTYPE_F32 && q->minval == NULL && q->block % 32 == 0 && in % 32 == 0 && in > 0 &&
+           rows < COREAI_LINEAR_Q_GEMM_ROWS;
 }

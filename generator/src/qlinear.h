@@ -6,15 +6,18 @@
  *
  * The pattern: a coreai.linear (weight not transposed, f32 in and out) whose
  * weight is the result of a coreai.blockwise_shift_scale (or a per-channel
- * coreai.dequantize along axis 0) used by nothing else and no graph output,
- * of constants: data i8 / u8 / i4 / u4 [out][in], scale f32 [out][in / block]
- * ([out] for dequantize), an optional zero point of the data's dtype and the
- * scale's shape, no minval; a 4-bit block even. The constants are emitted as
- * stored (the kernel reads the model's layout), the dequantizing op emits
- * nothing and its result takes no workspace. Likewise a coreai.lut_to_dense
- * of constant indices [out][in] and f32 tables, one value per index
- * (vector_size 1), one table per tensor or per group of output channels.
- * Any other layer falls back.
+ * coreai.dequantize along axis 0), or that result (f16 / bf16) through a
+ * coreai.cast to f32, each used by nothing else and no graph output, of
+ * constants: data i8 / u8 / i4 / u4 [out][in], scale f32 / f16 / bf16
+ * [out][in / block] ([out] for dequantize), an optional zero point of the
+ * data's dtype and the scale's shape, and (blockwise_shift_scale, with a
+ * zero point) an optional minval of the scale's dtype and shape; a 4-bit
+ * block even. The constants are emitted as stored (the kernel reads the
+ * model's layout), the dequantizing op and the cast emit nothing and their
+ * results take no workspace. Likewise a coreai.lut_to_dense of constant
+ * indices [out][in] and f32 tables, one value per index (vector_size 1),
+ * one table per tensor or per group of output channels. Any other layer
+ * falls back.
  * The planner, the emitter and `generate --stats` decide through here.
  */
 #ifndef CG_QLINEAR_H
@@ -27,7 +30,8 @@
 
 typedef struct cg_qlinear {
     const cg_op *dequant;                 /* the op producing the weight */
-    const cg_value *data, *scale, *zero;  /* constants; zero NULL when none */
+    const cg_op *cast;                    /* its f16 / bf16 result's cast to f32, or NULL */
+    const cg_value *data, *scale, *zero, *minval; /* constants; zero, minval NULL when none */
     int64_t block;                        /* inputs per scale */
     /* A palettized weight (coreai.lut_to_dense, coreai_linear_lut_f32):
      * data the u1 / u2 / u4 / u6 / u8 indices [out][in], lut the f32 tables
@@ -39,9 +43,10 @@ typedef struct cg_qlinear {
 /* Whether linear runs on its compressed weight; fills *q (may be NULL). */
 bool cg_qlinear_match(const cg_op *linear, cg_qlinear *q);
 
-/* The coreai.linear that runs on dequant's compressed operand, or NULL
- * (dequant then runs as itself: the fallback). */
-const cg_op *cg_qlinear_of_dequant(const cg_op *dequant);
+/* The coreai.linear that runs on the compressed operand of op, the
+ * pattern's dequantizing op or its cast, or NULL (op then runs as itself:
+ * the fallback). */
+const cg_op *cg_qlinear_of_dequant(const cg_op *op);
 
 /*
  * --int8-activations: a matched linear of fewer than COREAI_LINEAR_Q_GEMM_ROWS

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "coreai/kernels/linear_q.h"
+#include "half.h"
 #include "parallel.h"
 #include "vmath.h"
 
@@ -56,11 +57,53 @@
 
 typedef struct q_weight {
     const uint8_t *q;
-    const float *scale;
+    const void *scale;   /* sdt */
     const uint8_t *zero; /* NULL: none */
+    const void *minval;  /* sdt; NULL: none */
     int64_t in, block, blocks; /* blocks per output */
     coreai_int_format format;
+    int sdt; /* coreai_dtype of scale and minval: F32, F16 or BF16 */
 } q_weight;
+
+/* Element b of an array of the scale's dtype, as f32 (exact). */
+static inline float q_f(int sdt, const void *a, int64_t b)
+{
+    switch (sdt) {
+    case COREAI_DTYPE_F16: return f16_to_f32(((const uint16_t *)a)[b]);
+    case COREAI_DTYPE_BF16: return bf16_to_f32(((const uint16_t *)a)[b]);
+    default: return ((const float *)a)[b];
+    }
+}
+
+/* x rounded to the scale's dtype (nearest even), as f32. */
+static inline float q_round(int sdt, float x)
+{
+    switch (sdt) {
+    case COREAI_DTYPE_F16: return f16_to_f32(f32_to_f16(x));
+    case COREAI_DTYPE_BF16: return bf16_to_f32(f32_to_bf16(x));
+    default: return x;
+    }
+}
+
+/* One dequantized weight as coreai_shift_scale writes it (in the scale's
+ * dtype) and an f32 layer reads it: (q - z) * s rounded once (the product
+ * of an integer below 2^9 and a scale is exact in f32), then + minval
+ * rounded once more. */
+static inline float q_deq1(int sdt, int32_t qz, float s, int has_m, float m)
+{
+    float v = (float)qz * s;
+    v = q_round(sdt, v);
+    if (has_m) {
+        v = v + m;
+        v = q_round(sdt, v);
+    }
+    return v;
+}
+
+/* Whether every weight must be formed and rounded as the model forms it
+ * (f16 / bf16 scales round each product; minval adds to each), rather
+ * than one scale applied to a block's sum. */
+static int q_exact(const q_weight *w) { return w->sdt != COREAI_DTYPE_F32 || w->minval != NULL; }
 
 /* Element e of a stream of `format` integers. */
 Q_INLINE int32_t q_load(coreai_int_format format, const uint8_t *d, int64_t e)
@@ -125,14 +168,7 @@ Q_INLINE void q_cvt16(coreai_int_format f, const uint8_t *p, __m256i z, q_vf *v)
 #define Q_LOAD(p) _mm256_loadu_ps(p)
 #define Q_STORE(p, v) _mm256_storeu_ps((p), (v))
 #define Q_SET(s) _mm256_set1_ps(s)
-Q_INLINE float q_hsum(__m256 v)
-{
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-#define Q_HSUM(v) q_hsum(v)
+#define Q_HSUM(v) q_thsum(v) /* below */
 typedef __m256i q_vi;
 #elif defined(Q_NEON)
 typedef float32x4_t q_vf;
@@ -172,13 +208,182 @@ Q_INLINE void q_cvt16(coreai_int_format f, const uint8_t *p, int32x4_t z, q_vf *
 typedef int32x4_t q_vi;
 #endif
 
+/* ---- f32 vectors of 8 (x86) or 4 (NEON) lanes: exact weights, transposes -- */
+
+#if defined(Q_AVX512) || defined(Q_AVX2)
+/* 8-lane vectors on every x86 build (the transpose is 8 x 8). */
+typedef __m256 q_tv;
+#define Q_TL 8
+/* (q - z) * s of 16 integers at p, one rounding each, as two vectors. */
+Q_INLINE void q_tcvt16(coreai_int_format f, const uint8_t *p, int32_t z, float s, q_tv *v)
+{
+    const __m128i b = q_bytes16(f, p), h = _mm_srli_si128(b, 8);
+    const __m256i zz = _mm256_set1_epi32(z);
+    const __m256i w0 = f == COREAI_INT_U8 ? _mm256_cvtepu8_epi32(b) : _mm256_cvtepi8_epi32(b);
+    const __m256i w1 = f == COREAI_INT_U8 ? _mm256_cvtepu8_epi32(h) : _mm256_cvtepi8_epi32(h);
+    v[0] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(w0, zz)), _mm256_set1_ps(s));
+    v[1] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(w1, zz)), _mm256_set1_ps(s));
+}
+/* r[i][l] <- r[l][i] */
+Q_INLINE void q_ttr(q_tv *r)
+{
+    __m256 t[8], u[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4) {
+        u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+        u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+        u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+        u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    }
+    for (int i = 0; i < 4; ++i) {
+        r[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
+        r[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
+    }
+}
+/* v rounded to the scale's dtype, lane by lane as q_round. */
+Q_INLINE __m256 q_tround(int sdt, __m256 v)
+{
+    if (sdt == COREAI_DTYPE_F16) {
+#ifdef __F16C__
+        return _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#else
+        float t[8];
+        _mm256_storeu_ps(t, v);
+        for (int l = 0; l < 8; ++l)
+            t[l] = q_round(sdt, t[l]);
+        return _mm256_loadu_ps(t);
+#endif
+    }
+    if (sdt == COREAI_DTYPE_BF16) {
+        /* half.h's f32_to_bf16: + 0x7fff + the kept lsb, a NaN kept quiet */
+        const __m256i u = _mm256_castps_si256(v), hi = _mm256_set1_epi32((int)0xffff0000u);
+        const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+        const __m256i r = _mm256_and_si256(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb), hi);
+        const __m256i nan = _mm256_or_si256(_mm256_and_si256(u, hi), _mm256_set1_epi32(0x00400000));
+        return _mm256_blendv_ps(_mm256_castsi256_ps(r), _mm256_castsi256_ps(nan), _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    }
+    return v;
+}
+Q_INLINE float q_thsum(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+#define Q_TZERO() _mm256_setzero_ps()
+#define Q_TSTORE(p, v) _mm256_storeu_ps((p), (v))
+#define Q_TLOAD(p) _mm256_loadu_ps(p)
+#define Q_TFMA(c, a, b) _mm256_fmadd_ps((a), (b), (c))
+#define Q_TADD(a, m) _mm256_add_ps((a), _mm256_set1_ps(m))
+#elif defined(Q_NEON)
+typedef float32x4_t q_tv;
+#define Q_TL 4
+Q_INLINE void q_tcvt16(coreai_int_format f, const uint8_t *p, int32_t z, float s, q_tv *v)
+{
+    q_cvt16(f, p, vdupq_n_s32(z), v);
+    for (int k = 0; k < 4; ++k)
+        v[k] = vmulq_n_f32(v[k], s);
+}
+Q_INLINE void q_ttr(q_tv *r)
+{
+    const float32x4_t t0 = vtrn1q_f32(r[0], r[1]), t1 = vtrn2q_f32(r[0], r[1]);
+    const float32x4_t t2 = vtrn1q_f32(r[2], r[3]), t3 = vtrn2q_f32(r[2], r[3]);
+    r[0] = vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2)));
+    r[1] = vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3)));
+    r[2] = vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2)));
+    r[3] = vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3)));
+}
+Q_INLINE float32x4_t q_tround(int sdt, float32x4_t v)
+{
+    if (sdt == COREAI_DTYPE_F16)
+        return vcvt_f32_f16(vcvt_f16_f32(v));
+    if (sdt == COREAI_DTYPE_BF16) {
+        const uint32x4_t u = vreinterpretq_u32_f32(v), hi = vdupq_n_u32(0xffff0000u);
+        const uint32x4_t lsb = vandq_u32(vshrq_n_u32(u, 16), vdupq_n_u32(1));
+        const uint32x4_t r = vandq_u32(vaddq_u32(vaddq_u32(u, vdupq_n_u32(0x7fff)), lsb), hi);
+        const uint32x4_t nan = vorrq_u32(vandq_u32(u, hi), vdupq_n_u32(0x00400000));
+        return vreinterpretq_f32_u32(vbslq_u32(vceqq_f32(v, v), r, nan));
+    }
+    return v;
+}
+#define q_thsum(v) vaddvq_f32(v)
+#define Q_TZERO() vdupq_n_f32(0.0f)
+#define Q_TSTORE(p, v) vst1q_f32((p), (v))
+#define Q_TLOAD(p) vld1q_f32(p)
+#define Q_TFMA(c, a, b) vfmaq_f32((c), (a), (b))
+#define Q_TADD(a, m) vaddq_f32((a), vdupq_n_f32(m))
+#endif
+
+#ifdef Q_TL
+/* q_tcvt16's products finished as q_deq1: rounded to the scale's dtype,
+ * then + minval and rounded again. */
+Q_INLINE void q_tfix(int sdt, int has_m, float m, q_tv *v)
+{
+    for (int k = 0; k < 16 / Q_TL; ++k) {
+        v[k] = q_tround(sdt, v[k]);
+        if (has_m)
+            v[k] = q_tround(sdt, Q_TADD(v[k], m));
+    }
+}
+#endif
+
+/* sum_i W[o][i] x_i with every weight formed as q_deq1 (q_exact()): 16
+ * at a time in registers where the blocks are whole groups of 16. */
+Q_INLINE float q_row_dot_exact(const q_weight *w, coreai_int_format f, int64_t o, const float *x)
+{
+    const int64_t nb = w->blocks, bs = w->block, e0 = o * w->in;
+    const int has_m = w->minval != NULL;
+#ifdef Q_TL
+    if (bs % 16 == 0) {
+        const int64_t step = q_is4(f) ? 8 : 16;
+        const uint8_t *p = w->q + (q_is4(f) ? e0 / 2 : e0);
+        q_tv acc[16 / Q_TL];
+        for (int k = 0; k < 16 / Q_TL; ++k)
+            acc[k] = Q_TZERO();
+        for (int64_t b = 0; b < nb; ++b) {
+            const int64_t bi = o * nb + b;
+            const int32_t z = w->zero != NULL ? q_load(f, w->zero, bi) : 0;
+            const float s = q_f(w->sdt, w->scale, bi), m = has_m ? q_f(w->sdt, w->minval, bi) : 0.0f;
+            for (int64_t i = 0; i < bs; i += 16, p += step, x += 16) {
+                q_tv v[16 / Q_TL];
+                q_tcvt16(f, p, z, s, v);
+                q_tfix(w->sdt, has_m, m, v);
+                for (int k = 0; k < 16 / Q_TL; ++k)
+                    acc[k] = Q_TFMA(acc[k], v[k], Q_TLOAD(x + k * Q_TL));
+            }
+        }
+        for (int k = 1; k < 16 / Q_TL; ++k)
+            acc[0] = acc[0] + acc[k];
+        return q_thsum(acc[0]);
+    }
+#endif
+    float total = 0.0f;
+    for (int64_t b = 0; b < nb; ++b) {
+        const int64_t bi = o * nb + b;
+        const int32_t z = w->zero != NULL ? q_load(f, w->zero, bi) : 0;
+        const float s = q_f(w->sdt, w->scale, bi), m = has_m ? q_f(w->sdt, w->minval, bi) : 0.0f;
+        for (int64_t i = 0; i < bs; ++i) {
+            const float wv = q_deq1(w->sdt, q_load(f, w->q, e0 + b * bs + i) - z, s, has_m, m);
+            total += wv * x[b * bs + i];
+        }
+    }
+    return total;
+}
+
 /* ---- the GEMV: one output channel ----------------------------------------- */
 
-/* sum_b scale_b * sum_{i in b} (q_i - z_b) x_i over W's row o. */
+/* sum_b scale_b * sum_{i in b} (q_i - z_b) x_i over W's row o (f32
+ * scales, no minval), else q_row_dot_exact. */
 Q_INLINE float q_row_dot(const q_weight *w, coreai_int_format f, int64_t o, const float *x)
 {
+    if (q_exact(w))
+        return q_row_dot_exact(w, f, o, x);
     const int64_t nb = w->blocks, bs = w->block;
-    const float *s = w->scale + o * nb;
+    const float *s = (const float *)w->scale + o * nb; /* f32: q_exact() is false */
     const int64_t e0 = o * w->in; /* first element of the row */
     float total = 0.0f;
 #ifdef Q_VECTOR
@@ -284,71 +489,14 @@ Q_INLINE void q_deq_run(const q_weight *w, coreai_int_format f, int64_t o, int64
     const int64_t e0 = o * w->in + p0;
     for (int64_t i = 0; i < n;) {
         const int64_t b = (p0 + i) / w->block, end = (b + 1) * w->block - p0 < n ? (b + 1) * w->block - p0 : n;
-        const int32_t z = w->zero != NULL ? q_load(f, w->zero, o * w->blocks + b) : 0;
-        const float s = w->scale[o * w->blocks + b];
+        const int64_t bi = o * w->blocks + b;
+        const int32_t z = w->zero != NULL ? q_load(f, w->zero, bi) : 0;
+        const float s = q_f(w->sdt, w->scale, bi), m = w->minval != NULL ? q_f(w->sdt, w->minval, bi) : 0.0f;
         for (; i < end; ++i)
-            v[i] = (float)(q_load(f, w->q, e0 + i) - z) * s;
+            v[i] = q_deq1(w->sdt, q_load(f, w->q, e0 + i) - z, s, w->minval != NULL, m);
     }
 }
 
-/* A 16-column panel dequantized in registers and transposed. */
-
-#if defined(Q_AVX512) || defined(Q_AVX2)
-/* 8-lane vectors on every x86 build (the transpose is 8 x 8). */
-typedef __m256 q_tv;
-#define Q_TL 8
-/* (q - z) * s of 16 integers at p, one rounding each, as two vectors. */
-Q_INLINE void q_tcvt16(coreai_int_format f, const uint8_t *p, int32_t z, float s, q_tv *v)
-{
-    const __m128i b = q_bytes16(f, p), h = _mm_srli_si128(b, 8);
-    const __m256i zz = _mm256_set1_epi32(z);
-    const __m256i w0 = f == COREAI_INT_U8 ? _mm256_cvtepu8_epi32(b) : _mm256_cvtepi8_epi32(b);
-    const __m256i w1 = f == COREAI_INT_U8 ? _mm256_cvtepu8_epi32(h) : _mm256_cvtepi8_epi32(h);
-    v[0] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(w0, zz)), _mm256_set1_ps(s));
-    v[1] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(w1, zz)), _mm256_set1_ps(s));
-}
-/* r[i][l] <- r[l][i] */
-Q_INLINE void q_ttr(q_tv *r)
-{
-    __m256 t[8], u[8];
-    for (int i = 0; i < 8; i += 2) {
-        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
-    }
-    for (int i = 0; i < 8; i += 4) {
-        u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
-        u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
-        u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
-        u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
-    }
-    for (int i = 0; i < 4; ++i) {
-        r[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
-        r[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
-    }
-}
-#define Q_TZERO() _mm256_setzero_ps()
-#define Q_TSTORE(p, v) _mm256_storeu_ps((p), (v))
-#elif defined(Q_NEON)
-typedef float32x4_t q_tv;
-#define Q_TL 4
-Q_INLINE void q_tcvt16(coreai_int_format f, const uint8_t *p, int32_t z, float s, q_tv *v)
-{
-    q_cvt16(f, p, vdupq_n_s32(z), v);
-    for (int k = 0; k < 4; ++k)
-        v[k] = vmulq_n_f32(v[k], s);
-}
-Q_INLINE void q_ttr(q_tv *r)
-{
-    const float32x4_t t0 = vtrn1q_f32(r[0], r[1]), t1 = vtrn2q_f32(r[0], r[1]);
-    const float32x4_t t2 = vtrn1q_f32(r[2], r[3]), t3 = vtrn2q_f32(r[2], r[3]);
-    r[0] = vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2)));
-    r[1] = vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3)));
-    r[2] = vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2)));
-    r[3] = vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3)));
-}
-#define Q_TZERO() vdupq_n_f32(0.0f)
-#define Q_TSTORE(p, v) vst1q_f32((p), (v))
-#endif
 
 #ifdef Q_TL
 /* Panel rows p < kc (16 floats apart at dst) of B(pc + p, jc + j) =
@@ -366,7 +514,10 @@ Q_INLINE void q_panel_vec(const q_weight *w, coreai_int_format f, int64_t pc, in
                 if (j0 + r < nc) {
                     const int64_t e = o * w->in + pc + k, b = o * w->blocks + (pc + k) / w->block;
                     q_tcvt16(f, w->q + (q_is4(f) ? e / 2 : e), w->zero != NULL ? q_load(f, w->zero, b) : 0,
-                             w->scale[b], v[r]);
+                             q_f(w->sdt, w->scale, b), v[r]);
+                    if (q_exact(w))
+                        q_tfix(w->sdt, w->minval != NULL, w->minval != NULL ? q_f(w->sdt, w->minval, b) : 0.0f,
+                               v[r]);
                 } else {
                     for (int h = 0; h < 16 / Q_TL; ++h)
                         v[r][h] = Q_TZERO();
@@ -488,7 +639,7 @@ Q_INLINE float q8_row_dot(const q_weight *w, coreai_int_format f, int64_t o, con
                           const int32_t *sum)
 {
     const int64_t nb = w->blocks, runs = w->block / 32;
-    const float *s = w->scale + o * nb;
+    const float *s = (const float *)w->scale + o * nb; /* f32 (coreai_linear_q8a_f32 takes no other) */
     const int64_t e0 = o * w->in;
     float corr = 0.0f;
 #ifdef Q8_AVX2
@@ -602,6 +753,9 @@ static int q_shape_ok(const coreai_linear_q_params *p)
         return 0;
     if (q_is4(p->format) && p->block % 2 != 0)
         return 0;
+    if (p->scale_dtype != COREAI_DTYPE_F32 && p->scale_dtype != COREAI_DTYPE_F16 &&
+        p->scale_dtype != COREAI_DTYPE_BF16)
+        return 0;
     if ((rows > 0 && in > INT64_MAX / rows) || (rows > 0 && outf > INT64_MAX / rows) ||
         (outf > 0 && in > INT64_MAX / outf))
         return 0;
@@ -609,8 +763,8 @@ static int q_shape_ok(const coreai_linear_q_params *p)
 }
 
 coreai_status coreai_linear_q_f32(const coreai_linear_q_params *params, const float *x, const uint8_t *weight,
-                                  const float *scale, const uint8_t *zero_point, const float *bias, float *out,
-                                  void *scratch)
+                                  const void *scale, const uint8_t *zero_point, const void *minval, const float *bias,
+                                  float *out, void *scratch)
 {
     (void)scratch; /* none needed (coreai_linear_q_f32_scratch_size is 0) */
     if (params == NULL || x == NULL || weight == NULL || scale == NULL || out == NULL)
@@ -620,7 +774,8 @@ coreai_status coreai_linear_q_f32(const coreai_linear_q_params *params, const fl
     const int64_t rows = params->rows, in = params->in_features, outf = params->out_features;
     if (rows == 0 || outf == 0)
         return COREAI_STATUS_OK;
-    const q_weight w = {weight, scale, zero_point, in, params->block, in / params->block, params->format};
+    const q_weight w = {weight, scale, zero_point, minval, in, params->block, in / params->block, params->format,
+                        params->scale_dtype};
     if (rows >= COREAI_LINEAR_Q_GEMM_ROWS) {
         const coreai_gemm_args g = coreai_gemm_linear_args(rows, in, outf, x, bias, out, params->epilogue);
         coreai_gemm_strips(&g, q_pack, &w);
@@ -645,7 +800,7 @@ coreai_status coreai_linear_q8a_f32(const coreai_linear_q_params *params, const 
         ((uintptr_t)scratch % sizeof(float)) != 0)
         return COREAI_STATUS_INVALID_ARGUMENT;
     if (!q_shape_ok(params) || !coreai_gemm_epilogue_ok(params->epilogue) || params->format == COREAI_INT_U8 ||
-        params->block % 32 != 0)
+        params->block % 32 != 0 || params->scale_dtype != COREAI_DTYPE_F32)
         return COREAI_STATUS_INVALID_ARGUMENT;
     const int64_t rows = params->rows, in = params->in_features, outf = params->out_features;
     if (rows == 0 || outf == 0)
@@ -663,7 +818,8 @@ coreai_status coreai_linear_q8a_f32(const coreai_linear_q_params *params, const 
         for (int64_t r = 0; r < rows; ++r)
             q8_quantize_row(x + r * in, in, xq + r * in, d + r * runs, sum + r * runs);
     }
-    const q_weight w = {weight, scale, zero_point, in, params->block, in / params->block, params->format};
+    const q_weight w = {weight, scale, zero_point, NULL, in, params->block, in / params->block, params->format,
+                        COREAI_DTYPE_F32};
     int64_t parts = coreai_par_threads();
     if (parts > (outf + 63) / 64)
         parts = (outf + 63) / 64;

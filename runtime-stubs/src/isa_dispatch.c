@@ -60,9 +60,9 @@ static void isa_append(char *buf, size_t cap, const char *s)
       (const coreai_gemm_args *g, const float *b, int64_t b_rs, int64_t b_cs, float *scratch),        \
       (g, b, b_rs, b_cs, scratch))                                                                     \
     X(s, coreai_status, coreai_linear_q_f32,                                                           \
-      (const coreai_linear_q_params *params, const float *x, const uint8_t *weight, const float *scale,  \
-       const uint8_t *zero_point, const float *bias, float *out, void *scratch),                       \
-      (params, x, weight, scale, zero_point, bias, out, scratch))                                      \
+      (const coreai_linear_q_params *params, const float *x, const uint8_t *weight, const void *scale,   \
+       const uint8_t *zero_point, const void *minval, const float *bias, float *out, void *scratch),   \
+      (params, x, weight, scale, zero_point, minval, bias, out, scratch))                              \
     X(s, coreai_status, coreai_linear_q8a_f32,                                                         \
       (const coreai_linear_q_params *params, const float *x, const uint8_t *weight, const float *scale,  \
        const uint8_t *zero_point, const float *bias, float *out, void *scratch),                       \

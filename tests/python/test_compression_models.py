@@ -170,12 +170,14 @@ def test_compressed_model_converted_matches_eager(how, coreai_gen, c_compiler, t
         # an f16 weight is cast to the f32 the layer computes in
         consumers = ("coreai.cast",) if how == "int4-f16-scale" else ("coreai.linear", "coreai.conv2d")
         assert ln[10] in consumers, ln
-        # a linear on an f32-scaled blockwise weight runs on it compressed
-        # (coreai_linear_q_f32), one on an f32 palette too
-        # (coreai_linear_lut_f32); a convolution and an f16 scale fall back
-        fused = ln[3] in ("blockwise_shift_scale", "lut_to_dense") and ln[10] == "coreai.linear"
+        # a linear on a blockwise weight runs on it compressed
+        # (coreai_linear_q_f32), an f16 one through its cast (a linear's
+        # weight is 2-D, tensor<OxIx..>), one on an f32 palette too
+        # (coreai_linear_lut_f32); a convolution falls back
+        linear = ln[10] == "coreai.linear" or (ln[10] == "coreai.cast" and ln[4].count("x") == 2)
+        fused = ln[3] in ("blockwise_shift_scale", "lut_to_dense") and linear
         assert ln[-2:] == ["path", "fused" if fused else "fallback"], ln
-    if how in ("int8-block16", "int4-block8", "uint4-zp-channel"):
+    if how in ("int8-block16", "int4-block8", "uint4-zp-channel", "int4-f16-scale"):
         assert sum(ln[-1] == "fused" for ln in lines) == 2  # fc1 and fc2
         assert "coreai_linear_q_f32(" in (tmp_path / "out" / "m.c").read_text()
     if how.startswith("pal"):
@@ -250,6 +252,62 @@ def test_fused_palettized_linear_matches_eager(nbits, group_size, rows, features
     # no dense weight in the workspace: at most the activations (x is an input)
     ws = next(int(ln.split()[1]) for ln in r.stdout.splitlines() if ln.startswith("workspace_bytes "))
     assert ws <= 4 * rows * 96 + 64, ws
+
+
+def _minval_weight(w, nbits, block, sdt):
+    """w as unsigned integers with a scale and minval per block (the form
+    the reference converter's asymmetric modes produce): w ~ (q - q_min) *
+    scale + minval, q_min 0 for uint4 / uint8."""
+    o, i = w.shape
+    blocks = w.reshape(o, i // block, block)
+    lo, hi = blocks.amin(-1), blocks.amax(-1)
+    levels = (1 << nbits) - 1
+    scale = torch.where(hi > lo, (hi - lo) / levels, torch.ones_like(hi)).to(sdt)
+    minval = lo.to(sdt)
+    q = torch.round((blocks - minval.float()[..., None]) / scale.float()[..., None]).clamp(0, levels)
+    return WeightDequantizeModule(q.reshape(o, i).to(torch.uint8), scale, minval=minval,
+                                  input_dtype=torch.uint4 if nbits == 4 else torch.uint8)
+
+
+# each path (GEMV: 1 row, GEMM: 8 rows) with f16, bf16 and minval
+@pytest.mark.parametrize("sdt,minval,rows", [(torch.float16, False, 1), (torch.float16, True, 8),
+                                             (torch.bfloat16, True, 1), (torch.bfloat16, False, 8),
+                                             (torch.float32, True, 1), (torch.float32, True, 8)])
+def test_fused_linear_scale_dtypes_and_minval(sdt, minval, rows, coreai_gen, c_compiler, tmp_path):
+    """f16 / bf16 scales (the weight in the scale's dtype, cast to f32 by
+    the layer) and minval run fused too: the GEMV (1 row) and the GEMM (8
+    rows) against the compressed model in eager PyTorch, at f32 accuracy
+    (each weight formed and rounded exactly as eager forms it)."""
+    torch.manual_seed(13)
+    net = nn.Sequential(nn.Linear(64, 96), nn.ReLU(), nn.Linear(96, 32, bias=False)).eval()
+    if minval:
+        m = nn.Sequential(*[CompressedLinear(_minval_weight(lin.weight.detach(), nbits, 32, sdt), lin.bias,
+                                             lin.in_features, lin.out_features) if isinstance(lin, nn.Linear) else lin
+                            for lin, nbits in zip(net, (4, 0, 8))]).eval()
+    else:
+        m = quantize_weights(net, nbits=4, block_size=32, scale_dtype=sdt)
+    x = torch.randn(rows, 64, generator=torch.Generator().manual_seed(6))
+    with torch.no_grad():
+        want = m(x)
+        # the weights really are rounded to the scale's dtype (a test that
+        # formed them in f32 would miss that)
+        if sdt != torch.float32:
+            assert m[0].weight().dtype == sdt
+    ep = torch.export.export(m, (x,)).run_decompositions(get_decomp_table())
+    program = TorchConverter().add_exported_program(ep).to_coreai()
+    program.optimize()
+    got = next(iter(run_program(program, [{"input": x}], workdir=str(tmp_path))[0].values()))
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-5 * float(want.abs().max()))
+    import subprocess
+    path = program.save(tmp_path / "m")
+    r = subprocess.run([coreai_gen, "generate", str(path), "-o", str(tmp_path / "out"), "--stats"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    paths = [ln.split()[-1] for ln in r.stdout.splitlines() if ln.startswith("compressed_weight ")]
+    assert paths == ["fused", "fused"], r.stdout
+    src = (tmp_path / "out" / "m.c").read_text()
+    assert src.count("coreai_linear_q_f32(") == 2 and "coreai_shift_scale(" not in src
+    assert "coreai_cast" not in src or sdt == torch.float32
 
 
 def test_compress_inplace_failure_changes_nothing():

@@ -4,6 +4,10 @@
  * (q - z) * s rounded once to f32 (as eager PyTorch's dequantization), the
  * product summed in double. Every ISA variant through the dispatch.
  *
+ * Scales (and minval) in f16 / bf16: stored as the dtype's bits, each
+ * weight rounded to that dtype by a double-based rounding written here
+ * (frexp, nearest even), not half.h's bit arithmetic the kernel uses.
+ *
  * Tolerances: the GEMV path sums in f32 and applies each block's scale to
  * the block's sum (not to each weight), so it differs from the reference by
  * at most about (in + 2) f32 roundings of sum |x w|; it is checked against
@@ -38,7 +42,61 @@ typedef struct qcase {
     int64_t rows, in, outf, block;
     coreai_int_format f;
     int zero, bias, epilogue;
+    int sdt;    /* COREAI_DTYPE_F32, _F16 or _BF16: scale and minval */
+    int minval; /* with a minval */
 } qcase;
+
+/* x rounded to nearest even with `bits` significand bits and exponents
+ * down to emin (below: subnormal steps of 2^(emin - bits + 1)), beyond
+ * max: inf; in double, from the definition. */
+static double ref_round_bits(double x, int bits, int emin, double max)
+{
+    if (x == 0.0 || x != x)
+        return x;
+    int e;
+    frexp(x, &e); /* |x| = m 2^e, m in [0.5, 1) */
+    if (e - 1 < emin)
+        e = emin + 1;
+    const double quantum = ldexp(1.0, e - bits);
+    const double r = nearbyint(x / quantum) * quantum;
+    return fabs(r) > max ? copysign(INFINITY, r) : r;
+}
+
+/* x rounded to the scale dtype. */
+static double ref_round(int sdt, double x)
+{
+    switch (sdt) {
+    case COREAI_DTYPE_F16: return ref_round_bits(x, 11, -14, 65504.0);
+    case COREAI_DTYPE_BF16: return ref_round_bits(x, 8, -126, 3.3895313892515355e38);
+    default: return (double)(float)x;
+    }
+}
+
+/* v (finite, a value of the dtype) stored at element i of a scale array */
+static void ref_store(int sdt, void *a, int64_t i, double v)
+{
+    const float f = (float)v;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if (sdt == COREAI_DTYPE_F32) {
+        ((float *)a)[i] = f;
+    } else if (sdt == COREAI_DTYPE_BF16) {
+        ((uint16_t *)a)[i] = (uint16_t)(u >> 16); /* exact: v is a bf16 value */
+    } else {
+        /* f16 normal or zero: sign, exponent rebiased 127 -> 15, 10 bits kept */
+        const uint32_t mag = u & 0x7fffffffu;
+        ((uint16_t *)a)[i] = (uint16_t)(((u >> 16) & 0x8000u) | (mag == 0 ? 0 : ((mag >> 13) - (112u << 10))));
+    }
+}
+
+/* a random value of the dtype in [lo, hi) (normal for f16: |v| >= 2^-14 or 0) */
+static double ref_scale_value(ref_rng *r, int sdt, double lo, double hi)
+{
+    double v = ref_round(sdt, lo + (hi - lo) * ref_unit(r));
+    if (sdt == COREAI_DTYPE_F16 && fabs(v) < 6.103515625e-05)
+        v = 0.0;
+    return v;
+}
 
 static int64_t stream_bytes(coreai_int_format f, int64_t n) { return is4(f) ? (n + 1) / 2 : n; }
 
@@ -48,7 +106,8 @@ static void run_case(ref_rng *r, const qcase *c)
     const int64_t nb = c->in / c->block;
     const int64_t qn = stream_bytes(c->f, c->outf * c->in), zn = stream_bytes(c->f, c->outf * nb);
     uint8_t *q = malloc((size_t)qn + 1), *z = malloc((size_t)zn + 1);
-    float *s = malloc(sizeof(float) * (size_t)(c->outf * nb + 1));
+    void *s = malloc(sizeof(float) * (size_t)(c->outf * nb + 1)), *mv = malloc(sizeof(float) * (size_t)(c->outf * nb + 1));
+    double *sd = malloc(sizeof(double) * (size_t)(c->outf * nb + 1)), *md = malloc(sizeof(double) * (size_t)(c->outf * nb + 1));
     float *x = malloc(sizeof(float) * (size_t)(c->rows * c->in + 1));
     float *bias = malloc(sizeof(float) * (size_t)(c->outf + 1));
     float *w = malloc(sizeof(float) * (size_t)(c->outf * c->in + 1));
@@ -57,6 +116,9 @@ static void run_case(ref_rng *r, const qcase *c)
     assert_non_null(q);
     assert_non_null(z);
     assert_non_null(s);
+    assert_non_null(mv);
+    assert_non_null(sd);
+    assert_non_null(md);
     assert_non_null(x);
     assert_non_null(bias);
     assert_non_null(w);
@@ -66,19 +128,30 @@ static void run_case(ref_rng *r, const qcase *c)
         q[i] = (uint8_t)ref_next(r);
     for (int64_t i = 0; i < zn; ++i)
         z[i] = (uint8_t)ref_next(r);
-    ref_fill(r, s, c->outf * nb, -0.05, 0.1);
+    for (int64_t b = 0; b < c->outf * nb; ++b) {
+        sd[b] = ref_scale_value(r, c->sdt, -0.05, 0.1);
+        md[b] = ref_scale_value(r, c->sdt, -0.5, 0.5);
+        ref_store(c->sdt, s, b, sd[b]);
+        ref_store(c->sdt, mv, b, md[b]);
+    }
     ref_fill(r, x, c->rows * c->in, -1.0, 1.0);
     ref_fill(r, bias, c->outf, -1.0, 1.0);
     for (int64_t o = 0; o < c->outf; ++o)
         for (int64_t i = 0; i < c->in; ++i) {
             const int64_t b = o * nb + i / c->block;
             const int32_t zz = c->zero ? ref_load(c->f, z, b) : 0;
-            w[o * c->in + i] = (float)((double)(ref_load(c->f, q, o * c->in + i) - zz) * (double)s[b]);
+            /* as eager PyTorch in the scale's dtype: the product rounded,
+             * then + minval in f32 and rounded again */
+            double v = ref_round(c->sdt, (double)(ref_load(c->f, q, o * c->in + i) - zz) * sd[b]);
+            if (c->minval)
+                v = ref_round(c->sdt, (double)(float)(v + md[b]));
+            w[o * c->in + i] = (float)v;
         }
-    const coreai_linear_q_params p = {c->rows, c->in, c->outf, c->block, c->f, c->epilogue};
+    const coreai_linear_q_params p = {c->rows, c->in, c->outf, c->block, c->f, c->epilogue, c->sdt};
     /* no scratch (the size it asks for is 0) */
     assert_int_equal(coreai_linear_q_f32_scratch_size(&p), 0);
-    assert_int_equal(coreai_linear_q_f32(&p, x, q, s, c->zero ? z : NULL, c->bias ? bias : NULL, out, NULL),
+    assert_int_equal(coreai_linear_q_f32(&p, x, q, s, c->zero ? z : NULL, c->minval ? mv : NULL,
+                                         c->bias ? bias : NULL, out, NULL),
                      COREAI_STATUS_OK);
     if (c->rows >= COREAI_LINEAR_Q_GEMM_ROWS) {
         /* the bits of the f32 image's kernel on the dequantized weight */
@@ -90,10 +163,10 @@ static void run_case(ref_rng *r, const qcase *c)
         free(packed);
         for (int64_t i = 0; i < c->rows * c->outf; ++i)
             if (memcmp(&out[i], &want[i], sizeof(float)) != 0)
-                fail_msg("gemm path: rows %lld in %lld out %lld block %lld format %d zero %d: out[%lld] = %.9g, "
-                         "f32 GEMM on the dequantized weight %.9g",
+                fail_msg("gemm path: rows %lld in %lld out %lld block %lld format %d zero %d scale dtype %d minval %d: "
+                         "out[%lld] = %.9g, f32 GEMM on the dequantized weight %.9g",
                          (long long)c->rows, (long long)c->in, (long long)c->outf, (long long)c->block, (int)c->f,
-                         c->zero, (long long)i, (double)out[i], (double)want[i]);
+                         c->zero, c->sdt, c->minval, (long long)i, (double)out[i], (double)want[i]);
     }
     for (int64_t rr = 0; rr < c->rows; ++rr)
         for (int64_t o = 0; o < c->outf; ++o) {
@@ -107,14 +180,17 @@ static void run_case(ref_rng *r, const qcase *c)
             const double got = out[rr * c->outf + o];
             const double tol = (double)(c->in + 4) * 1.1920929e-7 * mag + 1e-30;
             if (!(fabs(got - sum) <= tol))
-                fail_msg("rows %lld in %lld out %lld block %lld format %d zero %d: out[%lld][%lld] = %.9g, "
-                         "reference %.9g (tolerance %.3g)",
+                fail_msg("rows %lld in %lld out %lld block %lld format %d zero %d scale dtype %d minval %d: "
+                         "out[%lld][%lld] = %.9g, reference %.9g (tolerance %.3g)",
                          (long long)c->rows, (long long)c->in, (long long)c->outf, (long long)c->block, (int)c->f,
-                         c->zero, (long long)rr, (long long)o, got, sum, tol);
+                         c->zero, c->sdt, c->minval, (long long)rr, (long long)o, got, sum, tol);
         }
     free(q);
     free(z);
     free(s);
+    free(mv);
+    free(sd);
+    free(md);
     free(x);
     free(bias);
     free(w);
@@ -139,7 +215,12 @@ static void test_linear_q_formats_blocks(void **state)
                     const int64_t outf = outs[(f + sh + ri) % 3];
                     const int bias = (int)((sh + ri + (size_t)zero) % 2);
                     const int epi = (sh + ri) % 3 == 0 ? COREAI_EPILOGUE_RELU : COREAI_EPILOGUE_NONE;
-                    const qcase c = {rows[ri], shapes[sh][0], outf, shapes[sh][1], formats[f], zero, bias, epi};
+                    /* every scale dtype and minval on every ISA path (vector
+                     * blocks or not, GEMV or GEMM) */
+                    static const int sdts[] = {COREAI_DTYPE_F32, COREAI_DTYPE_F16, COREAI_DTYPE_BF16};
+                    const int sdt = sdts[(f + (size_t)zero + ri) % 3], minval = (int)((sh + ri + f) % 3 == 1);
+                    const qcase c = {rows[ri], shapes[sh][0], outf, shapes[sh][1], formats[f], zero, bias, epi,
+                                     sdt, minval};
                     run_case(&r, &c);
                 }
 }
@@ -149,16 +230,16 @@ static void test_linear_q_large(void **state)
 {
     (void)state;
     ref_rng r = ref_rng_make(1717);
-    const qcase a = {1, 544, 600, 32, COREAI_INT_I4, 1, 1, COREAI_EPILOGUE_NONE};
-    const qcase b = {5, 544, 600, 32, COREAI_INT_U4, 1, 1, COREAI_EPILOGUE_RELU};
-    const qcase c = {2, 512, 520, 128, COREAI_INT_I8, 0, 0, COREAI_EPILOGUE_NONE};
+    const qcase a = {1, 544, 600, 32, COREAI_INT_I4, 1, 1, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32, 0};
+    const qcase b = {5, 544, 600, 32, COREAI_INT_U4, 1, 1, COREAI_EPILOGUE_RELU, COREAI_DTYPE_F16, 1};
+    const qcase c = {2, 512, 520, 128, COREAI_INT_I8, 0, 0, COREAI_EPILOGUE_NONE, COREAI_DTYPE_BF16, 0};
     run_case(&r, &a);
     run_case(&r, &b);
     run_case(&r, &c);
     /* more rows than one row chunk of the strip GEMM (64 with vectors, 32
      * scalar), k past two cache blocks, strips with a right edge */
-    const qcase d = {75, 544, 72, 32, COREAI_INT_I4, 0, 1, COREAI_EPILOGUE_RELU};
-    const qcase e = {40, 288, 33, 16, COREAI_INT_U8, 1, 0, COREAI_EPILOGUE_NONE};
+    const qcase d = {75, 544, 72, 32, COREAI_INT_I4, 0, 1, COREAI_EPILOGUE_RELU, COREAI_DTYPE_F32, 0};
+    const qcase e = {40, 288, 33, 16, COREAI_INT_U8, 1, 0, COREAI_EPILOGUE_NONE, COREAI_DTYPE_BF16, 1};
     run_case(&r, &d);
     run_case(&r, &e);
 }
@@ -174,7 +255,7 @@ static void run_q8a(ref_rng *r, int64_t rows, int64_t in, int64_t outf, int64_t 
     float *out = malloc(sizeof(float) * (size_t)(rows * outf)), *bias = malloc(sizeof(float) * (size_t)outf);
     int8_t *xq = malloc((size_t)(rows * in));
     double *d = malloc(sizeof(double) * (size_t)(rows * runs));
-    const coreai_linear_q_params p = {rows, in, outf, block, f, COREAI_EPILOGUE_NONE};
+    const coreai_linear_q_params p = {rows, in, outf, block, f, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32};
     void *scratch = malloc(coreai_linear_q8a_f32_scratch_size(&p));
     assert_true(q && z && s && x && out && bias && xq && d && scratch);
     for (int64_t i = 0; i < qn; ++i)
@@ -242,17 +323,20 @@ static void test_linear_q8a(void **state)
     float s[4] = {1, 1, 1, 1}, x[64] = {0}, out[2];
     uint8_t q[128] = {0};
     int32_t scratch[64];
-    coreai_linear_q_params p = {1, 64, 2, 32, COREAI_INT_I4, COREAI_EPILOGUE_NONE};
+    coreai_linear_q_params p = {1, 64, 2, 32, COREAI_INT_I4, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32};
     assert_true(coreai_linear_q8a_f32_scratch_size(&p) <= sizeof scratch);
     assert_int_equal(coreai_linear_q8a_f32(&p, x, q, s, NULL, NULL, out, scratch), COREAI_STATUS_OK);
     assert_int_equal(coreai_linear_q8a_f32(&p, x, q, s, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
     /* no inputs: out is the bias (no scratch needed) */
-    const coreai_linear_q_params empty = {1, 0, 2, 32, COREAI_INT_I4, COREAI_EPILOGUE_NONE};
+    const coreai_linear_q_params empty = {1, 0, 2, 32, COREAI_INT_I4, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32};
     assert_int_equal(coreai_linear_q8a_f32(&empty, x, q, s, NULL, s, out, NULL), COREAI_STATUS_OK);
     assert_true(out[0] == 1.0f && out[1] == 1.0f);
     p.format = COREAI_INT_U8;
     assert_int_equal(coreai_linear_q8a_f32(&p, x, q, s, NULL, NULL, out, scratch), COREAI_STATUS_INVALID_ARGUMENT);
     p.format = COREAI_INT_I8;
+    p.scale_dtype = COREAI_DTYPE_F16; /* f32 scales only */
+    assert_int_equal(coreai_linear_q8a_f32(&p, x, q, s, NULL, NULL, out, scratch), COREAI_STATUS_INVALID_ARGUMENT);
+    p.scale_dtype = COREAI_DTYPE_F32;
     p.block = 16;
     assert_int_equal(coreai_linear_q8a_f32(&p, x, q, s, NULL, NULL, out, scratch), COREAI_STATUS_INVALID_ARGUMENT);
 }
@@ -262,32 +346,35 @@ static void test_linear_q_invalid(void **state)
     (void)state;
     uint8_t q[64] = {0};
     float s[8] = {1, 1, 1, 1, 1, 1, 1, 1}, x[32] = {0}, out[8];
-    coreai_linear_q_params p = {1, 16, 2, 8, COREAI_INT_I4, COREAI_EPILOGUE_NONE};
-    assert_int_equal(coreai_linear_q_f32(&p, x, q, s, NULL, NULL, out, NULL), COREAI_STATUS_OK);
-    assert_int_equal(coreai_linear_q_f32(NULL, x, q, s, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
-    assert_int_equal(coreai_linear_q_f32(&p, NULL, q, s, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
-    assert_int_equal(coreai_linear_q_f32(&p, x, NULL, s, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
-    assert_int_equal(coreai_linear_q_f32(&p, x, q, NULL, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
-    assert_int_equal(coreai_linear_q_f32(&p, x, q, s, NULL, NULL, NULL, NULL), COREAI_STATUS_INVALID_ARGUMENT);
+    coreai_linear_q_params p = {1, 16, 2, 8, COREAI_INT_I4, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32};
+    assert_int_equal(coreai_linear_q_f32(&p, x, q, s, NULL, NULL, NULL, out, NULL), COREAI_STATUS_OK);
+    assert_int_equal(coreai_linear_q_f32(NULL, x, q, s, NULL, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_linear_q_f32(&p, NULL, q, s, NULL, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_linear_q_f32(&p, x, NULL, s, NULL, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_linear_q_f32(&p, x, q, NULL, NULL, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_linear_q_f32(&p, x, q, s, NULL, NULL, NULL, NULL, NULL), COREAI_STATUS_INVALID_ARGUMENT);
     coreai_linear_q_params bad = p;
     bad.block = 5; /* does not divide 16 */
-    assert_int_equal(coreai_linear_q_f32(&bad, x, q, s, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_linear_q_f32(&bad, x, q, s, NULL, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
     bad = p;
     bad.in_features = 6;
     bad.block = 3; /* 4-bit blocks must start on a byte */
-    assert_int_equal(coreai_linear_q_f32(&bad, x, q, s, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_linear_q_f32(&bad, x, q, s, NULL, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
     bad = p;
     bad.block = 0;
-    assert_int_equal(coreai_linear_q_f32(&bad, x, q, s, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_linear_q_f32(&bad, x, q, s, NULL, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
     bad = p;
     bad.format = COREAI_INT_U2;
-    assert_int_equal(coreai_linear_q_f32(&bad, x, q, s, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_linear_q_f32(&bad, x, q, s, NULL, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
     bad = p;
     bad.epilogue = 99;
-    assert_int_equal(coreai_linear_q_f32(&bad, x, q, s, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_linear_q_f32(&bad, x, q, s, NULL, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
+    bad = p;
+    bad.scale_dtype = COREAI_DTYPE_I32; /* scales are f32, f16 or bf16 */
+    assert_int_equal(coreai_linear_q_f32(&bad, x, q, s, NULL, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
     bad = p;
     bad.rows = -1;
-    assert_int_equal(coreai_linear_q_f32(&bad, x, q, s, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_linear_q_f32(&bad, x, q, s, NULL, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
 }
 
 int main(void)

@@ -4,17 +4,22 @@
 /*
  * Fully connected layers whose weight stays compressed (docs/compression.md,
  * "Kernels that read compressed weights"): blockwise 8- or 4-bit integers
- * with one f32 scale (and optionally one zero point) per block of `block`
- * consecutive inputs of an output channel, the form
+ * with one scale (and optionally one zero point and one minval) per block
+ * of `block` consecutive inputs of an output channel, the form
  * coreai_torch.compression.quantize_weights produces for nn.Linear:
  *
- *     W[o][i] = (q[o][i] - zero_point[o][i / block]) * scale[o][i / block]
+ *     W[o][i] = round((q[o][i] - zero_point[b]) * scale[b]) (+ minval[b], rounded),
+ *               b = (o, i / block), each rounding to the scale's dtype
  *     out[r][o] = epilogue(sum_i x[r][i] * W[o][i] + bias[o])
  *
- * q is stored [out][in] in `format` as coreai_shift_scale reads it (i8 / u8
- * one per byte; i4 / u4 packed, element e in bits 4e..4e+3 of the
- * little-endian bit stream), scale [out][in / block] f32, zero_point (NULL:
- * none) [out][in / block] in `format` too. These are the model's constants as
+ * exactly as coreai_shift_scale dequantizes (and as eager PyTorch's
+ * constexpr_blockwise_shift_scale, whose f16 / bf16 result an f32 layer
+ * casts to f32). q is stored [out][in] in `format` as coreai_shift_scale
+ * reads it (i8 / u8 one per byte; i4 / u4 packed, element e in bits
+ * 4e..4e+3 of the little-endian bit stream), scale and minval (NULL: none)
+ * [out][in / block] in `scale_dtype` (f32, f16 or bf16, read natively),
+ * zero_point (NULL: none) [out][in / block] in `format` too (with minval it
+ * holds the format's q_min, as the converter writes it). These are the model's constants as
  * the weights file holds them, so the generated code reads them from .rodata
  * as they are: a 4-bit weight costs in / 2 bytes per output plus its scales,
  * and nothing is expanded to f32 outside the micro-kernel.
@@ -22,8 +27,11 @@
  * Two paths, chosen by rows:
  *  - rows < COREAI_LINEAR_Q_GEMM_ROWS (a decode step, one token): a GEMV per
  *    output channel, the integers converted and multiplied in registers
- *    (AVX-512, AVX2 + FMA, NEON, or scalar), each block's sum scaled once:
- *    out = sum_b scale_b * sum_{i in b} (q_i - z_b) x_i;
+ *    (AVX-512, AVX2 + FMA, NEON, or scalar). f32 scales without minval:
+ *    each block's sum scaled once, out = sum_b scale_b * sum_{i in b}
+ *    (q_i - z_b) x_i; f16 / bf16 scales or minval: every weight formed and
+ *    rounded as above in registers (F16C / NEON fcvt, bf16 by integer
+ *    rounding), then multiply-added;
  *  - more rows (prefill): the f32 GEMM's micro-kernels, B dequantized one
  *    strip at a time right before the micro-kernels that read it: 16 (32
  *    with AVX-512) output channels by at most 256 inputs, converted and
@@ -56,6 +64,7 @@ typedef struct coreai_linear_q_params {
     int64_t block;              /* inputs per scale */
     coreai_int_format format;   /* COREAI_INT_I8, _U8, _I4 or _U4 */
     int32_t epilogue;           /* coreai_epilogue (coreai/kernels/matmul.h) */
+    int32_t scale_dtype;        /* of scale and minval: COREAI_DTYPE_F32 (0), _F16 or _BF16 */
 } coreai_linear_q_params;
 
 /*
@@ -69,8 +78,8 @@ static inline size_t coreai_linear_q_f32_scratch_size(const coreai_linear_q_para
 }
 
 coreai_status coreai_linear_q_f32(const coreai_linear_q_params *params, const float *x, const uint8_t *weight,
-                                  const float *scale, const uint8_t *zero_point, const float *bias, float *out,
-                                  void *scratch);
+                                  const void *scale, const uint8_t *zero_point, const void *minval, const float *bias,
+                                  float *out, void *scratch);
 
 /*
  * The same layer with the activations quantized too (ggml's q8_0 x q4_0 /
@@ -85,7 +94,8 @@ coreai_status coreai_linear_q_f32(const coreai_linear_q_params *params, const fl
  * 2^-8 of each run's largest |x| per input, which eager PyTorch (f32
  * activations) does not do, so it is only used on request (coreai-gen
  * --int8-activations). Formats I8, I4, U4 (U8 would overflow maddubs' int16
- * pairs); block and in_features multiples of 32. scratch:
+ * pairs); f32 scales (scale_dtype F32), no minval; block and in_features
+ * multiples of 32. scratch:
  * coreai_linear_q8a_f32_scratch_size() bytes (the quantized rows), 4-byte
  * aligned.
  */
