@@ -51,6 +51,7 @@
 
 #include "parallel.h"
 #include "vmath.h"
+#include "gemm_act.h"
 
 /* ---- ISA selection ------------------------------------------------------ */
 
@@ -369,25 +370,6 @@ static const gemm_ukernel gemm_kernels[GEMM_MR][GEMM_NV] = {
 
 /* ---- epilogues ------------------------------------------------------------ */
 
-/* The activations exactly as coreai_unary_f32 computes them (relu as its
- * scalar loop, the others through the same vmath.h functions, lane by lane
- * alike), so a fused epilogue gives the same bits as the separate op. */
-static void gemm_act_run(float *x, int64_t n, int epilogue)
-{
-    switch (epilogue) {
-    case COREAI_EPILOGUE_RELU:
-        for (int64_t j = 0; j < n; ++j) {
-            const float v = x[j];
-            x[j] = v < 0.0f ? 0.0f : v;
-        }
-        break;
-    case COREAI_EPILOGUE_GELU: VM_MAP(vm_gelu, x, x, n); break;
-    case COREAI_EPILOGUE_GELU_TANH: VM_MAP(vm_gelu_tanh, x, x, n); break;
-    case COREAI_EPILOGUE_SILU: VM_MAP(vm_silu, x, x, n); break;
-    default: break;
-    }
-}
-
 /* x[j] += add[j]: the residual after the epilogue. */
 static void gemm_add_run(float *x, const float *add, int64_t n)
 {
@@ -410,7 +392,7 @@ static void gemm_finish_rows(float *c, int64_t ldc, int64_t rows, int64_t n, con
             for (int64_t j = 0; j < n; ++j)
                 cr[j] = cr[j] + row_bias[i];
         }
-        gemm_act_run(cr, n, epilogue);
+        gemm_act_apply(cr, n, epilogue);
         if (add != NULL)
             gemm_add_run(cr, add + i * ldc, n);
     }
@@ -475,7 +457,7 @@ static void gemm_merge_tile(const coreai_gemm_args *g, int64_t i0, int64_t j0, c
                     v = v + row_bias[i];
                 cr[q] = v;
             }
-            gemm_act_run(cr, run, epilogue);
+            gemm_act_apply(cr, run, epilogue);
             if (add)
                 gemm_add_run(cr, g->add + (cr - g->c), run);
         }
@@ -555,7 +537,7 @@ static void gemm_panel(const coreai_gemm_args *g, int64_t ir, int rows, const fl
             uk(kc, ap, bt, bps, ct, g->ldc, &ep);
             if (post) {
                 for (int i = 0; i < rows; ++i) {
-                    gemm_act_run(ct + i * g->ldc, w, epilogue);
+                    gemm_act_apply(ct + i * g->ldc, w, epilogue);
                     if (at != NULL)
                         gemm_add_run(ct + i * g->ldc, at + i * g->ldc, w);
                 }

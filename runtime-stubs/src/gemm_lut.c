@@ -8,6 +8,7 @@
 
 #include "coreai/kernels/linear_lut.h"
 #include "vmath.h"
+#include "gemm_act.h"
 
 /* Weights looked up per step: 1 KiB of stack. */
 #define LUT_CHUNK 256
@@ -36,20 +37,6 @@ static float lut_dot(const float *x, const float *w, int64_t n)
     for (; i < n; ++i)
         s[0] += x[i] * w[i];
     return ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]));
-}
-
-static void lut_act(float *v, int64_t n, int epilogue)
-{
-    switch (epilogue) {
-    case COREAI_EPILOGUE_RELU:
-        for (int64_t j = 0; j < n; ++j)
-            v[j] = v[j] < 0.0f ? 0.0f : v[j];
-        break;
-    case COREAI_EPILOGUE_GELU: VM_MAP(vm_gelu, v, v, n); break;
-    case COREAI_EPILOGUE_GELU_TANH: VM_MAP(vm_gelu_tanh, v, v, n); break;
-    case COREAI_EPILOGUE_SILU: VM_MAP(vm_silu, v, v, n); break;
-    default: break;
-    }
 }
 
 coreai_status coreai_linear_lut_f32(const coreai_linear_lut_params *params, const float *x, const uint8_t *indices,
@@ -81,7 +68,7 @@ coreai_status coreai_linear_lut_f32(const coreai_linear_lut_params *params, cons
         if (bias != NULL)
             for (int64_t o = 0; o < outf; ++o)
                 v[o] += bias[o];
-        lut_act(v, outf, params->epilogue);
+        gemm_act_apply(v, outf, params->epilogue);
     }
     return COREAI_STATUS_OK;
 }

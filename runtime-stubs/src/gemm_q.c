@@ -32,6 +32,7 @@
 #include "half.h"
 #include "parallel.h"
 #include "vmath.h"
+#include "gemm_act.h"
 
 #if !defined(COREAI_GEMM_FORCE_SCALAR) && (defined(__GNUC__) || defined(__clang__))
 #if defined(__AVX512F__) && defined(__AVX512BW__)
@@ -427,22 +428,6 @@ typedef struct q_gemv_job {
     int64_t parts;
 } q_gemv_job;
 
-/* The activations as coreai_unary_f32 computes them (gemm_kernel.c's
- * epilogue), so a fused activation gives the separate op's bits. */
-static void q_act(float *v, int64_t n, int epilogue)
-{
-    switch (epilogue) {
-    case COREAI_EPILOGUE_RELU:
-        for (int64_t j = 0; j < n; ++j)
-            v[j] = v[j] < 0.0f ? 0.0f : v[j];
-        break;
-    case COREAI_EPILOGUE_GELU: VM_MAP(vm_gelu, v, v, n); break;
-    case COREAI_EPILOGUE_GELU_TANH: VM_MAP(vm_gelu_tanh, v, v, n); break;
-    case COREAI_EPILOGUE_SILU: VM_MAP(vm_silu, v, v, n); break;
-    default: break;
-    }
-}
-
 /* Outputs [lo, hi) of every row, the format a constant so each is its own
  * loop. */
 Q_INLINE void q_gemv_range(const q_gemv_job *j, coreai_int_format f, int64_t lo, int64_t hi)
@@ -461,7 +446,7 @@ static void q_finish(const q_gemv_job *j, int64_t lo, int64_t hi)
         if (j->bias != NULL)
             for (int64_t o = 0; o < hi - lo; ++o)
                 v[o] = v[o] + j->bias[lo + o];
-        q_act(v, hi - lo, j->epilogue);
+        gemm_act_apply(v, hi - lo, j->epilogue);
     }
 }
 
