@@ -19,6 +19,9 @@ smaller than the most bytes live at any op. A value counts for its bytes
 rounded up to 64 (every buffer of the frame starts 64-aligned), scratch
 too, from the op that writes it to the last op that reads it.
 
+Dead ops (none of their results read, no graph output, not an invoke) are
+removed first, as the generator does before planning.
+
 What takes no bytes of the frame (docs/runtime-kernels.md):
   - graph arguments, constants, and the results of a graph (the caller's
     buffers; a value a result is a view of is computed straight into it);
@@ -551,6 +554,24 @@ def emitted(graphs, roots, kernels):
     return [n for n in seen if not (kernels and graphs[n]["composite"])]
 
 
+def drop_dead_ops(g):
+    """The generator removes dead ops before planning ("Dead ops",
+    docs/runtime-kernels.md): an op other than invoke none of whose results
+    is read or a graph output; backwards, so a dead chain goes whole."""
+    uses = {}
+    for op in g["ops"]:
+        for v in op["operands"]:
+            uses[v] = uses.get(v, 0) + 1
+    outputs, kept = set(g["outputs"]), []
+    for op in reversed(g["ops"]):
+        if op["kind"] != "invoke" and not any(uses.get(v, 0) or v in outputs for v in op["results"]):
+            for v in op["operands"]:
+                uses[v] -= 1
+            continue
+        kept.append(op)
+    g["ops"] = kept[::-1]
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: liveness_bound.py SCRATCH_SIZE < IR")
@@ -563,6 +584,7 @@ def main():
         states[e] = max(states.get(e, 0), n)
     keys, lines = [], []
     for name, g in graphs.items():
+        drop_dead_ops(g)
         g["model"] = Graph(g, states.get(name, 0))
         for i, line in scratch_requests(g["model"]).items():
             keys.append((name, i))
