@@ -393,16 +393,35 @@ Q_INLINE float q_row_dot(const q_weight *w, coreai_int_format f, int64_t o, cons
         const uint8_t *p = w->q + (q_is4(f) ? e0 / 2 : e0);
         q_vf tot = Q_ZERO();
         for (int64_t b = 0; b < nb; ++b) {
-            const q_vi z = Q_SETI(w->zero != NULL ? q_load(f, w->zero, o * nb + b) : 0);
-            q_vf acc[16 / Q_VL], v[16 / Q_VL];
-            for (int k = 0; k < 16 / Q_VL; ++k)
+            const int32_t zi = w->zero != NULL ? q_load(f, w->zero, o * nb + b) : 0;
+            const q_vi z = Q_SETI(zi);
+            /* two groups of 16 per step into separate accumulators: one
+             * chain of FMAs per group would wait on the FMA latency */
+            q_vf acc[2 * 16 / Q_VL], v[2 * 16 / Q_VL];
+            for (int k = 0; k < 2 * 16 / Q_VL; ++k)
                 acc[k] = Q_ZERO();
-            for (int64_t i = 0; i < bs; i += 16, p += step, x += 16) {
+            int64_t i = 0;
+            if (zi == 0) { /* the literal zero lets the compiler drop the subtraction */
+                for (; i + 32 <= bs; i += 32, p += 2 * step, x += 32) {
+                    q_cvt16(f, p, Q_SETI(0), v);
+                    q_cvt16(f, p + step, Q_SETI(0), v + 16 / Q_VL);
+                    for (int k = 0; k < 2 * 16 / Q_VL; ++k)
+                        acc[k] = Q_FMA(acc[k], v[k], Q_LOAD(x + k * Q_VL));
+                }
+            } else {
+                for (; i + 32 <= bs; i += 32, p += 2 * step, x += 32) {
+                    q_cvt16(f, p, z, v);
+                    q_cvt16(f, p + step, z, v + 16 / Q_VL);
+                    for (int k = 0; k < 2 * 16 / Q_VL; ++k)
+                        acc[k] = Q_FMA(acc[k], v[k], Q_LOAD(x + k * Q_VL));
+                }
+            }
+            for (; i < bs; i += 16, p += step, x += 16) {
                 q_cvt16(f, p, z, v);
                 for (int k = 0; k < 16 / Q_VL; ++k)
                     acc[k] = Q_FMA(acc[k], v[k], Q_LOAD(x + k * Q_VL));
             }
-            for (int k = 1; k < 16 / Q_VL; ++k)
+            for (int k = 1; k < 2 * 16 / Q_VL; ++k)
                 acc[0] = acc[0] + acc[k];
             tot = Q_FMA(tot, acc[0], Q_SET(s[b]));
         }
