@@ -11,7 +11,9 @@
  * Tolerances: the GEMV path sums in f32 and applies each block's scale to
  * the block's sum (not to each weight), so it differs from the reference by
  * at most about (in + 2) f32 roundings of sum |x w|; it is checked against
- * (in + 4) eps sum |x w|. The GEMM path (rows >= COREAI_LINEAR_Q_GEMM_ROWS)
+ * (in + 4) eps sum |x w|. (The AVX-512 4-bit GEMV forms each weight as
+ * the reference does and sums in f32 in another order: within in eps sum
+ * |x w|.) The GEMM path (rows >= COREAI_LINEAR_Q_GEMM_ROWS)
  * dequantizes exactly like coreai_shift_scale, strip by strip, and runs
  * the f32 GEMM's micro-kernels over the same k blocks, so it must give the
  * bits of coreai_linear_packed_f32 (what an f32 weight runs) on the
@@ -242,6 +244,14 @@ static void test_linear_q_large(void **state)
     const qcase e = {40, 288, 33, 16, COREAI_INT_U8, 1, 0, COREAI_EPILOGUE_NONE, COREAI_DTYPE_BF16, 1};
     run_case(&r, &d);
     run_case(&r, &e);
+    /* the AVX-512 4-bit GEMV splits x into chunks of 1024 inputs: past one
+     * chunk, with blocks across a chunk's end and one block longer than it */
+    const qcase g = {1, 2112, 37, 64, COREAI_INT_I4, 1, 1, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F16, 0};
+    const qcase h = {3, 1088, 9, 1088, COREAI_INT_U4, 0, 0, COREAI_EPILOGUE_RELU, COREAI_DTYPE_F32, 0};
+    const qcase i = {2, 2080, 6, 160, COREAI_INT_I4, 0, 1, COREAI_EPILOGUE_NONE, COREAI_DTYPE_BF16, 1};
+    run_case(&r, &g);
+    run_case(&r, &h);
+    run_case(&r, &i);
 }
 
 /* coreai_linear_q8a_f32: x's runs of 32 rounded to int8 as documented,
