@@ -36,7 +36,9 @@ typedef struct cg_call {
 
 typedef struct cg_call_list {
     const cg_graph_plan *gp;
-    const char *fn_name;     /* PREFIX_graphN */
+    const char *fn_name;     /* PREFIX_graphN, or PREFIX_graphN_relu ...: a composite
+                                kernel's variant applying `epilogue` (cg_epilogue_suffix) */
+    int epilogue;            /* coreai_epilogue of that variant; 0: none */
     bool uses_ws;            /* a statement reads the workspace */
     size_t n, cap;
     cg_call *calls;

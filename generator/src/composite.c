@@ -13,6 +13,7 @@
 
 #include "cexpr.h"
 #include "composite.h"
+#include "pack.h"
 #include "coreai/kernels/rope.h"
 #include "shape.h"
 #include "symtab.h"
@@ -1234,6 +1235,15 @@ bool cg_composite_kernel_available(const cg_graph *g)
     return ok;
 }
 
+bool cg_composite_takes_epilogue(const cg_graph *g)
+{
+    void *tmp = talloc_new(NULL);
+    kcall k;
+    bool ok = match(g, NULL, tmp, &k) && strcmp(k.ptype, "coreai_channel_norm_params") == 0 && g->n_outputs == 1;
+    talloc_free(tmp);
+    return ok;
+}
+
 uint64_t cg_composite_scratch_bytes(const cg_graph *g)
 {
     void *tmp = talloc_new(NULL);
@@ -1270,6 +1280,8 @@ void cg_composite_emit(cg_emitter *em)
             cg_emit_decl(em, "%s", k.tables);
         }
     }
+    if (em->list->epilogue != 0) /* cg_composite_takes_epilogue */
+        field(&k, "epilogue", cg_epilogue_enum(em->list->epilogue));
     /* k.args is ", a0, NULL, ..." (no argument holds a comma) */
     size_t n = 0;
     for (const char *p = k.args; (p = strstr(p, ", ")) != NULL; p += 2)

@@ -22,7 +22,13 @@ bool cg_composite_kernel_available(const cg_graph *graph);
  * planner makes it the graph's frame and the kernel gets it as `ws`. */
 uint64_t cg_composite_scratch_bytes(const cg_graph *graph);
 
-/* Appends the kernel call (and its params object) for a graph accepted above. */
+/* Whether the kernel of an accepted graph applies a fused activation
+ * (coreai_epilogue) to its one result: the channel normalisations
+ * (batch_norm, group_norm, instance_norm; coreai_channel_norm_params). */
+bool cg_composite_takes_epilogue(const cg_graph *graph);
+
+/* Appends the kernel call (and its params object) for a graph accepted
+ * above; with em->list->epilogue set, the call applies that activation. */
 void cg_composite_emit(cg_emitter *em);
 
 #endif /* CG_COMPOSITE_H */

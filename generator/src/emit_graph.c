@@ -7,6 +7,7 @@
 
 #include "cexpr.h"
 #include "emit_internal.h"
+#include "pack.h"
 #include "text.h"
 
 /* With symbols, every graph function takes their values (cexpr.h); with
@@ -25,13 +26,15 @@ static void signature(cg_text *t, const cg_emit_ctx *ec, const cg_graph_plan *gp
     cg_text_puts(t, ")");
 }
 
-static void describe(cg_text *t, cg_emit_ctx *ec, const cg_graph_plan *gp)
+static void describe(cg_text *t, cg_emit_ctx *ec, const cg_graph_plan *gp, int epilogue)
 {
     const cg_graph *g = gp->graph;
     cg_text_printf(t, "/* @%s", g->name);
     if (g->composite)
         cg_text_printf(t, ": composite \"%s\", %s", g->composite->op_name,
                        gp->use_kernel ? "runtime kernel" : "lowered from its body");
+    if (epilogue != 0) /* the activation its caller fused (pack.h) */
+        cg_text_printf(t, ", then %s", cg_epilogue_enum(epilogue));
     cg_text_puts(t, "\n");
     /* the type strings are freed as they go: 20 000 arguments must not
      * keep 20 000 strings alive */
@@ -164,7 +167,7 @@ char *cg_emit_graph_functions(cg_emit_ctx *ec, char **params)
         }
         if (!gp->use_kernel)
             cg_text_puts(&body, "    return COREAI_STATUS_OK;\n");
-        describe(&out, ec, gp);
+        describe(&out, ec, gp, list->epilogue);
         signature(&out, ec, gp, list->fn_name, symbols);
         cg_text_puts(&out, "\n{\n");
         if (body.s)

@@ -747,7 +747,10 @@ static void emit_invoke(cg_emitter *em, size_t index, const cg_op *op)
         args[first + i] = cg_emit_ref(em, op->operands[i]);
     for (size_t i = 0; i < op->n_results; i++)
         args[first + op->n_operands + i] = cg_emit_ref(em, op->results[i]);
-    cg_call c = {.fn = talloc_asprintf(em->mem_ctx, "%s_graph%zu", em->prefix, callee->index), .n_args = n,
+    /* an activation fused into a composite kernel: its variant applying it */
+    cg_call c = {.fn = talloc_asprintf(em->mem_ctx, "%s_graph%zu%s", em->prefix, callee->index,
+                                       cg_epilogue_suffix(em->plan->epilogue[index])),
+                 .n_args = n,
                  .args = args, .graph_call = true, .comment = talloc_asprintf(em->mem_ctx, "@%s", op->callee->name)};
     cg_emit_stmt(em, &c);
 }

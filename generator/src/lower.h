@@ -19,7 +19,8 @@ typedef struct cg_lowered {
     const cg_const_table *consts;
     const cg_state_list *states; /* the program's states and initial values */
     size_t n_graphs;
-    cg_call_list **graphs;   /* by plan graph index (callees first) */
+    cg_call_list **graphs;   /* graph functions in plan order (callees first), a composite
+                                kernel's epilogue variants after its plain one */
 } cg_lowered;
 
 /* Lowers plan's program with C prefix `prefix`, the constants at multiples

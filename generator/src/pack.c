@@ -2,8 +2,10 @@
 
 #include "coreai/kernels/conv.h"
 #include "coreai/kernels/linear_q.h"
+#include "composite.h"
 #include "infer.h"
 #include "pack.h"
+#include "plan.h"
 #include "qlinear.h"
 
 static bool kind_is(const cg_op *op, const char *k) { return strcmp(op->kind, k) == 0; }
@@ -194,6 +196,17 @@ const char *cg_epilogue_enum(int epilogue)
     }
 }
 
+const char *cg_epilogue_suffix(int epilogue)
+{
+    switch (epilogue) {
+    case COREAI_EPILOGUE_RELU: return "_relu";
+    case COREAI_EPILOGUE_GELU: return "_gelu";
+    case COREAI_EPILOGUE_GELU_TANH: return "_gelu_tanh";
+    case COREAI_EPILOGUE_SILU: return "_silu";
+    default: return "";
+    }
+}
+
 /* Whether v is used exactly once by g's ops and is not a graph output
  * (counted by the loader: ir.h, cg_value.n_uses). */
 static bool single_use(const cg_graph *g, const cg_value *v)
@@ -223,7 +236,16 @@ static const cg_value *single_use_source(const cg_graph *g, const cg_value *v)
     }
 }
 
-const cg_op *cg_pack_fusable_linear(const cg_graph *g, const cg_op *act)
+/* A coreai.invoke whose callee `calls` runs as a kernel taking an epilogue. */
+static bool epilogue_call(const cg_op *op, const cg_program_plan *calls)
+{
+    if (calls == NULL || op->callee == NULL || op->n_results != 1)
+        return false;
+    const cg_graph_plan *cp = cg_program_plan_find(calls, op->callee);
+    return cp != NULL && cp->use_kernel && cg_composite_takes_epilogue(op->callee);
+}
+
+const cg_op *cg_pack_epilogue_producer(const cg_graph *g, const cg_op *act, const cg_program_plan *calls)
 {
     if (cg_op_epilogue(act) == 0)
         return NULL;
@@ -232,11 +254,11 @@ const cg_op *cg_pack_fusable_linear(const cg_graph *g, const cg_op *act)
     const cg_value *x = single_use_source(g, act->operands[0]);
     if (x == NULL)
         return NULL;
-    const cg_op *lin = x->def;
-    if (!kind_is(lin, "coreai.linear") || lin->n_results != 1 ||
+    const cg_op *p = x->def;
+    if (!(kind_is(p, "coreai.linear") || epilogue_call(p, calls)) || p->n_results != 1 ||
         cg_type_numel(&x->type) != cg_type_numel(&act->results[0]->type))
         return NULL;
-    return lin;
+    return p;
 }
 
 /* The one op using v (v used exactly once, no graph output), or NULL. */

@@ -72,14 +72,23 @@ int cg_op_epilogue(const cg_op *op);
 /* "COREAI_EPILOGUE_NONE", ... */
 const char *cg_epilogue_enum(int epilogue);
 
+/* "" for none, "_relu", "_gelu", "_gelu_tanh", "_silu": the suffix of a
+ * composite kernel's graph function applying that epilogue. */
+const char *cg_epilogue_suffix(int epilogue);
+
 /*
- * The coreai.linear whose epilogue can take over activation op `act`, or
- * NULL: act's operand is that linear's result, possibly through reshapes
+ * The op whose kernel can take over activation op `act` as its epilogue,
+ * or NULL: act's operand is that op's result, possibly through reshapes
  * (or same-dtype casts), and every value on the way is used by nothing else
- * and is no graph output. The linear then applies the activation and act's
- * result is a view of the linear's.
+ * and is no graph output. The op is a coreai.linear, or, when `calls` is
+ * not NULL, a coreai.invoke of a graph that `calls` runs as a composite
+ * kernel taking an epilogue (cg_composite_takes_epilogue: the channel
+ * norms, whose last pass then writes the activated value instead of a
+ * second pass re-reading the tensor). The producer then applies the
+ * activation and act's result is a view of the producer's.
  */
-const cg_op *cg_pack_fusable_linear(const cg_graph *g, const cg_op *act);
+struct cg_program_plan;
+const cg_op *cg_pack_epilogue_producer(const cg_graph *g, const cg_op *act, const struct cg_program_plan *calls);
 
 /*
  * Attention's transposes between [1, T, H * D] and [1, H, T, D] folded into

@@ -545,7 +545,9 @@ static void plan_body(cg_graph_plan *gp, const cg_program_plan *pp, bool fuse, v
              * no dense weight anywhere */
             gp->storage[op->results[0]->slot].kind = CG_STORAGE_FUSED;
             gp->fused[i] = true;
-        } else if ((lin = cg_pack_fusable_linear(g, op)) != NULL) {
+        } else if ((lin = cg_pack_epilogue_producer(g, op, fuse ? pp : NULL)) != NULL) {
+            /* a composite kernel's epilogue only while fusing: --no-fuse
+             * keeps one call per op there */
             gp->storage[op->results[0]->slot] =
                 (cg_storage){.kind = CG_STORAGE_VIEW, .root = root_of(gp, op->operands[0])};
             gp->fused[i] = true;
@@ -789,6 +791,16 @@ static void visit(cg_program_plan *pp, const cg_module *m, const cg_graph *root,
 
 static void dedupe_constants(cg_program_plan *pp);
 
+/* cg_program_plan_find for a graph this file planned, to update it */
+static cg_graph_plan *plan_of(cg_program_plan *pp, const cg_graph *g)
+{
+    for (size_t i = 0; i < pp->n_graphs; i++) {
+        if (pp->graphs[i]->graph == g)
+            return pp->graphs[i];
+    }
+    return NULL; /* not reached: callees and entrypoints are planned */
+}
+
 cg_program_plan *cg_program_plan_build(void *mem_ctx, const cg_module *m, bool kernels)
 {
     const cg_plan_options opt = {.composite_kernels = kernels, .fuse_elementwise = true};
@@ -827,6 +839,17 @@ cg_program_plan *cg_program_plan_build_with(void *mem_ctx, const cg_module *m, c
         if (pp->graphs[i]->frame_overflow)
             pp->overflow = pp->graphs[i]->graph;
     }
+    /* which variants of each graph function are called (cg_graph_plan) */
+    for (size_t i = 0; i < pp->n_graphs; i++) {
+        const cg_graph_plan *gp = pp->graphs[i];
+        for (size_t k = 0; !gp->use_kernel && k < gp->graph->n_ops; k++) {
+            const cg_graph *c = gp->graph->ops[k]->callee;
+            if (c)
+                plan_of(pp, c)->epilogue_calls |= 1u << gp->epilogue[k];
+        }
+    }
+    for (size_t e = 0; e < m->n_entrypoints; e++)
+        plan_of(pp, m->entrypoints[e]->graph)->epilogue_calls |= 1u;
     for (size_t e = 0; e < m->n_entrypoints; e++) {
         const cg_graph_plan *gp = cg_program_plan_find(pp, m->entrypoints[e]->graph);
         if (gp->frame_size > pp->workspace_size)

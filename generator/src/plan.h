@@ -55,8 +55,12 @@ typedef struct cg_graph_plan {
     cg_storage *storage;       /* by slot */
     uint64_t *scratch_offset;  /* by op index: callee frame offset of an invoke, or the
                                   workspace scratch of a GEMM kernel (pack.h) */
-    int *epilogue;             /* by op index: coreai_epilogue a coreai.linear applies */
-    bool *fused;               /* by op index: an activation run in a linear's epilogue, or
+    int *epilogue;             /* by op index: coreai_epilogue a coreai.linear, or a
+                                  coreai.invoke of a composite kernel, applies (pack.h) */
+    unsigned epilogue_calls;   /* bit e: some invoke of this graph applies coreai_epilogue e
+                                  (bit 0: a plain call, or an entrypoint runs it); each
+                                  set bit of a composite kernel is one graph function */
+    bool *fused;               /* by op index: an activation run in a producer's epilogue, or
                                   a transpose folded into a linear's head layout (pack.h)
                                   (emits nothing; its result is a view of its operand) */
     int64_t *x_head_dim;       /* by op index: head layouts of a packed coreai.linear's */

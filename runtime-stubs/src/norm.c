@@ -4,6 +4,7 @@
 
 #include <math.h>
 
+#include "gemm_act.h"
 #include "parallel.h"
 #include "vmath.h"
 
@@ -503,7 +504,8 @@ coreai_status coreai_layer_norm_f32(const coreai_norm_params *params, const floa
 
 static int channel_params_ok(const coreai_channel_norm_params *p, int64_t *total)
 {
-    if (p == NULL || p->batch < 0 || p->channels < 0 || p->spatial < 0)
+    if (p == NULL || p->batch < 0 || p->channels < 0 || p->spatial < 0 || p->epilogue < 0 ||
+        p->epilogue > COREAI_EPILOGUE_SILU)
         return 0;
     int64_t t = 1;
     const int64_t e[3] = {p->batch, p->channels, p->spatial};
@@ -525,12 +527,9 @@ static void run_stats(const float *x, int64_t n, double eps, double *mean, doubl
 /* out = (x - mean) * rstd * w + b over `spatial` elements of one channel,
  * in double lanes (the last step one fused multiply-add where the ISA has
  * it), rounded once. */
-static void channel_affine(const float *restrict x, float *restrict out, int64_t n, double mean,
-                           double rstd, const float *w, const float *b, int64_t c)
+static void channel_affine_run(const float *restrict x, float *restrict out, int64_t n, vm_dh m, vm_dh a,
+                               vm_dh sh)
 {
-    const vm_dh a = vm_bcast_d(w != NULL ? rstd * (double)w[c] : rstd);
-    const vm_dh sh = vm_bcast_d(b != NULL ? (double)b[c] : 0.0);
-    const vm_dh m = vm_bcast_d(mean);
     int64_t i = 0;
     for (; i + VM_VL <= n; i += VM_VL) {
         const vm_d2 d = load_d2(x + i);
@@ -539,6 +538,26 @@ static void channel_affine(const float *restrict x, float *restrict out, int64_t
     if (i < n) {
         const vm_d2 d = widen_d2(load_f_n(x + i, n - i, 0.0f));
         store_f_n(out + i, narrow_d2(fma_d(d.lo - m, a, sh), fma_d(d.hi - m, a, sh)), n - i);
+    }
+}
+
+/* Elements a fused activation revisits while they are still in L1. */
+#define CHANNEL_ACT_BLOCK 1024
+
+static void channel_affine(const float *restrict x, float *restrict out, int64_t n, double mean,
+                           double rstd, const float *w, const float *b, int64_t c, int epilogue)
+{
+    const vm_dh a = vm_bcast_d(w != NULL ? rstd * (double)w[c] : rstd);
+    const vm_dh sh = vm_bcast_d(b != NULL ? (double)b[c] : 0.0);
+    const vm_dh m = vm_bcast_d(mean);
+    if (epilogue == COREAI_EPILOGUE_NONE) {
+        channel_affine_run(x, out, n, m, a, sh);
+        return;
+    }
+    for (int64_t i = 0; i < n; i += CHANNEL_ACT_BLOCK) {
+        const int64_t len = n - i < CHANNEL_ACT_BLOCK ? n - i : CHANNEL_ACT_BLOCK;
+        channel_affine_run(x + i, out + i, len, m, a, sh);
+        gemm_act_apply(out + i, len, epilogue);
     }
 }
 
@@ -558,7 +577,7 @@ static void batch_norm_range(void *arg, int64_t lo, int64_t hi)
     for (int64_t r = lo; r < hi; ++r) {
         const int64_t c = r % nc, o = r * sp;
         const double rstd = 1.0 / sqrt((double)j->variance[c] + (double)j->p->eps);
-        channel_affine(j->x + o, j->out + o, sp, (double)j->mean[c], rstd, j->w, j->b, c);
+        channel_affine(j->x + o, j->out + o, sp, (double)j->mean[c], rstd, j->w, j->b, c, j->p->epilogue);
     }
 }
 
@@ -573,7 +592,7 @@ static void grouped_range(void *arg, int64_t lo, int64_t hi)
         run_stats(j->x + o, cpg * sp, (double)j->p->eps, &mean, &rstd);
         for (int64_t c = g * cpg; c < (g + 1) * cpg; ++c) {
             const int64_t oc = (n * nc + c) * sp;
-            channel_affine(j->x + oc, j->out + oc, sp, mean, rstd, j->w, j->b, c);
+            channel_affine(j->x + oc, j->out + oc, sp, mean, rstd, j->w, j->b, c, j->p->epilogue);
         }
     }
 }

@@ -261,6 +261,8 @@ class Case:
     def __init__(self, name, kernel):
         self.name, self.kernel = PREFIX + name, kernel
         self.inputs = []  # (name, array, dtype)
+        self.act = None   # an activation @main applies to the one result (ACTS)
+        self.act_shape = None  # ... after a reshape to this shape
 
     def add_input(self, name, array, dtype="f32"):
         self.inputs.append((name, np.asarray(array, dtype=NP_DTYPE[dtype]), dtype))
@@ -271,6 +273,17 @@ class Case:
         main = G("main")
         args = [main.arg(a.shape, dt) for (_, a, dt) in self.inputs]
         res = main.invoke(comp, args)
+        if self.act:
+            # the activation a channel norm's kernel runs as its epilogue
+            kind, attrs, fn = ACTS[self.act]
+            y = res[0]
+            if self.act_shape:
+                y = main.reshape(y, self.act_shape)
+            y = main.op(kind, [y], [y.shape], attrs=attrs)[0]
+            if self.act_shape:
+                y = main.reshape(y, res[0].shape)
+            res = [y]
+            refs = [fn(refs[0])]
         main.output(*res)
         out_names = comp.composite[2]
         assert len(out_names) == len(res) == len(refs)
@@ -289,6 +302,15 @@ class Case:
             np.save(os.path.join(d, f"ref_{n}.npy"), r.astype(np.float32))
         with open(os.path.join(d, "kernel.txt"), "w") as f:
             f.write(self.kernel + "\n")
+
+
+# name: (op kind, attributes, float64 reference)
+ACTS = {
+    "relu": ("coreai.relu", [], torch.relu),
+    "gelu": ("coreai.gelu", [("approximate", "str", "none")], lambda t: F.gelu(t)),
+    "gelu_tanh": ("coreai.gelu", [("approximate", "str", "tanh")], lambda t: F.gelu(t, approximate="tanh")),
+    "silu": ("coreai.silu", [], F.silu),
+}
 
 
 def t64(a):
@@ -359,8 +381,9 @@ def per_channel(g, vec, rank):
     return g.reshape(vec, (vec.shape[0],) + (1,) * (rank - 2))
 
 
-def case_batch_norm(rng, name, shape, affine):
+def case_batch_norm(rng, name, shape, affine, act=None, act_shape=None):
     c = Case(name, "coreai_batch_norm_f32")
+    c.act, c.act_shape = act, act_shape
     C = shape[1]
     x = f32(rng.standard_normal(shape) * 2 + 1)
     c.add_input("input", x)
@@ -383,8 +406,9 @@ def case_batch_norm(rng, name, shape, affine):
     c.write(g, [ref])
 
 
-def case_group_norm(rng, name, shape, groups, affine, with_channels):
+def case_group_norm(rng, name, shape, groups, affine, with_channels, act=None, act_shape=None):
     c = Case(name, "coreai_group_norm_f32")
+    c.act, c.act_shape = act, act_shape
     N, C = shape[0], shape[1]
     x = f32(rng.standard_normal(shape) * 2 - 0.7)
     c.add_input("input", x)
@@ -407,8 +431,9 @@ def case_group_norm(rng, name, shape, groups, affine, with_channels):
     c.write(g, [ref])
 
 
-def case_instance_norm(rng, name, shape, affine):
+def case_instance_norm(rng, name, shape, affine, act=None, act_shape=None):
     c = Case(name, "coreai_instance_norm_f32")
+    c.act, c.act_shape = act, act_shape
     C = shape[1]
     x = f32(rng.standard_normal(shape) * 1.5 + 2)
     c.add_input("input", x)
@@ -1028,6 +1053,15 @@ def main():
     recurrent_case(rng, "gru_bidir", "gru", 3, 1, 2, 3, True)
     recurrent_case(rng, "lstm_forward", "lstm", 4, 2, 3, 4, False)
     recurrent_case(rng, "lstm_bidir", "lstm", 3, 3, 2, 3, True)
+
+    # a channel norm followed by an activation, which the kernel applies as
+    # its epilogue (docs/runtime-kernels.md); a generator of their own, so
+    # the cases above keep their inputs
+    rng = np.random.default_rng(20260728)
+    case_instance_norm(rng, "instance_norm_relu", (1, 4, 9, 130), True, act="relu")
+    case_batch_norm(rng, "batch_norm_silu", (2, 3, 4, 5), True, act="silu", act_shape=(6, 20))
+    case_group_norm(rng, "group_norm_gelu", (2, 6, 4, 3), 3, True, True, act="gelu")
+    case_batch_norm(rng, "batch_norm_gelu_tanh", (3, 5, 7), False, act="gelu_tanh")
     return 0
 
 

@@ -179,6 +179,114 @@ static void test_cases_call_their_kernel(void **state)
     assert_true(n >= 60); /* every composite, several configurations each */
 }
 
+static char *generate_with(void *ctx, const cg_module *m, bool kernels, bool fuse)
+{
+    const cg_plan_options po = {.composite_kernels = kernels, .fuse_elementwise = fuse};
+    cg_program_plan *plan = cg_program_plan_build_with(ctx, m, &po);
+    assert_non_null(plan);
+    cg_emit_options opt = {.prefix = "model", .model_name = "model.xml"};
+    cg_emitted_files files;
+    cg_diag diag;
+    cg_diag_init(&diag, "model.xml");
+    if (!cg_emit_program(ctx, m, plan, &opt, &files, &diag))
+        fail_msg("%s", diag.message);
+    return files.source;
+}
+
+static size_t occurrences(const char *text, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+static char *slurp(void *ctx, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    char *text = talloc_strdup(ctx, "");
+    char buf[4096];
+    size_t got;
+    while ((got = fread(buf, 1, sizeof buf, f)) > 0)
+        text = talloc_strndup_append(text, buf, got);
+    fclose(f);
+    return text;
+}
+
+static cg_module *load_xml(void *ctx, const char *name, const char *xml)
+{
+    char *path = talloc_asprintf(ctx, "%s/%s", COREAI_TEST_TMP, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(xml, f);
+    fclose(f);
+    return load_ok(ctx, path);
+}
+
+/* A channel norm's activation runs in the kernel (one call, a variant of
+ * the composite's function with the epilogue in its params) unless fusion
+ * or composite kernels are off; a graph invoked both ways gets both. */
+static void test_norm_activation_epilogue(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *variant, *epilogue, *separate;
+    } cases[] = {
+        {"comp_instance_norm_relu", "model_graph0_relu(", "COREAI_EPILOGUE_RELU", "coreai_unary_f32("},
+        {"comp_batch_norm_silu", "model_graph0_silu(", "COREAI_EPILOGUE_SILU", "coreai_unary_f32("},
+        {"comp_group_norm_gelu", "model_graph0_gelu(", "COREAI_EPILOGUE_GELU", "coreai_unary_f32("},
+        {"comp_batch_norm_gelu_tanh", "model_graph0_gelu_tanh(", "COREAI_EPILOGUE_GELU_TANH", "coreai_unary_f32("},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        void *ctx = talloc_new(NULL);
+        cg_module *m = load_ok(ctx, talloc_asprintf(ctx, "%s/%s/model.xml", CASES, cases[i].name));
+        const char *fused = generate_with(ctx, m, true, true);
+        /* defined and called once; the plain function is not emitted */
+        if (occurrences(fused, cases[i].variant) != 2 || occurrences(fused, "model_graph0(") != 0)
+            fail_msg("%s: not one call of %s", cases[i].name, cases[i].variant);
+        /* in its params and the comment on the variant */
+        if (occurrences(fused, cases[i].epilogue) != 2 || strstr(fused, cases[i].separate))
+            fail_msg("%s: the activation is not in the kernel's params only", cases[i].name);
+        /* --no-fuse, --no-composite-kernels: the activation is its own call */
+        const bool kernels[2] = {true, false}, fuse[2] = {false, true};
+        for (int k = 0; k < 2; k++) {
+            const char *plain = generate_with(ctx, m, kernels[k], fuse[k]);
+            if (strstr(plain, "EPILOGUE") || strstr(plain, cases[i].variant) || !strstr(plain, cases[i].separate))
+                fail_msg("%s: fused with fuse %d, kernels %d", cases[i].name, fuse[k], kernels[k]);
+        }
+        talloc_free(ctx);
+    }
+
+    /* the same composite graph invoked twice: once before the relu, once
+     * alone (a second output) */
+    void *ctx = talloc_new(NULL);
+    char *xml = slurp(ctx, CASES "/comp_instance_norm_relu/model.xml");
+    const char *ret = "    <output><value ref=\"v1\"/></output>\n";
+    char *at = strstr(xml, ret);
+    assert_non_null(at);
+    *at = '\0';
+    xml = talloc_asprintf(ctx,
+                          "%s    <op kind=\"coreai.invoke\" callee=\"blk.instance_norm_relu_0c0ffee\">\n"
+                          "      <operand ref=\"v1\"/>\n      <operand ref=\"arg1\"/>\n      <operand ref=\"arg2\"/>\n"
+                          "      <result id=\"v2\" dtype=\"f32\" shape=\"1 4 9 130\"/>\n    </op>\n"
+                          "    <output><value ref=\"v1\"/><value ref=\"v2\"/></output>\n%s",
+                          xml, at + strlen(ret));
+    at = strstr(xml, "    <output name=\"output\"/>\n");
+    assert_non_null(at);
+    *at = '\0';
+    xml = talloc_asprintf(ctx, "%s    <output name=\"output\"/>\n    <output name=\"second\"/>\n%s", xml,
+                          at + strlen("    <output name=\"output\"/>\n"));
+    cg_module *m = load_xml(ctx, "norm_twice.xml", xml);
+    const char *both = generate_with(ctx, m, true, true);
+    /* relu's operand v0 is used once: the first call fuses; v1 is an output */
+    assert_int_equal(occurrences(both, "model_graph0_relu("), 2);
+    assert_int_equal(occurrences(both, "model_graph0("), 2);
+    assert_int_equal(occurrences(both, "COREAI_EPILOGUE_RELU"), 2);
+    assert_null(strstr(both, "coreai_unary_f32("));
+    talloc_free(ctx);
+}
+
 /* rope with positions needs scratch; the planner makes it the graph's frame. */
 static void test_rope_scratch_is_planned(void **state)
 {
@@ -361,6 +469,7 @@ int main(void)
         cmocka_unit_test(test_rope_scratch_is_planned),
         cmocka_unit_test(test_rope_tables_shared),
         cmocka_unit_test(test_unsupported_values),
+        cmocka_unit_test(test_norm_activation_epilogue),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -222,6 +222,65 @@ static void test_spatial_lengths(void **state)
     }
 }
 
+/* A fused epilogue gives the bits of the kernel without it followed by
+ * coreai_unary_f32 (what the generator emits when it does not fuse), for
+ * each kernel and activation, runs shorter and longer than the kernel's
+ * activation block, with NaN, infinities, -0 and values near 0 in them. */
+static void test_epilogue(void **state)
+{
+    (void)state;
+    static const coreai_unary_op unary_of[] = {COREAI_UNARY_OP_RELU, COREAI_UNARY_OP_RELU, COREAI_UNARY_OP_GELU,
+                                               COREAI_UNARY_OP_GELU_TANH, COREAI_UNARY_OP_SILU};
+    static const int64_t lengths[] = {1, 7, 33, 1000, 1024, 1025, 2100};
+    ref_rng rng = ref_rng_make(4242);
+    for (int li = 0; li < 7; ++li) {
+        const int64_t nb = 2, nc = 4, sp = lengths[li], total = nb * nc * sp;
+        float *x = ref_alloc_f(total), *fused = ref_alloc_f(total), *plain = ref_alloc_f(total);
+        float w[4], b[4], mean[4], var[4];
+        ref_fill(&rng, x, total, -3, 3);
+        ref_fill(&rng, w, nc, -2, 2);
+        ref_fill(&rng, b, nc, -0.5, 0.5);
+        ref_fill(&rng, mean, nc, -1, 1);
+        ref_fill(&rng, var, nc, 0.1, 3);
+        x[sp / 2] = NAN;               /* channel 0 of sample 0: all NaN after the norm */
+        x[total - 1] = INFINITY;       /* the last channel: all NaN */
+        x[total - 2 * sp] = -INFINITY; /* its neighbour too */
+        for (int kind = BATCH; kind <= INSTANCE; ++kind) {
+            for (int e = COREAI_EPILOGUE_RELU; e <= COREAI_EPILOGUE_SILU; ++e) {
+                coreai_channel_norm_params p = {.batch = nb, .channels = nc, .spatial = sp, .groups = 2, .eps = 1e-5f};
+                coreai_status s1 = kind == BATCH ? coreai_batch_norm_f32(&p, x, w, b, mean, var, plain)
+                                 : kind == GROUP ? coreai_group_norm_f32(&p, x, w, b, plain)
+                                                 : coreai_instance_norm_f32(&p, x, w, b, plain);
+                assert_int_equal(s1, COREAI_STATUS_OK);
+                const coreai_unary_params up = {unary_of[e], total};
+                assert_int_equal(coreai_unary_f32(&up, plain, plain), COREAI_STATUS_OK);
+                p.epilogue = e;
+                coreai_status s2 = kind == BATCH ? coreai_batch_norm_f32(&p, x, w, b, mean, var, fused)
+                                 : kind == GROUP ? coreai_group_norm_f32(&p, x, w, b, fused)
+                                                 : coreai_instance_norm_f32(&p, x, w, b, fused);
+                assert_int_equal(s2, COREAI_STATUS_OK);
+                assert_memory_equal(fused, plain, (size_t)total * sizeof(float));
+            }
+        }
+        /* -0 and tiny values into relu: batch_norm with mean 0, var 1 - eps, w 1, b 0 is the identity */
+        for (int64_t i = 0; i < total; ++i)
+            x[i] = i % 3 == 0 ? -0.0f : i % 3 == 1 ? -0x1p-140f : 0x1p-140f;
+        float one[4] = {1, 1, 1, 1}, zero[4] = {0, 0, 0, 0}, unit[4];
+        for (int c = 0; c < 4; ++c)
+            unit[c] = 1.0f - 1e-5f;
+        coreai_channel_norm_params p = {.batch = nb, .channels = nc, .spatial = sp, .eps = 1e-5f};
+        assert_int_equal(coreai_batch_norm_f32(&p, x, one, zero, zero, unit, plain), COREAI_STATUS_OK);
+        const coreai_unary_params up = {COREAI_UNARY_OP_RELU, total};
+        assert_int_equal(coreai_unary_f32(&up, plain, plain), COREAI_STATUS_OK);
+        p.epilogue = COREAI_EPILOGUE_RELU;
+        assert_int_equal(coreai_batch_norm_f32(&p, x, one, zero, zero, unit, fused), COREAI_STATUS_OK);
+        assert_memory_equal(fused, plain, (size_t)total * sizeof(float));
+        free(x);
+        free(fused);
+        free(plain);
+    }
+}
+
 static void test_invalid(void **state)
 {
     (void)state;
@@ -231,6 +290,10 @@ static void test_invalid(void **state)
     assert_int_equal(coreai_batch_norm_f32(&p, x, NULL, NULL, NULL, x, out), COREAI_STATUS_INVALID_ARGUMENT);
     p.groups = 3;
     assert_int_equal(coreai_group_norm_f32(&p, x, NULL, NULL, out), COREAI_STATUS_OK);
+    p.epilogue = COREAI_EPILOGUE_SILU + 1;
+    assert_int_equal(coreai_group_norm_f32(&p, x, NULL, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    p.epilogue = -1;
+    assert_int_equal(coreai_instance_norm_f32(&p, x, NULL, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
 }
 
 int main(void)
@@ -241,6 +304,7 @@ int main(void)
         cmocka_unit_test(test_instance_norm),
         cmocka_unit_test(test_layer_norm_offset),
         cmocka_unit_test(test_spatial_lengths),
+        cmocka_unit_test(test_epilogue),
         cmocka_unit_test(test_invalid),
     };
     return COREAI_RUN_EVERY_ISA(tests);

@@ -68,6 +68,10 @@ coreai_status coreai_layer_norm_f32(const coreai_norm_params *params, const floa
  * Statistics are single-pass in double; the variance is the biased one; the
  * affine part (x - mean) * (rstd * w) + b is evaluated in double (the last
  * step a fused multiply-add where the ISA has one) and rounded once to f32.
+ * A non-zero `epilogue` (coreai_epilogue, coreai/kernels/matmul.h) then
+ * applies relu / gelu / gelu tanh / silu to the result as it is written,
+ * with the bits of the separate coreai_unary_f32 / activation op; it is the
+ * last member so that initializers written before it existed mean none.
  */
 typedef struct coreai_channel_norm_params {
     int64_t batch;    /* N */
@@ -75,6 +79,7 @@ typedef struct coreai_channel_norm_params {
     int64_t spatial;
     int64_t groups;   /* group_norm: G, dividing C (ignored by the others) */
     float eps;
+    int32_t epilogue; /* coreai_epilogue; 0: none */
 } coreai_channel_norm_params;
 
 /* Inference batch_norm with running statistics:
