@@ -8,8 +8,8 @@
  *    the generated code is compiled for;
  *  - workspace scratch for products whose B operand is not a constant (the
  *    runtime packs it there);
- *  - activations fused into the epilogue of the coreai.linear that is their
- *    only producer.
+ *  - activations fused into the epilogue of the coreai.linear (or of the
+ *    channel-norm composite kernel) that is their only producer.
  *
  * The planner (plan.c), the constant table (const_table.c) and the op
  * emitter (emit_ops.c) all decide through these functions, so they agree.

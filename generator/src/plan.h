@@ -14,7 +14,7 @@
  * value a graph returns is written straight into its result buffer when
  * nothing else can observe it. An activation whose operand is a
  * coreai.linear result used nowhere else runs in that linear's epilogue
- * (pack.h), and GEMM kernels with a non-constant B get workspace scratch.
+ * (likewise after a channel-norm composite kernel, when fusing: pack.h), and GEMM kernels with a non-constant B get workspace scratch.
  * Chains of f32 elementwise ops run as one loop (fuse.h) whose
  * intermediates take no bytes at all; the fused loop runs at the position
  * of the chain's last op, so the chain's inputs live until then.

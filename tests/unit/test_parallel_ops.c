@@ -116,7 +116,7 @@ static void check_chan(chan_kind kind, int64_t batch, int64_t ch, int64_t sp, in
     for (int64_t c = 0; c < ch; ++c)
         var[c] = var[c] * var[c] + 0.25f;
     const int64_t g = kind == CHAN_INSTANCE ? ch : kind == CHAN_GROUP ? groups : 1;
-    chan_case c = {{batch, ch, sp, g, 1e-5f}, kind, x, w, b, mean, var};
+    chan_case c = {{batch, ch, sp, g, 1e-5f, COREAI_EPILOGUE_NONE}, kind, x, w, b, mean, var};
     float *out = malloc((size_t)total * sizeof(float));
     double *want = doubles(total);
     assert_non_null(out);
