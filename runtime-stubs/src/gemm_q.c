@@ -19,9 +19,12 @@
  * weights up in a table of the block's 16 values instead (q_lut_range).
  *
  * coreai_linear_q8a_f32 (int8 activations): each run of 32 weight integers
- * times 32 int8 activations summed exactly in int32, AVX2 vpmaddubsw (|w|
- * unsigned times x with w's sign) + vpmaddwd, AArch64 smull / smlal2 /
- * sadalp, else scalar; then one f32 multiply-add per run.
+ * times 32 int8 activations summed exactly in int32, then one f32
+ * multiply-add per run: AVX-512 VNNI vpdpbusd where the CPU has it (chosen
+ * at run time, as it is not part of x86-64-v4; four outputs at a time,
+ * 4-bit runs read without interleaving the nibbles), else AVX2 vpmaddubsw
+ * (|w| unsigned times x with w's sign) + vpmaddwd (also the avx512
+ * variant's), AArch64 smull / smlal2 / sadalp, else scalar.
  */
 #include "isa_names.h" /* first: renames this file's functions per ISA variant */
 #include "gemm_internal.h"
@@ -713,8 +716,10 @@ static void q_pack(const void *ctx, int64_t pc, int64_t kc, int64_t jc, int64_t 
 #endif
 
 /* x's runs of 32 to int8: d = max|x| / 127, xq = round_even(x * 127 / max|x|)
- * (0 for a zero run), sum = sum xq; a run holding a NaN gets d = NaN. */
-static void q8_quantize_row(const float *x, int64_t in, int8_t *xq, float *d, int32_t *sum)
+ * (0 for a zero run), sum = sum xq; a run holding a NaN gets d = NaN.
+ * split: each run stored as its 16 even inputs then its 16 odd ones, the
+ * order of a 4-bit run's low then high nibbles (the VNNI path). */
+static void q8_quantize_row(const float *x, int64_t in, int split, int8_t *xq, float *d, int32_t *sum)
 {
     for (int64_t c = 0; c < in / 32; ++c, x += 32, xq += 32) {
         float amax = 0.0f;
@@ -730,7 +735,7 @@ static void q8_quantize_row(const float *x, int64_t in, int8_t *xq, float *d, in
             const float v = x[i] * inv;
             int32_t q = v == v ? (int32_t)nearbyintf(v) : 0;
             q = q > 127 ? 127 : q < -127 ? -127 : q;
-            xq[i] = (int8_t)q;
+            xq[split ? (i & 1) * 16 + i / 2 : i] = (int8_t)q;
             s += q;
         }
         d[c] = nan ? NAN : amax / 127.0f;
@@ -861,6 +866,134 @@ static void q8_task(void *arg, int64_t t)
     q_finish(&j->base, lo, hi);
 }
 
+/* ---- int8 activations on AVX-512 VNNI ----------------------------------- *
+ * vpdpbusd multiply-adds unsigned bytes by signed bytes into int32 lanes,
+ * so the weight is made unsigned by an offset: q + o with o = 128 for i8
+ * (the sign bit flipped), 8 for i4 (the nibble n ^ 8 = q + 8), 0 for u4,
+ * and each run's lanes start from o times -xq (one more vpdpbusd per run,
+ * shared by the outputs), so every run's sum of q xq is exact int32, as on
+ * the other paths. A 4-bit run's 16
+ * bytes widen with one shift and mask into its low nibbles (the even
+ * inputs) then its high nibbles, which is why x was quantized in that
+ * order (q8_quantize_row's split) instead of the nibbles being
+ * interleaved. VNNI is not part of x86-64-v4: the avx512 variant compiles
+ * these functions for it and isa_dispatch.c calls them only on a CPU that
+ * has it (COREAI_VNNI=0 or coreai_runtime_set_vnni(0) keeps the AVX2 code). */
+#if defined(Q_AVX512) && (defined(__AVX512VNNI__) || defined(COREAI_ISA_SUFFIX))
+#define Q8_VNNI 1
+#define Q8V_TARGET __attribute__((target("avx512vnni")))
+#define Q8V_INLINE static inline __attribute__((always_inline, target("avx512vnni")))
+
+static int q8v_offset(coreai_int_format f) { return f == COREAI_INT_I8 ? 128 : f == COREAI_INT_I4 ? 8 : 0; }
+
+/* A run of 32 weights at p as the unsigned bytes q + o, in x's order. */
+Q8V_INLINE __m256i q8v_weights(coreai_int_format f, const uint8_t *p)
+{
+    if (f == COREAI_INT_I8)
+        return _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)p), _mm256_set1_epi8((char)-128));
+    const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+    const __m256i b = _mm256_srlv_epi64(_mm256_broadcastsi128_si256(v), _mm256_setr_epi64x(0, 0, 4, 4));
+    if (f == COREAI_INT_I4) /* (b & 15) ^ 8 */
+        return _mm256_ternarylogic_epi32(b, _mm256_set1_epi8(15), _mm256_set1_epi8(8), 0x6a);
+    return _mm256_and_si256(b, _mm256_set1_epi8(15));
+}
+
+/* The four outputs' int32 lanes of one run summed exactly, output k in
+ * lane k. */
+Q8V_INLINE __m128i q8v_sum4(const __m256i *v)
+{
+    const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
+    return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+}
+
+/* res[k] = row o + k of W times xq (d, sum: the runs' scales and sums),
+ * k < R <= 4: per run the exact int32 sum of (q - z) xq for the four
+ * outputs in one register (the lanes summed before any rounding: lanes
+ * of q xq multiplied by d_c apart can be far larger than their sum), one
+ * multiply-add by d_c; per block one by s_b. zp: W has zero points. */
+Q8V_INLINE void q8v_dot(const q_weight *w, coreai_int_format f, int64_t o, const int R, const int zp,
+                        const int8_t *xq, const float *d, const int32_t *sum, float *res)
+{
+    const int64_t nb = w->blocks, runs = w->block / 32, step = q_is4(f) ? 16 : 32;
+    const int off = q8v_offset(f);
+    const float *s = (const float *)w->scale + o * nb;
+    const uint8_t *p[4];
+    for (int k = 0; k < R; ++k)
+        p[k] = w->q + (q_is4(f) ? (o + k) * w->in / 2 : (o + k) * w->in);
+    __m128 tot = _mm_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        float sb[4] = {0, 0, 0, 0}, zb[4] = {0, 0, 0, 0};
+        for (int k = 0; k < R; ++k) {
+            sb[k] = s[k * nb + b];
+            zb[k] = zp ? (float)q_load(f, w->zero, (o + k) * nb + b) : 0.0f;
+        }
+        const __m128 z4 = _mm_loadu_ps(zb);
+        __m128 acc = _mm_setzero_ps();
+        for (int64_t r = 0; r < runs; ++r, xq += 32, ++d, ++sum) {
+            const __m256i xv = _mm256_loadu_si256((const __m256i *)(const void *)xq), zero = _mm256_setzero_si256();
+            /* -o xq per lane, the offset's share, for every output */
+            const __m256i base = off != 0 ? _mm256_dpbusd_epi32(zero, _mm256_set1_epi8((char)off),
+                                                                _mm256_sub_epi8(zero, xv))
+                                          : zero;
+            __m256i v[4];
+            for (int k = 0; k < 4; ++k) {
+                v[k] = k < R ? _mm256_dpbusd_epi32(base, q8v_weights(f, p[k]), xv) : zero;
+                p[k] += k < R ? step : 0;
+            }
+            __m128 t = _mm_cvtepi32_ps(q8v_sum4(v));
+            if (zp) /* - z_b sum_c: integers below 2^24, exact */
+                t = _mm_fnmadd_ps(z4, _mm_set1_ps((float)*sum), t);
+            acc = _mm_fmadd_ps(t, _mm_set1_ps(*d), acc);
+        }
+        tot = _mm_fmadd_ps(acc, _mm_loadu_ps(sb), tot);
+    }
+    float t4[4];
+    _mm_storeu_ps(t4, tot);
+    memcpy(res, t4, sizeof(float) * (size_t)R);
+}
+
+/* Outputs [lo, hi) of every row, four at a time (x's loads and the
+ * offset's lanes shared). */
+Q8V_INLINE void q8v_range_zp(const q8_job *j, coreai_int_format f, const int zp, int64_t lo, int64_t hi)
+{
+    const int64_t in = j->base.w->in, runs = in / 32;
+    for (int64_t r = 0; r < j->base.rows; ++r) {
+        const int8_t *xq = j->xq + r * in;
+        const float *d = j->d + r * runs;
+        const int32_t *sum = j->sum + r * runs;
+        float *out = j->base.out + r * j->base.outf, s[4];
+        int64_t o = lo;
+        for (; o + 4 <= hi; o += 4) {
+            q8v_dot(j->base.w, f, o, 4, zp, xq, d, sum, s);
+            memcpy(out + o, s, sizeof s);
+        }
+        for (; o < hi; ++o)
+            q8v_dot(j->base.w, f, o, 1, zp, xq, d, sum, out + o);
+    }
+}
+
+Q8V_INLINE void q8v_range(const q8_job *j, coreai_int_format f, int64_t lo, int64_t hi)
+{
+    if (j->base.w->zero != NULL)
+        q8v_range_zp(j, f, 1, lo, hi);
+    else
+        q8v_range_zp(j, f, 0, lo, hi);
+}
+
+static Q8V_TARGET void q8v_task(void *arg, int64_t t)
+{
+    const q8_job *j = arg;
+    int64_t lo, hi;
+    coreai_par_part(j->base.outf, j->base.parts, t, 16, &lo, &hi);
+    switch (j->base.w->format) {
+    case COREAI_INT_I8: q8v_range(j, COREAI_INT_I8, lo, hi); break;
+    case COREAI_INT_I4: q8v_range(j, COREAI_INT_I4, lo, hi); break;
+    default: q8v_range(j, COREAI_INT_U4, lo, hi); break;
+    }
+    q_finish(&j->base, lo, hi);
+}
+#endif
+
 /* ---- entry --------------------------------------------------------------- */
 
 static int q_shape_ok(const coreai_linear_q_params *p)
@@ -912,9 +1045,10 @@ coreai_status coreai_linear_q_f32(const coreai_linear_q_params *params, const fl
     return COREAI_STATUS_OK;
 }
 
-coreai_status coreai_linear_q8a_f32(const coreai_linear_q_params *params, const float *x, const uint8_t *weight,
-                                    const float *scale, const uint8_t *zero_point, const float *bias, float *out,
-                                    void *scratch)
+/* coreai_linear_q8a_f32 on the VNNI path (vnni) or the other one. */
+static coreai_status q8_run(const coreai_linear_q_params *params, const float *x, const uint8_t *weight,
+                            const float *scale, const uint8_t *zero_point, const float *bias, float *out,
+                            void *scratch, int vnni)
 {
     if (params == NULL || x == NULL || weight == NULL || scale == NULL || out == NULL ||
         ((uintptr_t)scratch % sizeof(float)) != 0)
@@ -927,6 +1061,13 @@ coreai_status coreai_linear_q8a_f32(const coreai_linear_q_params *params, const 
         return COREAI_STATUS_OK;
     if (scratch == NULL && in > 0)
         return COREAI_STATUS_INVALID_ARGUMENT;
+    void (*task)(void *, int64_t) = q8_task;
+#ifdef Q8_VNNI
+    if (vnni && in > 0)
+        task = q8v_task;
+#else
+    (void)vnni;
+#endif
     const int64_t runs = in / 32;
     float *d = NULL;
     int32_t *sum = NULL;
@@ -936,7 +1077,8 @@ coreai_status coreai_linear_q8a_f32(const coreai_linear_q_params *params, const 
         sum = (int32_t *)(void *)(d + rows * runs);
         xq = (int8_t *)(sum + rows * runs);
         for (int64_t r = 0; r < rows; ++r)
-            q8_quantize_row(x + r * in, in, xq + r * in, d + r * runs, sum + r * runs);
+            q8_quantize_row(x + r * in, in, task != q8_task && q_is4(params->format), xq + r * in, d + r * runs,
+                            sum + r * runs);
     }
     const q_weight w = {weight, scale, zero_point, NULL, in, params->block, in / params->block, params->format,
                         COREAI_DTYPE_F32};
@@ -946,6 +1088,33 @@ coreai_status coreai_linear_q8a_f32(const coreai_linear_q_params *params, const 
     if (parts < 1)
         parts = 1;
     q8_job job = {{&w, x, bias, out, rows, outf, params->epilogue, parts}, xq, d, sum};
-    coreai_par_run(q8_task, &job, parts);
+    coreai_par_run(task, &job, parts);
     return COREAI_STATUS_OK;
 }
+
+/* A build for a CPU with VNNI (COREAI_NATIVE) runs it directly. */
+coreai_status coreai_linear_q8a_f32(const coreai_linear_q_params *params, const float *x, const uint8_t *weight,
+                                    const float *scale, const uint8_t *zero_point, const float *bias, float *out,
+                                    void *scratch)
+{
+#if defined(Q8_VNNI) && defined(__AVX512VNNI__)
+    const int vnni = 1;
+#else
+    const int vnni = 0;
+#endif
+    return q8_run(params, x, weight, scale, zero_point, bias, out, scratch, vnni);
+}
+
+#if defined(Q8_VNNI) && defined(COREAI_ISA_SUFFIX)
+/* The avx512 variant's VNNI entry: isa_dispatch.c's table points
+ * coreai_linear_q8a_f32 here when the CPU has AVX512_VNNI. */
+coreai_status coreai_linear_q8a_f32_vnni(const coreai_linear_q_params *params, const float *x, const uint8_t *weight,
+                                         const float *scale, const uint8_t *zero_point, const float *bias, float *out,
+                                         void *scratch);
+coreai_status coreai_linear_q8a_f32_vnni(const coreai_linear_q_params *params, const float *x, const uint8_t *weight,
+                                         const float *scale, const uint8_t *zero_point, const float *bias, float *out,
+                                         void *scratch)
+{
+    return q8_run(params, x, weight, scale, zero_point, bias, out, scratch, 1);
+}
+#endif

@@ -45,12 +45,20 @@ static void isa_append(char *buf, size_t cap, const char *s)
 #include <cpuid.h>
 #include <stdlib.h>
 
+/* coreai_linear_q8a_f32, apart: the avx512 variant has two (q8s below). */
+#define COREAI_ISA_Q8A(X, s)                                                                           \
+    X(s, coreai_status, coreai_linear_q8a_f32,                                                         \
+      (const coreai_linear_q_params *params, const float *x, const uint8_t *weight, const float *scale,  \
+       const uint8_t *zero_point, const float *bias, float *out, void *scratch),                       \
+      (params, x, weight, scale, zero_point, bias, out, scratch))
+
 /*
  * Every function isa_names.h renames: X(s, ret, name, params, args) for one
  * that returns a value, V(s, name, params, args) for one that does not, s
- * being passed through (a variant's suffix).
+ * being passed through (a variant's suffix; q8s for coreai_linear_q8a_f32,
+ * _vnni_avx512 in the avx512 table with VNNI, else s).
  */
-#define COREAI_ISA_FUNCS(X, V, s)                                                                      \
+#define COREAI_ISA_FUNCS(X, V, s, q8s)                                                                 \
     X(s, const char *, coreai_gemm_f32_config, (void), ())                                           \
     V(s, coreai_gemm_packed, (const coreai_gemm_args *g, const float *bp, int64_t bps), (g, bp, bps)) \
     V(s, coreai_gemm_packer,                                                                           \
@@ -63,10 +71,7 @@ static void isa_append(char *buf, size_t cap, const char *s)
       (const coreai_linear_q_params *params, const float *x, const uint8_t *weight, const void *scale,   \
        const uint8_t *zero_point, const void *minval, const float *bias, float *out, void *scratch),   \
       (params, x, weight, scale, zero_point, minval, bias, out, scratch))                              \
-    X(s, coreai_status, coreai_linear_q8a_f32,                                                         \
-      (const coreai_linear_q_params *params, const float *x, const uint8_t *weight, const float *scale,  \
-       const uint8_t *zero_point, const float *bias, float *out, void *scratch),                       \
-      (params, x, weight, scale, zero_point, bias, out, scratch))                                      \
+    COREAI_ISA_Q8A(X, q8s)                                                                             \
     X(s, coreai_status, coreai_sdpa_f32,                                                               \
       (const coreai_sdpa_params *params, const float *query, const float *key, const float *value,    \
        const void *mask, const float *sinks, float *out),                                             \
@@ -123,7 +128,7 @@ typedef struct isa_table {
     const char *name;
 #define ISA_FIELD(s, ret, name, params, args) ret(*name) params;
 #define ISA_FIELD_V(s, name, params, args) void(*name) params;
-    COREAI_ISA_FUNCS(ISA_FIELD, ISA_FIELD_V, _)
+    COREAI_ISA_FUNCS(ISA_FIELD, ISA_FIELD_V, _, _)
 #undef ISA_FIELD
 #undef ISA_FIELD_V
 } isa_table;
@@ -133,12 +138,13 @@ typedef struct isa_table {
 #define ISA_ENTRY(s, ret, name, params, args) .name = ISA_CAT(name, s),
 #define ISA_ENTRY_V(s, name, params, args) .name = ISA_CAT(name, s),
 
-COREAI_ISA_FUNCS(ISA_PROTO, ISA_PROTO_V, _baseline)
+COREAI_ISA_FUNCS(ISA_PROTO, ISA_PROTO_V, _baseline, _baseline)
 #ifdef COREAI_ISA_HAVE_AVX2
-COREAI_ISA_FUNCS(ISA_PROTO, ISA_PROTO_V, _avx2)
+COREAI_ISA_FUNCS(ISA_PROTO, ISA_PROTO_V, _avx2, _avx2)
 #endif
 #ifdef COREAI_ISA_HAVE_AVX512
-COREAI_ISA_FUNCS(ISA_PROTO, ISA_PROTO_V, _avx512)
+COREAI_ISA_FUNCS(ISA_PROTO, ISA_PROTO_V, _avx512, _avx512)
+COREAI_ISA_Q8A(ISA_PROTO, _vnni_avx512)
 #endif
 
 /* What the CPU must have for each variant: the features its compiler flags
@@ -152,15 +158,25 @@ typedef struct isa_variant {
 
 /* Lowest first. */
 static const isa_variant isa_variants[] = {
-    {{.name = "baseline", COREAI_ISA_FUNCS(ISA_ENTRY, ISA_ENTRY_V, _baseline)}, ISA_NEED_NONE},
+    {{.name = "baseline", COREAI_ISA_FUNCS(ISA_ENTRY, ISA_ENTRY_V, _baseline, _baseline)}, ISA_NEED_NONE},
 #ifdef COREAI_ISA_HAVE_AVX2
-    {{.name = "avx2", COREAI_ISA_FUNCS(ISA_ENTRY, ISA_ENTRY_V, _avx2)}, ISA_NEED_V3},
+    {{.name = "avx2", COREAI_ISA_FUNCS(ISA_ENTRY, ISA_ENTRY_V, _avx2, _avx2)}, ISA_NEED_V3},
 #endif
 #ifdef COREAI_ISA_HAVE_AVX512
-    {{.name = "avx512", COREAI_ISA_FUNCS(ISA_ENTRY, ISA_ENTRY_V, _avx512)}, ISA_NEED_V4},
+    {{.name = "avx512", COREAI_ISA_FUNCS(ISA_ENTRY, ISA_ENTRY_V, _avx512, _avx512)}, ISA_NEED_V4},
 #endif
 };
 #define ISA_N ((int32_t)(sizeof isa_variants / sizeof isa_variants[0]))
+
+#ifdef COREAI_ISA_HAVE_AVX512
+/* The avx512 variant with coreai_linear_q8a_f32 on AVX512_VNNI, which
+ * x86-64-v4 does not include (Cascade Lake and later, Zen 4): the table
+ * isa_install puts in its place on a CPU that has it, unless COREAI_VNNI=0
+ * or coreai_runtime_set_vnni(0) keeps the AVX2 code (so a test can run
+ * both on one machine). */
+static const isa_table isa_avx512_vnni = {.name = "avx512",
+                                          COREAI_ISA_FUNCS(ISA_ENTRY, ISA_ENTRY_V, _avx512, _vnni_avx512)};
+#endif
 
 /* XCR0: which register states the OS saves on a context switch. */
 static uint64_t isa_xcr0(void)
@@ -201,6 +217,40 @@ static enum isa_need isa_cpu_level(void)
 
 static int isa_runs(int32_t i) { return isa_variants[i].need <= isa_cpu_level(); }
 
+/* AVX512_VNNI (cpuid 7.0 ECX bit 11) on a CPU that runs avx512. */
+static int isa_cpu_vnni(void)
+{
+    unsigned a, b, c, d;
+    if (isa_cpu_level() != ISA_NEED_V4)
+        return 0;
+    __cpuid_count(7, 0, a, b, c, d);
+    (void)a, (void)b, (void)d;
+    return (c >> 11) & 1;
+}
+
+/* Whether VNNI may be used: COREAI_VNNI=0 in the environment, read at the
+ * first call, or coreai_runtime_set_vnni(0) says no; -1: not read yet. */
+static int isa_vnni_allowed = -1;
+
+static int isa_vnni_on(void)
+{
+    if (isa_vnni_allowed < 0) {
+        const char *e = getenv("COREAI_VNNI");
+        isa_vnni_allowed = !(e != NULL && strcmp(e, "0") == 0);
+    }
+    return isa_vnni_allowed && isa_cpu_vnni();
+}
+
+/* Variant i's table: avx512's with VNNI when that is on. */
+static const isa_table *isa_table_of(int32_t i)
+{
+#ifdef COREAI_ISA_HAVE_AVX512
+    if (isa_variants[i].need == ISA_NEED_V4 && isa_vnni_on())
+        return &isa_avx512_vnni;
+#endif
+    return &isa_variants[i].table;
+}
+
 static const isa_table *isa_active_table;
 /* How the running variant was chosen, for coreai_runtime_config(). */
 static char isa_choice[96];
@@ -222,7 +272,7 @@ static int32_t isa_best(void)
     return best;
 }
 
-static void isa_install(int32_t i) { __atomic_store_n(&isa_active_table, &isa_variants[i].table, __ATOMIC_RELEASE); }
+static void isa_install(int32_t i) { __atomic_store_n(&isa_active_table, isa_table_of(i), __ATOMIC_RELEASE); }
 
 /* The first call: COREAI_ISA, else the best. Two threads racing here store
  * the same table. */
@@ -248,7 +298,7 @@ static const isa_table *isa_first(void)
         }
     }
     isa_install(i);
-    return &isa_variants[i].table;
+    return isa_table_of(i);
 }
 
 static inline const isa_table *isa_active(void)
@@ -262,7 +312,7 @@ static inline const isa_table *isa_active(void)
     ret name params { return isa_active()->name args; }
 #define ISA_WRAP_V(s, name, params, args)                                                          \
     void name params { isa_active()->name args; }
-COREAI_ISA_FUNCS(ISA_WRAP, ISA_WRAP_V, _)
+COREAI_ISA_FUNCS(ISA_WRAP, ISA_WRAP_V, _, _)
 
 int32_t coreai_runtime_isa_count(void) { return ISA_N; }
 
@@ -294,6 +344,33 @@ coreai_status coreai_runtime_set_isa(const char *name)
     return COREAI_STATUS_OK;
 }
 
+int coreai_runtime_vnni(void)
+{
+#ifdef COREAI_ISA_HAVE_AVX512
+    return isa_active() == &isa_avx512_vnni;
+#else
+    return 0;
+#endif
+}
+
+coreai_status coreai_runtime_set_vnni(int on)
+{
+    if (on && !isa_cpu_vnni())
+        return COREAI_STATUS_UNSUPPORTED;
+    const int32_t i = isa_find(isa_active()->name); /* after the first call's choice */
+    isa_vnni_allowed = on != 0;
+    isa_install(i);
+    return COREAI_STATUS_OK;
+}
+
+/* For coreai_runtime_config(): VNNI's use when the CPU has it. */
+static const char *isa_vnni_text(void)
+{
+    if (!isa_cpu_vnni() || strcmp(isa_active()->name, "avx512") != 0)
+        return "";
+    return coreai_runtime_vnni() ? "; q8a vnni" : "; q8a vnni off";
+}
+
 #else /* one variant, fixed when compiled */
 
 /* The name of the paths the compiler's ISA macros select (gemm_kernel.c,
@@ -319,6 +396,16 @@ coreai_status coreai_runtime_set_isa(const char *name)
 #endif
 
 static const char isa_choice[] = "fixed at compile time";
+
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__) && !defined(COREAI_GEMM_FORCE_SCALAR) && \
+    (defined(__GNUC__) || defined(__clang__))
+#define ISA_FIXED_VNNI 1 /* gemm_q.c's coreai_linear_q8a_f32 runs its VNNI path */
+#else
+#define ISA_FIXED_VNNI 0
+#endif
+int coreai_runtime_vnni(void) { return ISA_FIXED_VNNI; }
+coreai_status coreai_runtime_set_vnni(int on) { return (on != 0) == ISA_FIXED_VNNI ? COREAI_STATUS_OK : COREAI_STATUS_UNSUPPORTED; }
+static const char *isa_vnni_text(void) { return ISA_FIXED_VNNI ? "; q8a vnni" : ""; }
 
 int32_t coreai_runtime_isa_count(void) { return 1; }
 const char *coreai_runtime_isa_name(int32_t i) { return i == 0 ? ISA_FIXED : NULL; }
@@ -351,6 +438,7 @@ const char *coreai_runtime_config(void)
         if (!coreai_runtime_isa_supported(i))
             isa_append(t, cap, "(no cpu)");
     }
+    isa_append(t, cap, isa_vnni_text());
     isa_append(t, cap, ") gemm ");
     isa_append(t, cap, coreai_gemm_f32_config());
     return t;

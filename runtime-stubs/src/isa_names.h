@@ -13,7 +13,9 @@
  * COREAI_NATIVE, other compilers) the names stay as they are.
  *
  * A name missing here is a duplicate symbol at link time; every name here
- * must also be in isa_dispatch.c's COREAI_ISA_FUNCS.
+ * must also be in isa_dispatch.c's COREAI_ISA_FUNCS (but
+ * coreai_linear_q8a_f32_vnni, which only the avx512 variant defines, for
+ * its table with VNNI).
  */
 #ifndef COREAI_SRC_ISA_NAMES_H
 #define COREAI_SRC_ISA_NAMES_H
@@ -32,6 +34,7 @@
 /* gemm_q.c */
 #define coreai_linear_q_f32 COREAI_ISA_NAME(coreai_linear_q_f32)
 #define coreai_linear_q8a_f32 COREAI_ISA_NAME(coreai_linear_q8a_f32)
+#define coreai_linear_q8a_f32_vnni COREAI_ISA_NAME(coreai_linear_q8a_f32_vnni) /* avx512 only */
 /* attention.c */
 #define coreai_sdpa_f32 COREAI_ISA_NAME(coreai_sdpa_f32)
 /* norm.c */

@@ -318,17 +318,38 @@ static void run_q8a(ref_rng *r, int64_t rows, int64_t in, int64_t outf, int64_t 
     free(scratch);
 }
 
+/* Every format, with and without zero points: blocks of one run, of two
+ * and the whole row; 1 to 5 rows; outputs not a multiple of 4 (the VNNI
+ * path's group) nor of 16 (a part); more than 1024 inputs. */
+static void run_q8a_cases(ref_rng *r)
+{
+    static const coreai_int_format formats[] = {COREAI_INT_I8, COREAI_INT_I4, COREAI_INT_U4};
+    for (size_t f = 0; f < 3; ++f)
+        for (int zero = 0; zero < 2; ++zero) {
+            run_q8a(r, 1, 64, 40, 32, formats[f], zero);
+            run_q8a(r, 3, 256, 17, 64, formats[f], zero);
+            run_q8a(r, 5, 96, 33, 96, formats[f], zero);
+            run_q8a(r, 2, 1088, 21, 64, formats[f], zero);
+            run_q8a(r, 1, 2080, 7, 2080, formats[f], zero);
+            run_q8a(r, 4, 1056, 9, 32, formats[f], zero);
+        }
+}
+
 static void test_linear_q8a(void **state)
 {
     (void)state;
     ref_rng r = ref_rng_make(8);
-    static const coreai_int_format formats[] = {COREAI_INT_I8, COREAI_INT_I4, COREAI_INT_U4};
-    for (size_t f = 0; f < 3; ++f)
-        for (int zero = 0; zero < 2; ++zero) {
-            run_q8a(&r, 1, 64, 40, 32, formats[f], zero);
-            run_q8a(&r, 3, 256, 17, 64, formats[f], zero);
-            run_q8a(&r, 5, 96, 33, 96, formats[f], zero);
-        }
+    /* VNNI allowed, then forbidden: on a CPU with AVX512_VNNI the avx512
+     * variant has both paths (elsewhere the one it has runs twice) */
+    for (int vnni = 1; vnni >= 0; --vnni) {
+        if (coreai_runtime_set_vnni(vnni) != COREAI_STATUS_OK)
+            continue;
+        if (!vnni)
+            assert_false(coreai_runtime_vnni());
+        print_message("q8a: isa %s, vnni %d\n", coreai_runtime_isa(), coreai_runtime_vnni());
+        run_q8a_cases(&r);
+    }
+    (void)coreai_runtime_set_vnni(1);
     /* U8 (maddubs would overflow), blocks not of whole runs, no scratch: refused */
     float s[4] = {1, 1, 1, 1}, x[64] = {0}, out[2];
     uint8_t q[128] = {0};

@@ -222,6 +222,19 @@ const char *coreai_runtime_isa(void);
  * has not, COREAI_STATUS_UNSUPPORTED when this CPU cannot run it (nothing
  * changes then). Not to be called while a kernel runs. */
 coreai_status coreai_runtime_set_isa(const char *name);
+/* Whether coreai_linear_q8a_f32 (int8 activations) runs on AVX512_VNNI
+ * (vpdpbusd), which x86-64-v4 does not include: the dispatching build uses
+ * it with the avx512 variant on a CPU that has it, unless the environment
+ * variable COREAI_VNNI is 0 at the first kernel call or
+ * coreai_runtime_set_vnni(0) was called; a single-ISA build when it was
+ * compiled for VNNI. Both paths compute the same exact int32 dot products
+ * per run of 32; only the f32 summation order differs. */
+int coreai_runtime_vnni(void);
+/* Allows (on != 0) or forbids VNNI from the next kernel call on:
+ * COREAI_STATUS_UNSUPPORTED when this CPU (or a single-ISA build) cannot
+ * do as asked (nothing changes then). Not to be called while a kernel
+ * runs. */
+coreai_status coreai_runtime_set_vnni(int on);
 /* One line about the kernels that run: the variant and how it was chosen,
  * the variants built and supported, the GEMM's register tile and blocks,
  * the threads. Never NULL. */

@@ -91,7 +91,9 @@ coreai_status coreai_linear_q_f32(const coreai_linear_q_params *params, const fl
  * q8_0 scheme): each row of x is cut into runs of 32 inputs, each run
  * scaled by d = max|x| / 127 and rounded to int8 (ties to even), and each
  * 32-run's dot product with the weight integers is exact int32 arithmetic
- * (AVX2: maddubs / madd; AArch64 NEON: smull / sadalp; a scalar loop elsewhere), then
+ * (AVX-512 VNNI vpdpbusd on a CPU that has it, coreai_runtime_vnni(); else
+ * AVX2 maddubs / madd, also in the avx512 variant; AArch64 NEON: smull /
+ * sadalp; a scalar loop elsewhere), then
  *
  *     out[r][o] = sum_b scale_b * sum_{runs c of b} d_c * (sum q_i xq_i - z_b sum xq_i)
  *
@@ -100,9 +102,11 @@ coreai_status coreai_linear_q_f32(const coreai_linear_q_params *params, const fl
  * activations) does not do, so it is only used on request (coreai-gen
  * --int8-activations). Formats I8, I4, U4 (U8 would overflow maddubs' int16
  * pairs); f32 scales (scale_dtype F32), no minval; block and in_features
- * multiples of 32. scratch:
- * coreai_linear_q8a_f32_scratch_size() bytes (the quantized rows), 4-byte
- * aligned.
+ * multiples of 32. The paths agree on every run's integer sum and differ
+ * only in the f32 summation order. scratch:
+ * coreai_linear_q8a_f32_scratch_size() bytes (the quantized rows; the VNNI
+ * path stores a 4-bit format's runs as even then odd inputs, same size),
+ * 4-byte aligned.
  */
 static inline size_t coreai_linear_q8a_f32_scratch_size(const coreai_linear_q_params *params)
 {
