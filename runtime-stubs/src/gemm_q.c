@@ -502,10 +502,19 @@ Q_INLINE void q_lut_dot(const q_weight *w, coreai_int_format f, int64_t o, const
         acc[k][0] = acc[k][1] = _mm512_setzero_ps();
         p[k] = w->q + ((o + k) * w->in + c0) / 2;
     }
-    for (int64_t g = 0; g < cn;) {
-        const int64_t b = (c0 + g) / w->block, end = (b + 1) * w->block - c0 < cn ? (b + 1) * w->block - c0 : cn;
+    /* blocks of 32 are common: a table per 32 weights, so no division
+     * and no format or dtype switch per block (q_lut_table's general
+     * case) */
+    const int plain = !q_exact(w) && w->zero == NULL;
+    const __m512 qf = f == COREAI_INT_I4 ? _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, -8, -7, -6, -5, -4, -3, -2, -1)
+                                         : _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    int64_t b = c0 / w->block, end = (b + 1) * w->block - c0;
+    for (int64_t g = 0; g < cn; ++b, end += w->block) {
+        if (end > cn)
+            end = cn;
         for (int k = 0; k < R; ++k)
-            t[k] = q_lut_table(w, f, (o + k) * w->blocks + b);
+            t[k] = plain ? _mm512_mul_ps(qf, _mm512_set1_ps(((const float *)w->scale)[(o + k) * w->blocks + b]))
+                         : q_lut_table(w, f, (o + k) * w->blocks + b);
         for (; g < end; g += 32) {
             const __m512 xe = _mm512_loadu_ps(xd + g), xo = _mm512_loadu_ps(xd + g + 16);
             for (int k = 0; k < R; ++k) {
