@@ -62,9 +62,10 @@ static cg_graph *composite_of(const cg_module *m)
     return NULL;
 }
 
-static char *generate(void *ctx, const cg_module *m, bool kernels)
+static char *generate_with(void *ctx, const cg_module *m, bool kernels, bool fuse)
 {
-    cg_program_plan *plan = cg_program_plan_build(ctx, m, kernels);
+    const cg_plan_options po = {.composite_kernels = kernels, .fuse_elementwise = fuse};
+    cg_program_plan *plan = cg_program_plan_build_with(ctx, m, &po);
     assert_non_null(plan);
     cg_emit_options opt = {.prefix = "model", .model_name = "model.xml"};
     cg_emitted_files files;
@@ -74,6 +75,9 @@ static char *generate(void *ctx, const cg_module *m, bool kernels)
         fail_msg("%s", diag.message);
     return files.source;
 }
+
+/* As coreai-gen generate plans by default (cg_program_plan_build): fused. */
+static char *generate(void *ctx, const cg_module *m, bool kernels) { return generate_with(ctx, m, kernels, true); }
 
 /* Every perturbation must turn the kernel off; each is undone afterwards. */
 static void check_fallbacks(const char *name, cg_graph *g)
@@ -177,20 +181,6 @@ static void test_cases_call_their_kernel(void **state)
     }
     closedir(dir);
     assert_true(n >= 60); /* every composite, several configurations each */
-}
-
-static char *generate_with(void *ctx, const cg_module *m, bool kernels, bool fuse)
-{
-    const cg_plan_options po = {.composite_kernels = kernels, .fuse_elementwise = fuse};
-    cg_program_plan *plan = cg_program_plan_build_with(ctx, m, &po);
-    assert_non_null(plan);
-    cg_emit_options opt = {.prefix = "model", .model_name = "model.xml"};
-    cg_emitted_files files;
-    cg_diag diag;
-    cg_diag_init(&diag, "model.xml");
-    if (!cg_emit_program(ctx, m, plan, &opt, &files, &diag))
-        fail_msg("%s", diag.message);
-    return files.source;
 }
 
 static size_t occurrences(const char *text, const char *needle)
