@@ -461,19 +461,35 @@ Q_INLINE void q_gemv_range(const q_gemv_job *j, coreai_int_format f, int64_t lo,
             j->out[r * j->outf + o] = q_row_dot(j->w, f, o, j->x + r * in);
 }
 
-#if defined(Q_AVX512)
-/* ---- AVX-512, 4-bit weights: a 16-entry table per block ------------------ *
- * A 4-bit weight takes one of 16 values per block, so the block's 16
- * dequantized weights (q - z) * s, rounded as q_deq1, are one zmm and
- * vpermps looks a nibble up in it: 16 bytes (32 weights) widen to 16 dword
- * lanes, whose low 4 bits are the even elements' nibbles (vpermps reads
- * only those) and, shifted by 4, the odd ones'. x is split once per call
- * into even and odd halves of each 32 inputs to match. Per 32 weights:
- * one widening, one shift, two lookups and two FMAs, instead of unpacking,
- * converting and scaling every weight; f16 / bf16 scales and minval cost
- * nothing extra per weight. */
+#if defined(Q_AVX512) || defined(Q_AVX2)
+/* ---- x86, 4-bit weights in blocks of whole 32s: x split once ------------- *
+ * 16 bytes hold 32 weights: the low nibbles are the even elements, the
+ * high nibbles the odd ones. x is split once per call (Q_LUT_CHUNK inputs
+ * at a time) into the even then the odd inputs of each 32, so a byte's two
+ * nibbles, widened to one dword lane, multiply two contiguous activation
+ * vectors without an interleaving shuffle; four output channels at a time
+ * share x's loads.
+ *
+ * AVX-512: a block's 16 possible weights (q - z) * s, rounded as q_deq1,
+ * are one zmm and vpermps looks each nibble up in it (it reads only the
+ * index's low 4 bits: the even weight as is, the odd one after a shift):
+ * per 32 weights one widening, one shift, two lookups and two FMAs; f16 /
+ * bf16 scales and minval cost nothing extra per weight.
+ *
+ * AVX2 (vpermps reads 3 bits: a 16-entry lookup takes two and a blend):
+ * f32 scales without minval convert the nibbles instead, 16 weights from
+ * one vpmovzxbd of 8 bytes: the low nibbles by "and 15", the high ones by
+ * a shift of 4, each xored into the bits of the float 2^23 (i4: of
+ * 2^23 + 8, which flips the nibble's bit 3: 2^23 + q + 8) and less
+ * 2^23 + z (+ 8) by one vsubps, which is exact: q - z per weight, so no
+ * z * sum x term to cancel against; two FMAs, the block's scale once on
+ * its sum. 9 instructions per 16 weights (a u4 or i4 nibble alike, zero
+ * point or not) instead of about 16. f16 / bf16 scales or minval look the
+ * nibbles up in the block's 16 exact weights (two vpermps and a vblendvps
+ * on bit 3 per 8 weights). */
 #define Q_LUT_CHUNK 1024 /* inputs of x split at a time (4 KiB on the stack) */
 
+#if defined(Q_AVX512)
 /* Row o's block bi: the 16 weights its nibbles 0..15 stand for. */
 Q_INLINE __m512 q_lut_table(const q_weight *w, coreai_int_format f, int64_t bi)
 {
@@ -539,6 +555,114 @@ static void q_lut_split(const float *x, int64_t n, float *xd)
         _mm512_storeu_ps(xd + g + 16, _mm512_permutex2var_ps(a, od, b));
     }
 }
+#else
+/* Row o's block bi: the 16 weights its nibbles 0..15 stand for, each
+ * (q - z) * s rounded as q_deq1 (q_exact()); nibbles 0-7 in t[0], 8-15 in
+ * t[1]. */
+Q_INLINE void q_lut_table(const q_weight *w, coreai_int_format f, int64_t bi, q_tv *t)
+{
+    t[0] = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
+    t[1] = f == COREAI_INT_I4 ? _mm256_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1)
+                              : _mm256_setr_ps(8, 9, 10, 11, 12, 13, 14, 15);
+    const __m256 s = _mm256_set1_ps(q_f(w->sdt, w->scale, bi));
+    for (int h = 0; h < 2; ++h) {
+        if (w->zero != NULL) /* small integers: q - z is exact in f32 */
+            t[h] = _mm256_sub_ps(t[h], _mm256_set1_ps((float)q_load(f, w->zero, bi)));
+        t[h] = _mm256_mul_ps(t[h], s);
+    }
+    q_tfix(w->sdt, w->minval != NULL, w->minval != NULL ? q_f(w->sdt, w->minval, bi) : 0.0f, t);
+}
+
+/* 8 weights from the dword lanes n (nibble values in bits 0-2 and, as a
+ * sign, bit 31), looked up in the table t (q_lut_table). */
+Q_INLINE __m256 q_lut8(const q_tv *t, __m256i n, __m256i sign)
+{
+    return _mm256_blendv_ps(_mm256_permutevar8x32_ps(t[0], n), _mm256_permutevar8x32_ps(t[1], n),
+                            _mm256_castsi256_ps(sign));
+}
+
+/* q_lut_dot for the R <= 4 rows at o; exact: q_exact(w) (the lookup),
+ * else conversion and one scale per block. */
+Q_INLINE void q_lut_dot2(const q_weight *w, coreai_int_format f, int64_t o, const int R, const int exact,
+                         const float *xd, int64_t c0, int64_t cn, float *sum)
+{
+    __m256 acc[4][2], tot[4], zc[4]; /* acc[k][h]: two FMA chains per output */
+    q_tv t[4][2];
+    float sc[4] = {0, 0, 0, 0};
+    const uint8_t *p[4];
+    for (int k = 0; k < R; ++k) {
+        tot[k] = _mm256_setzero_ps();
+        p[k] = w->q + ((o + k) * w->in + c0) / 2;
+    }
+    /* a nibble n xored into the bits of the float 2^23 makes 2^23 + n (i4:
+     * 2^23 + (n ^ 8) = 2^23 + q + 8) */
+    const __m256i m15 = _mm256_set1_epi32(15);
+    const __m256i mg = _mm256_set1_epi32(f == COREAI_INT_I4 ? 0x4b000008 : 0x4b000000);
+    for (int64_t g = 0; g < cn;) {
+        const int64_t b = (c0 + g) / w->block, end = (b + 1) * w->block - c0 < cn ? (b + 1) * w->block - c0 : cn;
+        for (int k = 0; k < R; ++k) {
+            const int64_t bi = (o + k) * w->blocks + b;
+            if (exact) {
+                q_lut_table(w, f, bi, t[k]);
+            } else {
+                sc[k] = ((const float *)w->scale)[bi];
+                const int32_t z = (w->zero != NULL ? q_load(f, w->zero, bi) : 0) + (f == COREAI_INT_I4 ? 8 : 0);
+                zc[k] = _mm256_set1_ps(8388608.0f + (float)z);
+            }
+            acc[k][0] = acc[k][1] = _mm256_setzero_ps();
+        }
+        for (; g < end; g += 32) {
+            for (int h = 0; h < 2; ++h) { /* bytes 8h..8h+7: inputs 16h.. of the 32 */
+                const __m256 xe = _mm256_loadu_ps(xd + g + 8 * h), xo = _mm256_loadu_ps(xd + g + 16 + 8 * h);
+                for (int k = 0; k < R; ++k) {
+                    __m256i v = _mm256_cvtepu8_epi32(
+                        _mm_loadl_epi64((const __m128i *)(const void *)(p[k] + g / 2 + 8 * h)));
+                    __m256 we, wo;
+                    if (exact) {
+                        we = q_lut8(t[k], v, _mm256_slli_epi32(v, 28));
+                        wo = q_lut8(t[k], _mm256_srli_epi32(v, 4), _mm256_slli_epi32(v, 24));
+                    } else { /* (2^23 + n) - (2^23 + z): exact */
+                        const __m256i ne = _mm256_xor_si256(_mm256_and_si256(v, m15), mg);
+                        const __m256i no = _mm256_xor_si256(_mm256_srli_epi32(v, 4), mg);
+                        we = _mm256_sub_ps(_mm256_castsi256_ps(ne), zc[k]);
+                        wo = _mm256_sub_ps(_mm256_castsi256_ps(no), zc[k]);
+                    }
+                    acc[k][h] = _mm256_fmadd_ps(we, xe, acc[k][h]);
+                    acc[k][h] = _mm256_fmadd_ps(wo, xo, acc[k][h]);
+                }
+            }
+        }
+        for (int k = 0; k < R; ++k) {
+            const __m256 a = _mm256_add_ps(acc[k][0], acc[k][1]);
+            tot[k] = exact ? _mm256_add_ps(tot[k], a) : _mm256_fmadd_ps(a, _mm256_set1_ps(sc[k]), tot[k]);
+        }
+    }
+    for (int k = 0; k < R; ++k)
+        sum[k] = q_thsum(tot[k]);
+}
+
+Q_INLINE void q_lut_dot(const q_weight *w, coreai_int_format f, int64_t o, const int R, const float *xd, int64_t c0,
+                        int64_t cn, float *sum)
+{
+    if (q_exact(w))
+        q_lut_dot2(w, f, o, R, 1, xd, c0, cn, sum);
+    else
+        q_lut_dot2(w, f, o, R, 0, xd, c0, cn, sum);
+}
+
+/* q_lut_split with 8-lane vectors. */
+static void q_lut_split(const float *x, int64_t n, float *xd)
+{
+    for (int64_t g = 0; g < n; g += 32)
+        for (int h = 0; h < 2; ++h) {
+            const __m256 a = _mm256_loadu_ps(x + g + 16 * h), b = _mm256_loadu_ps(x + g + 16 * h + 8);
+            /* in-lane even / odd picks, then the 64-bit quarters in order */
+            const __m256 e = _mm256_shuffle_ps(a, b, 0x88), d = _mm256_shuffle_ps(a, b, 0xDD);
+            _mm256_storeu_ps(xd + g + 8 * h, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xD8)));
+            _mm256_storeu_ps(xd + g + 16 + 8 * h, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(d), 0xD8)));
+        }
+}
+#endif
 
 /* q_gemv_range for 4-bit weights in blocks of whole 32s: outputs four at
  * a time (four tables, x's halves loaded once for them), x in chunks of
@@ -590,7 +714,7 @@ static void q_gemv_task(void *arg, int64_t t)
     switch (j->w->format) {
     case COREAI_INT_I8: q_gemv_range(j, COREAI_INT_I8, lo, hi); break;
     case COREAI_INT_U8: q_gemv_range(j, COREAI_INT_U8, lo, hi); break;
-#if defined(Q_AVX512)
+#if defined(Q_AVX512) || defined(Q_AVX2)
     case COREAI_INT_I4:
         if (j->w->block % 32 == 0)
             q_lut_range(j, COREAI_INT_I4, lo, hi);

@@ -11,9 +11,9 @@
  * Tolerances: the GEMV path sums in f32 and applies each block's scale to
  * the block's sum (not to each weight), so it differs from the reference by
  * at most about (in + 2) f32 roundings of sum |x w|; it is checked against
- * (in + 4) eps sum |x w|. (The AVX-512 4-bit GEMV forms each weight as
- * the reference does and sums in f32 in another order: within in eps sum
- * |x w|.) The GEMM path (rows >= COREAI_LINEAR_Q_GEMM_ROWS)
+ * (in + 4) eps sum |x w|. (The x86 4-bit GEMV's table lookup (AVX-512; AVX2 with
+ * f16 / bf16 scales or minval) forms each weight as the reference does and
+ * sums in f32 in another order: within in eps sum |x w|.) The GEMM path (rows >= COREAI_LINEAR_Q_GEMM_ROWS)
  * dequantizes exactly like coreai_shift_scale, strip by strip, and runs
  * the f32 GEMM's micro-kernels over the same k blocks, so it must give the
  * bits of coreai_linear_packed_f32 (what an f32 weight runs) on the
@@ -252,6 +252,12 @@ static void test_linear_q_large(void **state)
     run_case(&r, &g);
     run_case(&r, &h);
     run_case(&r, &i);
+    /* the AVX2 4-bit GEMV converts (f32 scales) rather than looks up:
+     * zero points across chunks, outputs not a multiple of its 4 */
+    const qcase k = {1, 2112, 38, 64, COREAI_INT_I4, 1, 0, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32, 0};
+    const qcase l = {2, 1088, 7, 1088, COREAI_INT_U4, 1, 1, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32, 0};
+    run_case(&r, &k);
+    run_case(&r, &l);
 }
 
 /* coreai_linear_q8a_f32: x's runs of 32 rounded to int8 as documented,
