@@ -15,8 +15,11 @@
  *     otherwise            scalar
  * A 4-bit block of 16 is 8 bytes: low and high nibbles interleaved back
  * into 16 bytes (element 2e is the low nibble of byte e), i4 sign-extended
- * by (v ^ 8) - 8, then widened like 8-bit data. AVX-512 looks 4-bit
- * weights up in a table of the block's 16 values instead (q_lut_range).
+ * by (v ^ 8) - 8, then widened like 8-bit data. On x86, 4-bit weights in
+ * blocks of whole 32s run against x split into even and odd inputs
+ * instead (q_lut_range): AVX-512 looks them up in a table of the block's
+ * 16 values, AVX2 converts them through the float 2^23 (f32 scales) or
+ * looks them up in two tables of 8.
  *
  * coreai_linear_q8a_f32 (int8 activations): each run of 32 weight integers
  * times 32 int8 activations summed exactly in int32, then one f32

@@ -31,12 +31,15 @@
  *    each block's sum scaled once, out = sum_b scale_b * sum_{i in b}
  *    (q_i - z_b) x_i; f16 / bf16 scales or minval: every weight formed and
  *    rounded as above in registers (F16C / NEON fcvt, bf16 by integer
- *    rounding), then multiply-added. AVX-512 with 4-bit weights in blocks
- *    of whole 32s: the block's 16 possible weights, each formed and rounded
- *    as above, are one register and each nibble is looked up in it
- *    (vpermps) and multiply-added with x split once per call into the
- *    even and odd inputs of each 32 (4 KiB of stack), four output
- *    channels at a time;
+ *    rounding), then multiply-added. x86 with 4-bit weights in blocks of
+ *    whole 32s: x split once per call into the even and odd inputs of
+ *    each 32 (4 KiB of stack), so a byte's low and high nibbles multiply
+ *    two contiguous activation vectors, four output channels at a time;
+ *    AVX-512 looks each nibble up (vpermps) in one register holding the
+ *    block's 16 possible weights, each formed and rounded as above; AVX2
+ *    does so (two vpermps and a blend) for f16 / bf16 scales or minval and
+ *    otherwise converts the nibble exactly (q - z per weight, through the
+ *    bits of the float 2^23) and scales each block's sum once;
  *  - more rows (prefill): the f32 GEMM's micro-kernels, B dequantized one
  *    strip at a time right before the micro-kernels that read it: 16 (32
  *    with AVX-512) output channels by at most 256 inputs, converted and
