@@ -34,8 +34,12 @@ void coreai_par_run(coreai_task_fn task, void *arg, int64_t count);
  * tasks per thread made the Llama d1024 block 1.58x -> 1.76x faster than
  * one thread and the d256 block (64-row GEMMs of ~4 M multiply-adds) 1.78x
  * -> 1.64x, hence the floor. */
+#ifndef COREAI_PAR_TASKS_PER_THREAD /* -D for experiments; these are measured defaults */
 #define COREAI_PAR_TASKS_PER_THREAD 4
+#endif
+#ifndef COREAI_PAR_TASK_WORK
 #define COREAI_PAR_TASK_WORK 8388608.0
+#endif
 
 /* How many tasks to cut `units` independent units of `work` into: 1 below
  * min_work or with one thread; else `threads` tasks, more (up to
