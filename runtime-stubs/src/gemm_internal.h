@@ -117,4 +117,24 @@ static inline int coreai_gemm_epilogue_ok(int32_t e)
     return e >= COREAI_EPILOGUE_NONE && e <= COREAI_EPILOGUE_SILU;
 }
 
+/* AArch64 builds where coreai_linear_q8a_f32 (gemm_q.c) has an sdot path
+ * (FEAT_DotProd, Armv8.2 and optional there) next to the plain NEON one:
+ * compiled for it, or on Linux, where the kernel's HWCAP says at run time
+ * whether the CPU has it. gemm_q.c then defines the two entries below and
+ * isa_dispatch.c defines coreai_linear_q8a_f32 as a call through the one
+ * it picks once. Elsewhere (bare metal, other OSes) no OS can be asked
+ * and nothing is probed: the NEON path alone, coreai_linear_q8a_f32 as
+ * gemm_q.c defines it. */
+#if !defined(COREAI_GEMM_FORCE_SCALAR) && (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__) && \
+    defined(__ARM_NEON) && (defined(__ARM_FEATURE_DOTPROD) || defined(__linux__))
+#include "coreai/kernels/linear_q.h"
+#define COREAI_Q8A_SDOT 1
+coreai_status coreai_linear_q8a_f32_neon(const coreai_linear_q_params *params, const float *x, const uint8_t *weight,
+                                         const float *scale, const uint8_t *zero_point, const float *bias, float *out,
+                                         void *scratch);
+coreai_status coreai_linear_q8a_f32_sdot(const coreai_linear_q_params *params, const float *x, const uint8_t *weight,
+                                         const float *scale, const uint8_t *zero_point, const float *bias, float *out,
+                                         void *scratch);
+#endif
+
 #endif /* COREAI_SRC_GEMM_INTERNAL_H */

@@ -858,7 +858,8 @@ static void q_pack(const void *ctx, int64_t pc, int64_t kc, int64_t jc, int64_t 
 /* x's runs of 32 to int8: d = max|x| / 127, xq = round_even(x * 127 / max|x|)
  * (0 for a zero run), sum = sum xq; a run holding a NaN gets d = NaN.
  * split: each run stored as its 16 even inputs then its 16 odd ones, the
- * order of a 4-bit run's low then high nibbles (the VNNI path). */
+ * order of a 4-bit run's low then high nibbles (read so by the VNNI path
+ * and by both AArch64 paths, q8n_weights). */
 static void q8_quantize_row(const float *x, int64_t in, int split, int8_t *xq, float *d, int32_t *sum)
 {
     for (int64_t c = 0; c < in / 32; ++c, x += 32, xq += 32) {
@@ -899,6 +900,32 @@ Q_INLINE __m256i q8_load32(coreai_int_format f, const uint8_t *p)
 }
 #endif
 
+#ifdef Q_NEON
+/* A run of 32 weights at p as signed bytes in xq's order, for both AArch64
+ * paths: a 4-bit run's 16 low nibbles (its even inputs) then its 16 high
+ * ones (odd), which is why q8_quantize_row splits x that way on AArch64
+ * (no zip of the nibbles back into input order); i4 sign-extended by
+ * arithmetic shifts, u4 0..15 fits int8 as it is. */
+Q_INLINE void q8n_weights(coreai_int_format f, const uint8_t *p, int8x16_t *w)
+{
+    if (!q_is4(f)) {
+        w[0] = vld1q_s8((const int8_t *)p);
+        w[1] = vld1q_s8((const int8_t *)p + 16);
+    } else if (f == COREAI_INT_I4) {
+        const int8x16_t v = vld1q_s8((const int8_t *)p);
+        w[0] = vshrq_n_s8(vshlq_n_s8(v, 4), 4);
+        w[1] = vshrq_n_s8(v, 4);
+    } else {
+        const uint8x16_t v = vld1q_u8(p);
+        w[0] = vreinterpretq_s8_u8(vandq_u8(v, vdupq_n_u8(15)));
+        w[1] = vreinterpretq_s8_u8(vshrq_n_u8(v, 4));
+    }
+}
+#define Q8_PLAIN_SPLIT 1 /* the plain path reads x split too */
+#else
+#define Q8_PLAIN_SPLIT 0
+#endif
+
 /* sum_b scale_b sum_c d_c (sum_i q_i xq_i - z_b sum_c) over W's row o. */
 Q_INLINE float q8_row_dot(const q_weight *w, coreai_int_format f, int64_t o, const int8_t *xq, const float *d,
                           const int32_t *sum)
@@ -933,34 +960,25 @@ Q_INLINE float q8_row_dot(const q_weight *w, coreai_int_format f, int64_t o, con
 #elif defined(Q_NEON)
     const uint8_t *p = w->q + (q_is4(f) ? e0 / 2 : e0);
     const int64_t step = q_is4(f) ? 16 : 32;
-    float32x4_t acc = vdupq_n_f32(0.0f);
+    float total = 0.0f;
+    (void)corr;
     for (int64_t b = 0, c = 0; b < nb; ++b) {
         const int32_t z = w->zero != NULL ? q_load(f, w->zero, o * nb + b) : 0;
         for (int64_t r = 0; r < runs; ++r, ++c, p += step) {
-            int8x16_t w0, w1;
-            if (q_is4(f)) {
-                const uint8x16_t v = vld1q_u8(p), lo = vandq_u8(v, vdupq_n_u8(15)), hi = vshrq_n_u8(v, 4);
-                w0 = vreinterpretq_s8_u8(vzip1q_u8(lo, hi));
-                w1 = vreinterpretq_s8_u8(vzip2q_u8(lo, hi));
-                if (f == COREAI_INT_I4) {
-                    w0 = vsubq_s8(veorq_s8(w0, vdupq_n_s8(8)), vdupq_n_s8(8));
-                    w1 = vsubq_s8(veorq_s8(w1, vdupq_n_s8(8)), vdupq_n_s8(8));
-                }
-            } else {
-                w0 = vld1q_s8((const int8_t *)p);
-                w1 = vld1q_s8((const int8_t *)p + 16);
-            }
+            int8x16_t wv[2];
+            q8n_weights(f, p, wv);
             const int8x16_t x0 = vld1q_s8(xq + 32 * c), x1 = vld1q_s8(xq + 32 * c + 16);
             /* pairs of products fit int16: |w| <= 128, |x| <= 127 */
-            const int16x8_t p0 = vmlal_high_s8(vmull_s8(vget_low_s8(w0), vget_low_s8(x0)), w0, x0);
-            const int16x8_t p1 = vmlal_high_s8(vmull_s8(vget_low_s8(w1), vget_low_s8(x1)), w1, x1);
-            const float sd = s[b] * d[c];
-            acc = vfmaq_f32(acc, vcvtq_f32_s32(vpadalq_s16(vpaddlq_s16(p0), p1)), vdupq_n_f32(sd));
-            if (z != 0)
-                corr += sd * (float)(z * sum[c]);
+            const int16x8_t p0 = vmlal_high_s8(vmull_s8(vget_low_s8(wv[0]), vget_low_s8(x0)), wv[0], x0);
+            const int16x8_t p1 = vmlal_high_s8(vmull_s8(vget_low_s8(wv[1]), vget_low_s8(x1)), wv[1], x1);
+            /* the run's sum of (q - z) xq, exact in int32 before any
+             * rounding, as on sdot: lanes of q xq and z sum_c scaled apart
+             * can be far larger than the result (i8 with zero points) */
+            const int32_t isum = vaddvq_s32(vpadalq_s16(vpaddlq_s16(p0), p1)) - z * sum[c];
+            total += s[b] * d[c] * (float)isum;
         }
     }
-    return vaddvq_f32(acc) - corr;
+    return total;
 #else
     float total = 0.0f;
     (void)sum;
@@ -1021,13 +1039,13 @@ static void q8_task(void *arg, int64_t t)
  * has it (COREAI_VNNI=0 or coreai_runtime_set_vnni(0) keeps the AVX2 code). */
 #if defined(Q_AVX512) && (defined(__AVX512VNNI__) || defined(COREAI_ISA_SUFFIX))
 #define Q8_VNNI 1
-#define Q8V_TARGET __attribute__((target("avx512vnni")))
-#define Q8V_INLINE static inline __attribute__((always_inline, target("avx512vnni")))
+#define Q8X_TARGET __attribute__((target("avx512vnni")))
+#define Q8X_INLINE static inline __attribute__((always_inline)) Q8X_TARGET
 
 static int q8v_offset(coreai_int_format f) { return f == COREAI_INT_I8 ? 128 : f == COREAI_INT_I4 ? 8 : 0; }
 
 /* A run of 32 weights at p as the unsigned bytes q + o, in x's order. */
-Q8V_INLINE __m256i q8v_weights(coreai_int_format f, const uint8_t *p)
+Q8X_INLINE __m256i q8v_weights(coreai_int_format f, const uint8_t *p)
 {
     if (f == COREAI_INT_I8)
         return _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)p), _mm256_set1_epi8((char)-128));
@@ -1040,7 +1058,7 @@ Q8V_INLINE __m256i q8v_weights(coreai_int_format f, const uint8_t *p)
 
 /* The four outputs' int32 lanes of one run summed exactly, output k in
  * lane k. */
-Q8V_INLINE __m128i q8v_sum4(const __m256i *v)
+Q8X_INLINE __m128i q8v_sum4(const __m256i *v)
 {
     const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
     return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
@@ -1051,7 +1069,7 @@ Q8V_INLINE __m128i q8v_sum4(const __m256i *v)
  * outputs in one register (the lanes summed before any rounding: lanes
  * of q xq multiplied by d_c apart can be far larger than their sum), one
  * multiply-add by d_c; per block one by s_b. zp: W has zero points. */
-Q8V_INLINE void q8v_dot(const q_weight *w, coreai_int_format f, int64_t o, const int R, const int zp,
+Q8X_INLINE void q8x_dot(const q_weight *w, coreai_int_format f, int64_t o, const int R, const int zp,
                         const int8_t *xq, const float *d, const int32_t *sum, float *res)
 {
     const int64_t nb = w->blocks, runs = w->block / 32, step = q_is4(f) ? 16 : 32;
@@ -1092,9 +1110,94 @@ Q8V_INLINE void q8v_dot(const q_weight *w, coreai_int_format f, int64_t o, const
     memcpy(res, t4, sizeof(float) * (size_t)R);
 }
 
-/* Outputs [lo, hi) of every row, four at a time (x's loads and the
- * offset's lanes shared). */
-Q8V_INLINE void q8v_range_zp(const q8_job *j, coreai_int_format f, const int zp, int64_t lo, int64_t hi)
+#endif
+
+/* ---- int8 activations on AArch64 sdot (FEAT_DotProd) --------------------- *
+ * sdot multiply-adds signed bytes by signed bytes, four into each int32
+ * lane, so the weights go in as q8n_weights gives them (no offset, unlike
+ * vpdpbusd) and a run is two sdot per output; four outputs' lanes are
+ * summed exactly (vpaddq) before z_b sum_c is taken off in int32 and the
+ * one f32 multiply-add by d_c, as on VNNI. Armv8.2's optional feature:
+ * these functions are compiled for it whatever the build's -march, and
+ * isa_dispatch.c calls them only where the build targets it or Linux's
+ * HWCAP_ASIMDDP says the CPU has it (COREAI_VNNI=0 or
+ * coreai_runtime_set_vnni(0) keep the plain NEON path). */
+#if defined(Q_NEON) && defined(COREAI_Q8A_SDOT)
+#define Q8_SDOT 1
+#if defined(__ARM_FEATURE_DOTPROD)
+#define Q8X_TARGET
+#elif defined(__clang__)
+#define Q8X_TARGET __attribute__((target("dotprod")))
+#else
+#define Q8X_TARGET __attribute__((target("arch=armv8.2-a+dotprod")))
+#endif
+#define Q8X_INLINE static inline __attribute__((always_inline)) Q8X_TARGET
+
+/* acc + the four-byte dot products of a and b, lane by lane. Clang before
+ * 16 declares vdotq_s32 only when the whole file targets dotprod, hence
+ * the instruction itself there. */
+Q8X_INLINE int32x4_t q8s_dot(int32x4_t acc, int8x16_t a, int8x16_t b)
+{
+#if defined(__ARM_FEATURE_DOTPROD) || !defined(__clang__)
+    return vdotq_s32(acc, a, b);
+#else
+    __asm__("sdot %0.4s, %1.16b, %2.16b" : "+w"(acc) : "w"(a), "w"(b));
+    return acc;
+#endif
+}
+
+/* As the VNNI q8x_dot: res[k] = row o + k of W times xq, k < R <= 4. */
+Q8X_INLINE void q8x_dot(const q_weight *w, coreai_int_format f, int64_t o, const int R, const int zp,
+                        const int8_t *xq, const float *d, const int32_t *sum, float *res)
+{
+    const int64_t nb = w->blocks, runs = w->block / 32, step = q_is4(f) ? 16 : 32;
+    const float *s = (const float *)w->scale + o * nb;
+    const uint8_t *p[4];
+    for (int k = 0; k < R; ++k)
+        p[k] = w->q + (q_is4(f) ? (o + k) * w->in / 2 : (o + k) * w->in);
+    float32x4_t tot = vdupq_n_f32(0.0f);
+    for (int64_t b = 0; b < nb; ++b) {
+        float sb[4] = {0, 0, 0, 0};
+        int32_t zb[4] = {0, 0, 0, 0};
+        for (int k = 0; k < R; ++k) {
+            sb[k] = s[k * nb + b];
+            zb[k] = zp ? q_load(f, w->zero, (o + k) * nb + b) : 0;
+        }
+        const int32x4_t z4 = vld1q_s32(zb);
+        float32x4_t acc = vdupq_n_f32(0.0f);
+        for (int64_t r = 0; r < runs; ++r, xq += 32, ++d, ++sum) {
+            const int8x16_t x0 = vld1q_s8(xq), x1 = vld1q_s8(xq + 16);
+            int32x4_t v[4];
+            for (int k = 0; k < 4; ++k) {
+                v[k] = vdupq_n_s32(0);
+                if (k < R) {
+                    int8x16_t wv[2];
+                    q8n_weights(f, p[k], wv);
+                    v[k] = q8s_dot(q8s_dot(v[k], wv[0], x0), wv[1], x1);
+                    p[k] += step;
+                }
+            }
+            int32x4_t t = vpaddq_s32(vpaddq_s32(v[0], v[1]), vpaddq_s32(v[2], v[3]));
+            if (zp) /* |z_b sum_c| <= 255 * 32 * 127: int32 */
+                t = vmlsq_s32(t, z4, vdupq_n_s32(*sum));
+            /* below 2^24 in magnitude: exact in f32 */
+            acc = vfmaq_n_f32(acc, vcvtq_f32_s32(t), *d);
+        }
+        tot = vfmaq_f32(tot, acc, vld1q_f32(sb));
+    }
+    float t4[4];
+    vst1q_f32(t4, tot);
+    memcpy(res, t4, sizeof(float) * (size_t)R);
+}
+#endif
+
+/* ---- the dot-product instruction paths' outputs (VNNI, sdot) ------------- */
+#if defined(Q8_VNNI) || defined(Q8_SDOT)
+#define Q8_DOT 1
+
+/* Outputs [lo, hi) of every row, four at a time (x's loads shared, and on
+ * VNNI the offset's lanes). */
+Q8X_INLINE void q8x_range_zp(const q8_job *j, coreai_int_format f, const int zp, int64_t lo, int64_t hi)
 {
     const int64_t in = j->base.w->in, runs = in / 32;
     for (int64_t r = 0; r < j->base.rows; ++r) {
@@ -1104,31 +1207,31 @@ Q8V_INLINE void q8v_range_zp(const q8_job *j, coreai_int_format f, const int zp,
         float *out = j->base.out + r * j->base.outf, s[4];
         int64_t o = lo;
         for (; o + 4 <= hi; o += 4) {
-            q8v_dot(j->base.w, f, o, 4, zp, xq, d, sum, s);
+            q8x_dot(j->base.w, f, o, 4, zp, xq, d, sum, s);
             memcpy(out + o, s, sizeof s);
         }
         for (; o < hi; ++o)
-            q8v_dot(j->base.w, f, o, 1, zp, xq, d, sum, out + o);
+            q8x_dot(j->base.w, f, o, 1, zp, xq, d, sum, out + o);
     }
 }
 
-Q8V_INLINE void q8v_range(const q8_job *j, coreai_int_format f, int64_t lo, int64_t hi)
+Q8X_INLINE void q8x_range(const q8_job *j, coreai_int_format f, int64_t lo, int64_t hi)
 {
     if (j->base.w->zero != NULL)
-        q8v_range_zp(j, f, 1, lo, hi);
+        q8x_range_zp(j, f, 1, lo, hi);
     else
-        q8v_range_zp(j, f, 0, lo, hi);
+        q8x_range_zp(j, f, 0, lo, hi);
 }
 
-static Q8V_TARGET void q8v_task(void *arg, int64_t t)
+static Q8X_TARGET void q8x_task(void *arg, int64_t t)
 {
     const q8_job *j = arg;
     int64_t lo, hi;
     coreai_par_part(j->base.outf, j->base.parts, t, 16, &lo, &hi);
     switch (j->base.w->format) {
-    case COREAI_INT_I8: q8v_range(j, COREAI_INT_I8, lo, hi); break;
-    case COREAI_INT_I4: q8v_range(j, COREAI_INT_I4, lo, hi); break;
-    default: q8v_range(j, COREAI_INT_U4, lo, hi); break;
+    case COREAI_INT_I8: q8x_range(j, COREAI_INT_I8, lo, hi); break;
+    case COREAI_INT_I4: q8x_range(j, COREAI_INT_I4, lo, hi); break;
+    default: q8x_range(j, COREAI_INT_U4, lo, hi); break;
     }
     q_finish(&j->base, lo, hi);
 }
@@ -1185,10 +1288,11 @@ coreai_status coreai_linear_q_f32(const coreai_linear_q_params *params, const fl
     return COREAI_STATUS_OK;
 }
 
-/* coreai_linear_q8a_f32 on the VNNI path (vnni) or the other one. */
+/* coreai_linear_q8a_f32 on the dot-product instruction's path (dot: VNNI
+ * or sdot) or the other one. */
 static coreai_status q8_run(const coreai_linear_q_params *params, const float *x, const uint8_t *weight,
                             const float *scale, const uint8_t *zero_point, const float *bias, float *out,
-                            void *scratch, int vnni)
+                            void *scratch, int dot)
 {
     if (params == NULL || x == NULL || weight == NULL || scale == NULL || out == NULL ||
         ((uintptr_t)scratch % sizeof(float)) != 0)
@@ -1202,11 +1306,11 @@ static coreai_status q8_run(const coreai_linear_q_params *params, const float *x
     if (scratch == NULL && in > 0)
         return COREAI_STATUS_INVALID_ARGUMENT;
     void (*task)(void *, int64_t) = q8_task;
-#ifdef Q8_VNNI
-    if (vnni && in > 0)
-        task = q8v_task;
+#ifdef Q8_DOT
+    if (dot && in > 0)
+        task = q8x_task;
 #else
-    (void)vnni;
+    (void)dot;
 #endif
     const int64_t runs = in / 32;
     float *d = NULL;
@@ -1217,7 +1321,7 @@ static coreai_status q8_run(const coreai_linear_q_params *params, const float *x
         sum = (int32_t *)(void *)(d + rows * runs);
         xq = (int8_t *)(sum + rows * runs);
         for (int64_t r = 0; r < rows; ++r)
-            q8_quantize_row(x + r * in, in, task != q8_task && q_is4(params->format), xq + r * in, d + r * runs,
+            q8_quantize_row(x + r * in, in, q_is4(params->format) && (task != q8_task || Q8_PLAIN_SPLIT), xq + r * in, d + r * runs,
                             sum + r * runs);
     }
     const q_weight w = {weight, scale, zero_point, NULL, in, params->block, in / params->block, params->format,
@@ -1232,6 +1336,7 @@ static coreai_status q8_run(const coreai_linear_q_params *params, const float *x
     return COREAI_STATUS_OK;
 }
 
+#ifndef COREAI_Q8A_SDOT
 /* A build for a CPU with VNNI (COREAI_NATIVE) runs it directly. */
 coreai_status coreai_linear_q8a_f32(const coreai_linear_q_params *params, const float *x, const uint8_t *weight,
                                     const float *scale, const uint8_t *zero_point, const float *bias, float *out,
@@ -1244,6 +1349,7 @@ coreai_status coreai_linear_q8a_f32(const coreai_linear_q_params *params, const 
 #endif
     return q8_run(params, x, weight, scale, zero_point, bias, out, scratch, vnni);
 }
+#endif
 
 #if defined(Q8_VNNI) && defined(COREAI_ISA_SUFFIX)
 /* The avx512 variant's VNNI entry: isa_dispatch.c's table points
@@ -1252,6 +1358,23 @@ coreai_status coreai_linear_q8a_f32_vnni(const coreai_linear_q_params *params, c
                                          const float *scale, const uint8_t *zero_point, const float *bias, float *out,
                                          void *scratch);
 coreai_status coreai_linear_q8a_f32_vnni(const coreai_linear_q_params *params, const float *x, const uint8_t *weight,
+                                         const float *scale, const uint8_t *zero_point, const float *bias, float *out,
+                                         void *scratch)
+{
+    return q8_run(params, x, weight, scale, zero_point, bias, out, scratch, 1);
+}
+#endif
+
+#ifdef COREAI_Q8A_SDOT
+/* The two AArch64 entries isa_dispatch.c picks coreai_linear_q8a_f32 from. */
+coreai_status coreai_linear_q8a_f32_neon(const coreai_linear_q_params *params, const float *x, const uint8_t *weight,
+                                         const float *scale, const uint8_t *zero_point, const float *bias, float *out,
+                                         void *scratch)
+{
+    return q8_run(params, x, weight, scale, zero_point, bias, out, scratch, 0);
+}
+
+coreai_status coreai_linear_q8a_f32_sdot(const coreai_linear_q_params *params, const float *x, const uint8_t *weight,
                                          const float *scale, const uint8_t *zero_point, const float *bias, float *out,
                                          void *scratch)
 {

@@ -403,9 +403,97 @@ static const char isa_choice[] = "fixed at compile time";
 #else
 #define ISA_FIXED_VNNI 0
 #endif
+#ifdef COREAI_Q8A_SDOT
+/*
+ * AArch64: coreai_linear_q8a_f32 on sdot (FEAT_DotProd) or plain NEON,
+ * one pointer filled at the first call, as the x86 tables are; the "vnni"
+ * switch (COREAI_VNNI=0, coreai_runtime_set_vnni) stands for the int8
+ * dot-product instruction on both ISAs. Whether the CPU has sdot: certain
+ * when the build targets it, else Linux's HWCAP_ASIMDDP (the kernel reads
+ * the ID registers, which user code cannot); gemm_internal.h defines
+ * COREAI_Q8A_SDOT only where one of the two holds, so nothing is probed on
+ * bare metal.
+ */
+#if !defined(__ARM_FEATURE_DOTPROD)
+#include <sys/auxv.h>
+#ifndef HWCAP_ASIMDDP
+#define HWCAP_ASIMDDP (1UL << 20) /* Linux's arch/arm64 uapi hwcap.h */
+#endif
+#endif
+#if defined(__STDC_HOSTED__) && __STDC_HOSTED__
+#include <stdlib.h>
+#endif
+
+typedef coreai_status (*isa_q8a_fn)(const coreai_linear_q_params *params, const float *x, const uint8_t *weight,
+                                    const float *scale, const uint8_t *zero_point, const float *bias, float *out,
+                                    void *scratch);
+
+static int isa_cpu_sdot(void)
+{
+#if defined(__ARM_FEATURE_DOTPROD)
+    return 1;
+#else
+    return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+#endif
+}
+
+/* As isa_vnni_allowed: COREAI_VNNI=0 at the first call, or set_vnni. */
+static int isa_sdot_allowed = -1;
+static isa_q8a_fn isa_q8a;
+
+static isa_q8a_fn isa_q8a_pick(void)
+{
+    if (isa_sdot_allowed < 0) {
+#if defined(__STDC_HOSTED__) && __STDC_HOSTED__
+        const char *e = getenv("COREAI_VNNI");
+        isa_sdot_allowed = !(e != NULL && strcmp(e, "0") == 0);
+#else
+        isa_sdot_allowed = 1;
+#endif
+    }
+    return isa_sdot_allowed && isa_cpu_sdot() ? coreai_linear_q8a_f32_sdot : coreai_linear_q8a_f32_neon;
+}
+
+/* Two threads racing at the first call store the same pointer. */
+static isa_q8a_fn isa_q8a_active(void)
+{
+    isa_q8a_fn f = __atomic_load_n(&isa_q8a, __ATOMIC_ACQUIRE);
+    if (f == NULL) {
+        f = isa_q8a_pick();
+        __atomic_store_n(&isa_q8a, f, __ATOMIC_RELEASE);
+    }
+    return f;
+}
+
+coreai_status coreai_linear_q8a_f32(const coreai_linear_q_params *params, const float *x, const uint8_t *weight,
+                                    const float *scale, const uint8_t *zero_point, const float *bias, float *out,
+                                    void *scratch)
+{
+    return isa_q8a_active()(params, x, weight, scale, zero_point, bias, out, scratch);
+}
+
+int coreai_runtime_vnni(void) { return isa_q8a_active() == coreai_linear_q8a_f32_sdot; }
+
+coreai_status coreai_runtime_set_vnni(int on)
+{
+    if (on && !isa_cpu_sdot())
+        return COREAI_STATUS_UNSUPPORTED;
+    isa_sdot_allowed = on != 0;
+    __atomic_store_n(&isa_q8a, isa_q8a_pick(), __ATOMIC_RELEASE);
+    return COREAI_STATUS_OK;
+}
+
+static const char *isa_vnni_text(void)
+{
+    if (!isa_cpu_sdot())
+        return "; q8a neon: no sdot";
+    return coreai_runtime_vnni() ? "; q8a sdot" : "; q8a neon: sdot off";
+}
+#else
 int coreai_runtime_vnni(void) { return ISA_FIXED_VNNI; }
 coreai_status coreai_runtime_set_vnni(int on) { return (on != 0) == ISA_FIXED_VNNI ? COREAI_STATUS_OK : COREAI_STATUS_UNSUPPORTED; }
 static const char *isa_vnni_text(void) { return ISA_FIXED_VNNI ? "; q8a vnni" : ""; }
+#endif
 
 int32_t coreai_runtime_isa_count(void) { return 1; }
 const char *coreai_runtime_isa_name(int32_t i) { return i == 0 ? ISA_FIXED : NULL; }
