@@ -24,6 +24,13 @@
 #include "coreai/kernels.h"
 #include "every_isa.h"
 
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#ifndef HWCAP_ASIMDDP
+#define HWCAP_ASIMDDP (1UL << 20)
+#endif
+#endif
+
 static int is4(coreai_int_format f) { return f == COREAI_INT_I4 || f == COREAI_INT_U4; }
 
 /* element e of the stream, bit by bit */
@@ -345,14 +352,23 @@ static void test_linear_q8a(void **state)
 {
     (void)state;
     ref_rng r = ref_rng_make(8);
-    /* VNNI allowed, then forbidden: on a CPU with AVX512_VNNI the avx512
-     * variant has both paths (elsewhere the one it has runs twice) */
-    for (int vnni = 1; vnni >= 0; --vnni) {
-        if (coreai_runtime_set_vnni(vnni) != COREAI_STATUS_OK)
+    /* The int8 dot-product instruction allowed, then forbidden: on a CPU
+     * with AVX512_VNNI the avx512 variant has both paths, on AArch64 Linux
+     * with sdot both the sdot and the plain NEON paths run (elsewhere the
+     * one there is runs twice) */
+    for (int dot = 1; dot >= 0; --dot) {
+        if (coreai_runtime_set_vnni(dot) != COREAI_STATUS_OK)
             continue;
-        if (!vnni)
+        if (!dot)
             assert_false(coreai_runtime_vnni());
-        print_message("q8a: isa %s, vnni %d\n", coreai_runtime_isa(), coreai_runtime_vnni());
+#if defined(__aarch64__) && defined(__linux__) && !defined(COREAI_GEMM_FORCE_SCALAR)
+        /* the runtime's choice against the kernel's word, not its own */
+        if (dot)
+            assert_int_equal(coreai_runtime_vnni(), (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0);
+#endif
+        const char *cfg = strstr(coreai_runtime_config(), "; q8a ");
+        print_message("q8a: isa %s, dot-product instruction %d (%.*s)\n", coreai_runtime_isa(), coreai_runtime_vnni(),
+                      cfg != NULL ? (int)strcspn(cfg + 2, ";)") : 0, cfg != NULL ? cfg + 2 : "");
         run_q8a_cases(&r);
     }
     (void)coreai_runtime_set_vnni(1);
