@@ -27,7 +27,9 @@
  * at run time, as it is not part of x86-64-v4; four outputs at a time,
  * 4-bit runs read without interleaving the nibbles), else AVX2 vpmaddubsw
  * (|w| unsigned times x with w's sign) + vpmaddwd (also the avx512
- * variant's), AArch64 smull / smlal2 / sadalp, else scalar.
+ * variant's); AArch64 sdot (FEAT_DotProd: optional in Armv8.2, so chosen
+ * at run time on Linux as VNNI is on x86, four outputs at a time), else
+ * smull / smlal2 / sadalp, both on the nibbles' order; else scalar.
  */
 #include "isa_names.h" /* first: renames this file's functions per ISA variant */
 #include "gemm_internal.h"

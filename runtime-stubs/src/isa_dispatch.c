@@ -13,7 +13,9 @@
  * platform table and XNNPACK's per-ISA configs.
  *
  * Every other build has the one variant it was compiled for: no table, no
- * cpuid, and the kernels are called directly.
+ * cpuid, and the kernels are called directly; but on AArch64 (Linux, or a
+ * build for dotprod) coreai_linear_q8a_f32, whose sdot path is an optional
+ * extension's, goes through one pointer picked at its first call (below).
  */
 #include "coreai/kernels.h"
 

@@ -222,18 +222,28 @@ const char *coreai_runtime_isa(void);
  * has not, COREAI_STATUS_UNSUPPORTED when this CPU cannot run it (nothing
  * changes then). Not to be called while a kernel runs. */
 coreai_status coreai_runtime_set_isa(const char *name);
-/* Whether coreai_linear_q8a_f32 (int8 activations) runs on AVX512_VNNI
- * (vpdpbusd), which x86-64-v4 does not include: the dispatching build uses
- * it with the avx512 variant on a CPU that has it, unless the environment
- * variable COREAI_VNNI is 0 at the first kernel call or
- * coreai_runtime_set_vnni(0) was called; a single-ISA build when it was
- * compiled for VNNI. Both paths compute the same exact int32 dot products
- * per run of 32; only the f32 summation order differs. */
+/* Whether coreai_linear_q8a_f32 (int8 activations) runs on the CPU's
+ * int8 dot-product instruction, an extension its ISA baseline lacks, so
+ * chosen at run time ("VNNI" names both for short):
+ *  - x86: AVX512_VNNI (vpdpbusd), not part of x86-64-v4: the dispatching
+ *    build uses it with the avx512 variant on a CPU that has it; a
+ *    single-ISA build when it was compiled for VNNI;
+ *  - AArch64: sdot (FEAT_DotProd, optional in Armv8.2): a build that
+ *    targets it always (unless forbidden); on Linux when getauxval's
+ *    HWCAP_ASIMDDP says the CPU has it; never on bare metal or other
+ *    OSes (no probing), which keep the plain NEON path.
+ * Unless the environment variable COREAI_VNNI is 0 when the choice is made
+ * (the first kernel call on x86, the first call of coreai_linear_q8a_f32,
+ * coreai_runtime_vnni or coreai_runtime_config on AArch64) or
+ * coreai_runtime_set_vnni(0) was called. Both paths compute the same
+ * exact int32 dot products per run of 32; only the f32 summation order
+ * differs. coreai_runtime_config() says which runs ("q8a vnni",
+ * "q8a sdot", "q8a neon: sdot off", "q8a neon: no sdot"). */
 int coreai_runtime_vnni(void);
-/* Allows (on != 0) or forbids VNNI from the next kernel call on:
- * COREAI_STATUS_UNSUPPORTED when this CPU (or a single-ISA build) cannot
- * do as asked (nothing changes then). Not to be called while a kernel
- * runs. */
+/* Allows (on != 0) or forbids the int8 dot-product instruction from the
+ * next call on: COREAI_STATUS_UNSUPPORTED when this CPU (or a single-ISA
+ * x86 build) cannot do as asked (nothing changes then); a test can so run
+ * both paths on one machine. Not to be called while a kernel runs. */
 coreai_status coreai_runtime_set_vnni(int on);
 /* One line about the kernels that run: the variant and how it was chosen,
  * the variants built and supported, the GEMM's register tile and blocks,

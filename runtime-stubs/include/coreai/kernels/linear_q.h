@@ -95,8 +95,10 @@ coreai_status coreai_linear_q_f32(const coreai_linear_q_params *params, const fl
  * scaled by d = max|x| / 127 and rounded to int8 (ties to even), and each
  * 32-run's dot product with the weight integers is exact int32 arithmetic
  * (AVX-512 VNNI vpdpbusd on a CPU that has it, coreai_runtime_vnni(); else
- * AVX2 maddubs / madd, also in the avx512 variant; AArch64 NEON: smull /
- * sadalp; a scalar loop elsewhere), then
+ * AVX2 maddubs / madd, also in the avx512 variant; AArch64 sdot where the
+ * build targets FEAT_DotProd or Linux's HWCAP says the CPU has it, also
+ * coreai_runtime_vnni(), else NEON smull / sadalp; a scalar loop
+ * elsewhere), then
  *
  *     out[r][o] = sum_b scale_b * sum_{runs c of b} d_c * (sum q_i xq_i - z_b sum xq_i)
  *
@@ -108,7 +110,8 @@ coreai_status coreai_linear_q_f32(const coreai_linear_q_params *params, const fl
  * multiples of 32. The paths agree on every run's integer sum and differ
  * only in the f32 summation order. scratch:
  * coreai_linear_q8a_f32_scratch_size() bytes (the quantized rows; the VNNI
- * path stores a 4-bit format's runs as even then odd inputs, same size),
+ * and AArch64 paths store a 4-bit format's runs as even then odd inputs,
+ * the nibbles' order, same size),
  * 4-byte aligned.
  */
 static inline size_t coreai_linear_q8a_f32_scratch_size(const coreai_linear_q_params *params)
