@@ -935,7 +935,7 @@ Q_INLINE float q8_row_dot(const q_weight *w, coreai_int_format f, int64_t o, con
     const int64_t nb = w->blocks, runs = w->block / 32;
     const float *s = (const float *)w->scale + o * nb; /* f32 (coreai_linear_q8a_f32 takes no other) */
     const int64_t e0 = o * w->in;
-    float corr = 0.0f;
+    float corr = 0.0f; /* the runs of blocks with a zero point, summed apart */
 #ifdef Q8_AVX2
     const uint8_t *p = w->q + (q_is4(f) ? e0 / 2 : e0);
     const int64_t step = q_is4(f) ? 16 : 32;
@@ -950,15 +950,24 @@ Q_INLINE float q8_row_dot(const q_weight *w, coreai_int_format f, int64_t o, con
                                     ? _mm256_maddubs_epi16(wv, xv)
                                     : _mm256_maddubs_epi16(_mm256_sign_epi8(wv, wv), _mm256_sign_epi8(xv, wv));
             const float sd = s[b] * d[c];
-            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(dot, ones)), _mm256_set1_ps(sd), acc);
-            if (z != 0)
-                corr += sd * (float)(z * sum[c]);
+            const __m256i v = _mm256_madd_epi16(dot, ones);
+            if (z == 0) {
+                acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(v), _mm256_set1_ps(sd), acc);
+            } else {
+                /* the run's sum of (q - z) xq exact in int32 before any
+                 * rounding, as the VNNI and NEON paths: q xq and z sum_c
+                 * rounded apart can be far larger than their difference */
+                __m128i h = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+                h = _mm_hadd_epi32(h, h);
+                h = _mm_hadd_epi32(h, h);
+                corr += sd * (float)(_mm_cvtsi128_si32(h) - z * sum[c]);
+            }
         }
     }
     __m128 h = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
     h = _mm_add_ps(h, _mm_movehl_ps(h, h));
     h = _mm_add_ss(h, _mm_movehdup_ps(h));
-    return _mm_cvtss_f32(h) - corr;
+    return _mm_cvtss_f32(h) + corr;
 #elif defined(Q_NEON)
     const uint8_t *p = w->q + (q_is4(f) ? e0 / 2 : e0);
     const int64_t step = q_is4(f) ? 16 : 32;

@@ -269,7 +269,11 @@ static void test_linear_q_large(void **state)
 
 /* coreai_linear_q8a_f32: x's runs of 32 rounded to int8 as documented,
  * then exact integer dot products, in double. */
-static void run_q8a(ref_rng *r, int64_t rows, int64_t in, int64_t outf, int64_t block, coreai_int_format f, int zero)
+/* near (I8 with zero points): every weight within 2 of its block's zero
+ * point, so q xq and z sum xq nearly cancel and only an exact integer
+ * difference stays within the tolerance. */
+static void run_q8a(ref_rng *r, int64_t rows, int64_t in, int64_t outf, int64_t block, coreai_int_format f, int zero,
+                    int near)
 {
     const int64_t nb = in / block, runs = in / 32;
     const int64_t qn = stream_bytes(f, outf * in), zn = stream_bytes(f, outf * nb);
@@ -285,6 +289,10 @@ static void run_q8a(ref_rng *r, int64_t rows, int64_t in, int64_t outf, int64_t 
         q[i] = (uint8_t)ref_next(r);
     for (int64_t i = 0; i < zn; ++i)
         z[i] = (uint8_t)ref_next(r);
+    for (int64_t i = 0; near && i < qn; ++i) {
+        const int32_t v = (int8_t)z[(i / in) * nb + (i % in) / block] + (int32_t)(ref_next(r) % 5) - 2;
+        q[i] = (uint8_t)(int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
+    }
     ref_fill(r, s, outf * nb, -0.05, 0.1);
     ref_fill(r, x, rows * in, -1.0, 1.0);
     ref_fill(r, bias, outf, -1.0, 1.0);
@@ -339,13 +347,15 @@ static void run_q8a_cases(ref_rng *r)
     static const coreai_int_format formats[] = {COREAI_INT_I8, COREAI_INT_I4, COREAI_INT_U4};
     for (size_t f = 0; f < 3; ++f)
         for (int zero = 0; zero < 2; ++zero) {
-            run_q8a(r, 1, 64, 40, 32, formats[f], zero);
-            run_q8a(r, 3, 256, 17, 64, formats[f], zero);
-            run_q8a(r, 5, 96, 33, 96, formats[f], zero);
-            run_q8a(r, 2, 1088, 21, 64, formats[f], zero);
-            run_q8a(r, 1, 2080, 7, 2080, formats[f], zero);
-            run_q8a(r, 4, 1056, 9, 32, formats[f], zero);
+            run_q8a(r, 1, 64, 40, 32, formats[f], zero, 0);
+            run_q8a(r, 3, 256, 17, 64, formats[f], zero, 0);
+            run_q8a(r, 5, 96, 33, 96, formats[f], zero, 0);
+            run_q8a(r, 2, 1088, 21, 64, formats[f], zero, 0);
+            run_q8a(r, 1, 2080, 7, 2080, formats[f], zero, 0);
+            run_q8a(r, 4, 1056, 9, 32, formats[f], zero, 0);
         }
+    run_q8a(r, 1, 256, 24, 32, COREAI_INT_I8, 1, 1);
+    run_q8a(r, 2, 1024, 9, 128, COREAI_INT_I8, 1, 1);
 }
 
 static void test_linear_q8a(void **state)
