@@ -472,8 +472,8 @@ Q_INLINE void q_gemv_range(const q_gemv_job *j, coreai_int_format f, int64_t lo,
  * high nibbles the odd ones. x is split once per call (Q_LUT_CHUNK inputs
  * at a time) into the even then the odd inputs of each 32, so a byte's two
  * nibbles, widened to one dword lane, multiply two contiguous activation
- * vectors without an interleaving shuffle; four output channels at a time
- * share x's loads.
+ * vectors without an interleaving shuffle; Q_LUT_R output channels at a
+ * time share x's loads.
  *
  * AVX-512: a block's 16 possible weights (q - z) * s, rounded as q_deq1,
  * are one zmm and vpermps looks each nibble up in it (it reads only the

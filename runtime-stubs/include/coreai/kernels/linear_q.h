@@ -33,8 +33,9 @@
  *    rounded as above in registers (F16C / NEON fcvt, bf16 by integer
  *    rounding), then multiply-added. x86 with 4-bit weights in blocks of
  *    whole 32s: x split once per call into the even and odd inputs of
- *    each 32 (4 KiB of stack), so a byte's low and high nibbles multiply
- *    two contiguous activation vectors, four output channels at a time;
+ *    each 32 (8192 inputs at a time, 32 KiB of stack), so a byte's low
+ *    and high nibbles multiply two contiguous activation vectors, eight
+ *    (AVX-512) or four (AVX2) output channels at a time;
  *    AVX-512 looks each nibble up (vpermps) in one register holding the
  *    block's 16 possible weights, each formed and rounded as above; AVX2
  *    does so (two vpermps and a blend) for f16 / bf16 scales or minval and
