@@ -815,6 +815,67 @@ Q_INLINE void q_panel_vec(const q_weight *w, coreai_int_format f, int64_t pc, in
 }
 #endif
 
+#if defined(Q_AVX512)
+/* r[i][l] <- r[l][i] for 16 x 16 floats: pairs, quads within 128-bit
+ * lanes, then the lanes across registers. */
+Q_INLINE void q_tr16(__m512 *r)
+{
+    __m512 a[16], b[16];
+    for (int i = 0; i < 16; i += 2) {
+        a[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        a[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4) { /* b[i + m], lane L: rows i..i+3 at column 4L + m */
+        b[i] = _mm512_shuffle_ps(a[i], a[i + 2], 0x44);
+        b[i + 1] = _mm512_shuffle_ps(a[i], a[i + 2], 0xEE);
+        b[i + 2] = _mm512_shuffle_ps(a[i + 1], a[i + 3], 0x44);
+        b[i + 3] = _mm512_shuffle_ps(a[i + 1], a[i + 3], 0xEE);
+    }
+    for (int m = 0; m < 4; ++m) {
+        const __m512 c0 = _mm512_shuffle_f32x4(b[m], b[4 + m], 0x88), c1 = _mm512_shuffle_f32x4(b[m], b[4 + m], 0xDD);
+        const __m512 c2 = _mm512_shuffle_f32x4(b[8 + m], b[12 + m], 0x88);
+        const __m512 c3 = _mm512_shuffle_f32x4(b[8 + m], b[12 + m], 0xDD);
+        r[m] = _mm512_shuffle_f32x4(c0, c2, 0x88);
+        r[8 + m] = _mm512_shuffle_f32x4(c0, c2, 0xDD);
+        r[4 + m] = _mm512_shuffle_f32x4(c1, c3, 0x88);
+        r[12 + m] = _mm512_shuffle_f32x4(c1, c3, 0xDD);
+    }
+}
+
+/* q_panel_vec with 16-lane vectors: 16 weights of each of the panel's 16
+ * outputs converted in one zmm each ((q - z) * s rounded once, as
+ * q_tcvt16), one 16 x 16 transpose, 16 panel rows stored; half the
+ * conversion and store instructions of the 8-lane path, the same bits. */
+Q_INLINE void q_panel_512(const q_weight *w, coreai_int_format f, int64_t pc, int64_t kc, int64_t jc, int64_t nc,
+                          float *dst)
+{
+    for (int64_t k = 0; k < kc; k += 16) {
+        __m512 r[16];
+        for (int j = 0; j < 16; ++j) {
+            if (j >= nc) {
+                r[j] = _mm512_setzero_ps();
+                continue;
+            }
+            const int64_t o = jc + j, e = o * w->in + pc + k, bi = o * w->blocks + (pc + k) / w->block;
+            const __m128i q8 = q_bytes16(f, w->q + (q_is4(f) ? e / 2 : e));
+            const __m512i q32 = f == COREAI_INT_U8 ? _mm512_cvtepu8_epi32(q8) : _mm512_cvtepi8_epi32(q8);
+            const __m512i z = _mm512_set1_epi32(w->zero != NULL ? q_load(f, w->zero, bi) : 0);
+            __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(q32, z)), _mm512_set1_ps(q_f(w->sdt, w->scale, bi)));
+            if (q_exact(w)) {
+                q_tv h[2] = {_mm512_castps512_ps256(v), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))};
+                q_tfix(w->sdt, w->minval != NULL, w->minval != NULL ? q_f(w->sdt, w->minval, bi) : 0.0f, h);
+                v = _mm512_castpd_ps(
+                    _mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(h[0])), _mm256_castps_pd(h[1]), 1));
+            }
+            r[j] = v;
+        }
+        q_tr16(r);
+        for (int i = 0; i < 16; ++i)
+            _mm512_storeu_ps(dst + (k + i) * 16, r[i]);
+    }
+}
+#endif
+
 /* The same panel, any block: each weight row's run dequantized
  * contiguously (16 at a time in registers where whole), then spread down
  * its panel column. */
@@ -846,7 +907,11 @@ Q_INLINE void q_pack_fmt(const q_weight *w, coreai_int_format f, int64_t pc, int
         const int64_t n = nc - j < 16 ? nc - j : 16;
 #ifdef Q_TL
         if (w->block % 16 == 0 && pc % 16 == 0 && kc % 16 == 0) {
+#if defined(Q_AVX512)
+            q_panel_512(w, f, pc, kc, jc + j, n, dst + (j / 16) * ps);
+#else
             q_panel_vec(w, f, pc, kc, jc + j, n, dst + (j / 16) * ps);
+#endif
             continue;
         }
 #endif
