@@ -36,7 +36,10 @@ What takes no bytes of the frame (docs/runtime-kernels.md):
     a packed linear and the [1..., H, T, D] side is its operand; an f32
     `add` of two operands of its type, one a packed linear's result used
     nowhere else, the other computed before that linear, is the linear's
-    result, and its other operand is read by the linear;
+    result, and its other operand is read by the linear; likewise (with
+    composite kernels and fusion) a relu / gelu / silu whose operand is the
+    result of an invoke of a batch_norm, group_norm or instance_norm
+    composite: the norm's kernel applies it;
   - with FUSE, the intermediates of a fused elementwise loop ("Fused
     elementwise loops", grown backwards from each root, roots tried from the
     last op back): the loop reads the group's inputs at the root.
@@ -217,6 +220,9 @@ BROADCASTING = {"add", "sub", "mul", "div", "maximum", "minimum", "pow", "equal"
 FUSABLE = {"relu", "rsqrt", "sqrt", "neg", "log", "sin", "cos", "reciprocal", "floor", "ceil", "abs",
            "clamp", "add", "sub", "mul", "div", "maximum", "minimum", "pow"}
 EPILOGUE = {"relu", "gelu", "silu"}
+# composites whose kernel applies an activation in its last pass (with
+# composite kernels and fusion on), as a linear's GEMM does
+NORM_EPILOGUE = {"batch_norm", "group_norm", "instance_norm"}
 ROPE_TABLE_MAX_FLOATS = 64 * 1024
 
 
@@ -284,17 +290,27 @@ class Graph:
         want = [r - 2 if a == r - 3 else r - 3 if a == r - 2 else a for a in range(r)]
         return op["attrs"].get("perm") == want and all(dims[a] == 1 for a in range(r - 3))
 
-    def absorbed(self):
+    def takes_epilogue(self, i, norms):
+        """A linear, or (norms: the composite graphs whose kernel runs with
+        fusion on) an invoke of a channel-norm composite."""
+        op = self.ops[i]
+        if len(op["results"]) != 1:
+            return False
+        if op["kind"] == "linear":
+            return True
+        return op["kind"] == "invoke" and op["callee"] in norms
+
+    def absorbed(self, norms=frozenset()):
         """By op index: ('epilogue' | 'heads', None) or ('residual', addend
-        operand index) for the ops a GEMM absorbs."""
+        operand index) for the ops a GEMM (or a channel norm's kernel, in
+        `norms`) absorbs."""
         out = {}
         for i, op in enumerate(self.ops):
             if self.is_view(i):
                 continue
             if op["kind"] in EPILOGUE and len(op["operands"]) == 1 and op["in_types"][0][1] == "f32":
                 src = self.single_use_source(op["operands"][0])
-                if src is not None and self.ops[self.defn[src]]["kind"] == "linear" and \
-                        len(self.ops[self.defn[src]]["results"]) == 1 and \
+                if src is not None and self.takes_epilogue(self.defn[src], norms) and \
                         numel(self.type[src]) == numel(op["out_types"][0]):
                     out[i] = ("epilogue", self.defn[src])
                     continue
@@ -455,6 +471,11 @@ def rope_request(g):
                                            " ".join(map(str, strides)))
 
 
+def norm_kernels(graphs):
+    """The channel-norm composite graphs (their kernels take an epilogue)."""
+    return frozenset(n for n, g in graphs.items() if g["composite"] and g["composite"]["op"] in NORM_EPILOGUE)
+
+
 def graph_bound(graphs, states, name, kernels, fuse, scratch, memo):
     key = (name, kernels, fuse)
     if key in memo:
@@ -464,7 +485,7 @@ def graph_bound(graphs, states, name, kernels, fuse, scratch, memo):
         memo[key] = align(scratch.get((name, "kernel"), 0))
         return memo[key]
     gr = graphs[name]["model"]
-    absorbed = gr.absorbed()
+    absorbed = gr.absorbed(norm_kernels(graphs) if kernels and fuse else frozenset())
     groups = gr.fused_groups(set(absorbed)) if fuse else []
     group_of = {k: n for n, grp in enumerate(groups) for k in grp}
     root = {}
@@ -607,7 +628,8 @@ def main():
         sizes = []
         for name in emitted(graphs, [e for e, _ in entries], kernels):
             gr = graphs[name]["model"]
-            sizes += [len(grp) for grp in gr.fused_groups(set(gr.absorbed()))]
+            sizes += [len(grp) for grp in gr.fused_groups(set(gr.absorbed(norm_kernels(graphs) if kernels
+                                                                            else frozenset())))]
         print("fused_loops", kernels, " ".join(map(str, sorted(sizes))))
 
 
