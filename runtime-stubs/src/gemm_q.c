@@ -234,6 +234,7 @@ Q_INLINE void q_tcvt16(coreai_int_format f, const uint8_t *p, int32_t z, float s
     v[0] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(w0, zz)), _mm256_set1_ps(s));
     v[1] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(w1, zz)), _mm256_set1_ps(s));
 }
+#ifndef Q_AVX512 /* its panel packer transposes 16 x 16: q_tr16 */
 /* r[i][l] <- r[l][i] */
 Q_INLINE void q_ttr(q_tv *r)
 {
@@ -253,6 +254,7 @@ Q_INLINE void q_ttr(q_tv *r)
         r[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
     }
 }
+#endif
 /* v rounded to the scale's dtype, lane by lane as q_round. */
 Q_INLINE __m256 q_tround(int sdt, __m256 v)
 {
@@ -779,7 +781,7 @@ Q_INLINE void q_deq_run(const q_weight *w, coreai_int_format f, int64_t o, int64
 }
 
 
-#ifdef Q_TL
+#if defined(Q_TL) && !defined(Q_AVX512) /* AVX-512: q_panel_512 */
 /* Panel rows p < kc (16 floats apart at dst) of B(pc + p, jc + j) =
  * W[jc + j][pc + p], j < nc <= 16, columns from nc on 0: Q_TL weight rows
  * at a time, 16 of each converted to f32, scaled, and transposed in
