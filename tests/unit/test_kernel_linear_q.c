@@ -239,32 +239,29 @@ static void test_linear_q_large(void **state)
 {
     (void)state;
     ref_rng r = ref_rng_make(1717);
-    const qcase a = {1, 544, 600, 32, COREAI_INT_I4, 1, 1, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32, 0};
-    const qcase b = {5, 544, 600, 32, COREAI_INT_U4, 1, 1, COREAI_EPILOGUE_RELU, COREAI_DTYPE_F16, 1};
-    const qcase c = {2, 512, 520, 128, COREAI_INT_I8, 0, 0, COREAI_EPILOGUE_NONE, COREAI_DTYPE_BF16, 0};
-    run_case(&r, &a);
-    run_case(&r, &b);
-    run_case(&r, &c);
-    /* more rows than one row chunk of the strip GEMM (64 with vectors, 32
-     * scalar), k past two cache blocks, strips with a right edge */
-    const qcase d = {75, 544, 72, 32, COREAI_INT_I4, 0, 1, COREAI_EPILOGUE_RELU, COREAI_DTYPE_F32, 0};
-    const qcase e = {40, 288, 33, 16, COREAI_INT_U8, 1, 0, COREAI_EPILOGUE_NONE, COREAI_DTYPE_BF16, 1};
-    run_case(&r, &d);
-    run_case(&r, &e);
-    /* the AVX-512 4-bit GEMV splits x into chunks of 1024 inputs: past one
-     * chunk, with blocks across a chunk's end and one block longer than it */
-    const qcase g = {1, 2112, 37, 64, COREAI_INT_I4, 1, 1, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F16, 0};
-    const qcase h = {3, 1088, 9, 1088, COREAI_INT_U4, 0, 0, COREAI_EPILOGUE_RELU, COREAI_DTYPE_F32, 0};
-    const qcase i = {2, 2080, 6, 160, COREAI_INT_I4, 0, 1, COREAI_EPILOGUE_NONE, COREAI_DTYPE_BF16, 1};
-    run_case(&r, &g);
-    run_case(&r, &h);
-    run_case(&r, &i);
-    /* the AVX2 4-bit GEMV converts (f32 scales) rather than looks up:
-     * zero points across chunks, outputs not a multiple of its 4 */
-    const qcase k = {1, 2112, 38, 64, COREAI_INT_I4, 1, 0, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32, 0};
-    const qcase l = {2, 1088, 7, 1088, COREAI_INT_U4, 1, 1, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32, 0};
-    run_case(&r, &k);
-    run_case(&r, &l);
+    static const qcase cases[] = {
+        {1, 544, 600, 32, COREAI_INT_I4, 1, 1, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32, 0},
+        {5, 544, 600, 32, COREAI_INT_U4, 1, 1, COREAI_EPILOGUE_RELU, COREAI_DTYPE_F16, 1},
+        {2, 512, 520, 128, COREAI_INT_I8, 0, 0, COREAI_EPILOGUE_NONE, COREAI_DTYPE_BF16, 0},
+        /* more rows than one row chunk of the strip GEMM (64 with vectors,
+         * 32 scalar), k past two cache blocks, strips with a right edge */
+        {75, 544, 72, 32, COREAI_INT_I4, 0, 1, COREAI_EPILOGUE_RELU, COREAI_DTYPE_F32, 0},
+        {40, 288, 33, 16, COREAI_INT_U8, 1, 0, COREAI_EPILOGUE_NONE, COREAI_DTYPE_BF16, 1},
+        /* the x86 4-bit GEMV (x split into chunks of 8192 inputs; eight or
+         * four outputs at a time): within one chunk, then past it, with a
+         * block across the chunk's end (96) and one longer than a chunk;
+         * the AVX2 conversion (f32 scales) with zero points and outputs not
+         * a multiple of 4 or 8 */
+        {1, 2112, 37, 64, COREAI_INT_I4, 1, 1, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F16, 0},
+        {3, 1088, 9, 1088, COREAI_INT_U4, 0, 0, COREAI_EPILOGUE_RELU, COREAI_DTYPE_F32, 0},
+        {2, 2080, 6, 160, COREAI_INT_I4, 0, 1, COREAI_EPILOGUE_NONE, COREAI_DTYPE_BF16, 1},
+        {1, 2112, 38, 64, COREAI_INT_I4, 1, 0, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32, 0},
+        {2, 1088, 7, 1088, COREAI_INT_U4, 1, 1, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32, 0},
+        {1, 8256, 11, 96, COREAI_INT_I4, 1, 1, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32, 0},
+        {2, 8256, 5, 8256, COREAI_INT_U4, 0, 0, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F16, 0},
+    };
+    for (size_t n = 0; n < sizeof cases / sizeof cases[0]; ++n)
+        run_case(&r, &cases[n]);
 }
 
 /* coreai_linear_q8a_f32: x's runs of 32 rounded to int8 as documented,
