@@ -359,90 +359,142 @@ static inline void conv_copy_run(float *restrict d, const float *restrict s, int
         d[t] = s[t * sw];
 }
 
-/* Rows of the im2col matrix conv_pack_aligned walks per panel at a time. */
-#define CONV_ROW_CHUNK 32
-
-/* Output rows a multiple of 16 wide (and jc a multiple of 16, as every
- * block start is): each 16-column panel row is 16 pixels of one output row,
- * so the interior is one contiguous (or strided) 64-byte copy; a panel at
- * the edge of the padding is zeroed and gets its inside run copied. Panel
- * by panel, CONV_ROW_CHUNK rows at a time: the stores run sequentially
- * through the panel (rows first put them 16 * kc floats apart, and the
- * store misses cost more than the copies), and neighbouring rows read the
- * same input lines. */
-static void conv_pack_aligned(const conv_im2col *c, int64_t pc, int64_t kc, int64_t jc, int64_t nc,
-                              float *dst, int64_t ps)
+/* Output columns [ow, ow + n) of output row oh in im2col row q, into d: the
+ * taps in the padding as zeros, the rest one strided run of an input row. */
+static inline void conv_seg(const conv_im2col *c, const conv_row *q, int64_t oh, int64_t ow, int64_t n,
+                            float *restrict d)
 {
     const coreai_conv2d_params *p = c->p;
-    const int64_t H = p->in_h, W = p->in_w, OW = p->out_w, sh = p->stride_h, sw = p->stride_w;
-    conv_row rows[CONV_ROW_CHUNK];
-    conv_row q = conv_row_first(c, pc);
-    for (int64_t r0 = 0; r0 < kc; r0 += CONV_ROW_CHUNK) {
-        const int64_t nr = kc - r0 < CONV_ROW_CHUNK ? kc - r0 : CONV_ROW_CHUNK;
-        for (int64_t r = 0; r < nr; ++r) {
-            rows[r] = q;
-            if (r0 + r + 1 < kc)
-                conv_row_next(c, &q);
-        }
-        int64_t oh = jc / OW, ow = jc % OW;
-        for (int64_t t = 0; t * 16 < nc; ++t) {
-            float *pan = dst + t * ps + r0 * 16;
-            for (int64_t r = 0; r < nr; ++r) {
-                const conv_row *qr = &rows[r];
-                float *restrict d = pan + r * 16;
-                const int64_t ih = oh * sh + qr->ioff;
-                const int64_t a = ow > qr->lo ? ow : qr->lo, b = ow + 16 < qr->hi ? ow + 16 : qr->hi;
-                if (ih < 0 || ih >= H || a >= b) {
-                    CONV_V8_ZERO(d);
-                    CONV_V8_ZERO(d + 8);
-                    continue;
-                }
-                /* index of the input element of output column a */
-                const float *restrict s = qr->xc + ih * W + a * sw + qr->joff;
-                if (b - a == 16 && sw == 1) {
-                    CONV_V8_COPY(d, s);
-                    CONV_V8_COPY(d + 8, s + 8);
-                } else if (b - a == 16 && sw == 2 && ih * W + a * 2 + qr->joff + CONV_S2_READS <= H * W) {
-                    conv_copy16_s2(d, s);
-                } else {
-                    conv_zero(d, a - ow);
-                    conv_copy_run(d + (a - ow), s, b - a, sw, qr->xc + H * W);
-                    conv_zero(d + (b - ow), ow + 16 - b);
-                }
+    const int64_t H = p->in_h, W = p->in_w, sw = p->stride_w;
+    const int64_t ih = oh * p->stride_h + q->ioff;
+    const int64_t a = ow > q->lo ? ow : q->lo, b = ow + n < q->hi ? ow + n : q->hi;
+    if (ih < 0 || ih >= H || a >= b) {
+        conv_zero(d, n);
+        return;
+    }
+    conv_zero(d, a - ow);
+    conv_copy_run(d + (a - ow), q->xc + ih * W + a * sw + q->joff, b - a, sw, q->xc + H * W);
+    conv_zero(d + (b - ow), ow + n - b);
+}
+
+/* Kernel taps (kernel_h * kernel_w) up to which conv_pack_panels keeps a
+ * recipe per tap, and the narrowest output row it takes (a panel row then
+ * spans at most CONV_RUNS_MAX output rows); other convolutions pack through
+ * conv_pack_any. The recipes stay under 6 KiB of stack. */
+#define CONV_TAPS_MAX 64
+#define CONV_PANEL_MIN_OW 4
+#define CONV_RUNS_MAX (15 / CONV_PANEL_MIN_OW + 2)
+
+/* How every im2col row of one kernel tap fills one 16-pixel panel row: the
+ * same for every input channel but the channel's base, so it is worked out
+ * once per panel and tap, and a row costs a table lookup and its copies. */
+enum { CONV_R_ZERO, CONV_R_COPY16, CONV_R_COPY16_S2, CONV_R_RUNS };
+typedef struct conv_recipe {
+    int32_t kind, nrun;
+    /* runs (CONV_R_RUNS; run 0 for the COPY16 kinds): lanes [d, d + n)
+     * from the channel's element src on, stride_w apart; zeros elsewhere */
+    int32_t d[CONV_RUNS_MAX], n[CONV_RUNS_MAX];
+    int64_t src[CONV_RUNS_MAX];
+} conv_recipe;
+
+/* Adds to e the run of output columns [ow, ow + n) of output row oh, at
+ * panel lane `lane`, for kernel tap (kh, kw); taps in the padding add none. */
+static void conv_recipe_add(const conv_im2col *c, conv_recipe *e, int64_t kh, int64_t kw, int64_t oh, int64_t ow,
+                            int64_t n, int64_t lane)
+{
+    const coreai_conv2d_params *p = c->p;
+    const int64_t ih = oh * p->stride_h + kh * p->dilation_h - p->pad_top;
+    const int64_t a = ow > c->lo[kw] ? ow : c->lo[kw], b = ow + n < c->hi[kw] ? ow + n : c->hi[kw];
+    if (ih < 0 || ih >= p->in_h || a >= b)
+        return;
+    e->d[e->nrun] = (int32_t)(lane + a - ow);
+    e->n[e->nrun] = (int32_t)(b - a);
+    e->src[e->nrun] = ih * p->in_w + a * p->stride_w + kw * p->dilation_w - p->pad_left;
+    ++e->nrun;
+}
+
+/* Output rows at least CONV_PANEL_MIN_OW wide (jc a multiple of 16, as
+ * every block start is; kernel_w <= CONV_KW_CACHE, taps <= CONV_TAPS_MAX):
+ * a 16-column panel row holds pixels of at most CONV_RUNS_MAX output rows,
+ * two when they are 16 wide or more. Panel by panel, all
+ * of its rows in order, so the stores run sequentially through the panel
+ * (rows first, as conv_pack_any goes, puts them 16 * kc floats apart, and
+ * the store misses cost more than the copies), and neighbouring rows (the
+ * taps of one channel) read the same input lines. Inside the image a row is
+ * one contiguous (or stride-2) 64-byte copy. */
+static void conv_pack_panels(const conv_im2col *c, int64_t pc, int64_t kc, int64_t jc, int64_t nc,
+                             float *dst, int64_t ps)
+{
+    const coreai_conv2d_params *p = c->p;
+    const int64_t OW = p->out_w, sw = p->stride_w, KW = p->kernel_w, taps = p->kernel_h * KW;
+    const int64_t plane = p->in_h * p->in_w;
+    conv_recipe rec[CONV_TAPS_MAX];
+    int64_t oh = jc / OW, ow = jc % OW;
+    for (int64_t t = 0; t * 16 < nc; ++t) {
+        /* pixels [0, np) of the panel, output row by output row; [np, 16)
+         * are past the block */
+        const int64_t np = nc - t * 16 < 16 ? nc - t * 16 : 16;
+        for (int64_t k = 0; k < taps; ++k) {
+            conv_recipe *e = &rec[k];
+            e->nrun = 0;
+            for (int64_t lane = 0, h = oh, w = ow; lane < np; w = 0, ++h) {
+                const int64_t n = OW - w < np - lane ? OW - w : np - lane;
+                conv_recipe_add(c, e, k / KW, k % KW, h, w, n, lane);
+                lane += n;
             }
-            ow += 16;
-            if (ow == OW) {
-                ow = 0;
-                ++oh;
+            e->kind = e->nrun == 0 ? CONV_R_ZERO : CONV_R_RUNS;
+            if (e->nrun == 1 && e->n[0] == 16) {
+                if (sw == 1)
+                    e->kind = CONV_R_COPY16;
+                else if (sw == 2 && e->src[0] + CONV_S2_READS <= plane)
+                    e->kind = CONV_R_COPY16_S2;
             }
         }
+        float *restrict d = dst + t * ps;
+        int64_t tap = pc % taps;
+        const float *xc = c->x + pc / taps * plane;
+        for (int64_t r = 0; r < kc; ++r, d += 16) {
+            const conv_recipe *e = &rec[tap];
+            switch (e->kind) {
+            case CONV_R_COPY16:
+                CONV_V8_COPY(d, xc + e->src[0]);
+                CONV_V8_COPY(d + 8, xc + e->src[0] + 8);
+                break;
+            case CONV_R_COPY16_S2:
+                conv_copy16_s2(d, xc + e->src[0]);
+                break;
+            default:
+                CONV_V8_ZERO(d);
+                CONV_V8_ZERO(d + 8);
+                for (int32_t u = 0; u < e->nrun; ++u)
+                    conv_copy_run(d + e->d[u], xc + e->src[u], e->n[u], sw, xc + plane);
+                break;
+            }
+            if (++tap == taps) {
+                tap = 0;
+                xc += plane;
+            }
+        }
+        ow += 16;
+        oh += ow / OW;
+        ow %= OW;
     }
 }
 
 /* Row q of the im2col matrix for the n pixels from output (oh, ow) on, into
- * t[0, n): output row by output row, the taps in the padding (a prefix and
- * a suffix of the row) as zeros, the rest one strided run of an input row. */
+ * t[0, n): output row by output row. */
 static void conv_row_gather(const conv_im2col *c, const conv_row *q, int64_t oh, int64_t ow, int64_t n,
                             float *restrict t)
 {
-    const coreai_conv2d_params *p = c->p;
-    const int64_t H = p->in_h, W = p->in_w, OW = p->out_w, sh = p->stride_h, sw = p->stride_w;
+    const int64_t OW = c->p->out_w;
     for (int64_t j = 0; j < n; ow = 0, ++oh) {
         const int64_t run = OW - ow < n - j ? OW - ow : n - j;
-        const int64_t ih = oh * sh + q->ioff;
-        const int64_t a = ow > q->lo ? ow : q->lo, b = ow + run < q->hi ? ow + run : q->hi;
-        if (ih < 0 || ih >= H || a >= b) {
-            conv_zero(t + j, run);
-        } else {
-            conv_zero(t + j, a - ow);
-            conv_copy_run(t + j + (a - ow), q->xc + ih * W + a * sw + q->joff, b - a, sw, q->xc + H * W);
-            conv_zero(t + j + (b - ow), ow + run - b);
-        }
+        conv_seg(c, q, oh, ow, run, t + j);
         j += run;
     }
 }
 
-/* Any width: each row is gathered into a contiguous buffer (in L1), then
+/* Output rows narrower than 16: each row is gathered into a contiguous buffer (in L1), then
  * copied into the panels 16 floats at a time; the last panel's columns
  * past nc are zeros. A block is at most COREAI_GEMM_BLOCK_N pixels wide
  * (gemm_internal.h). */
@@ -492,8 +544,9 @@ static void conv_pack(const void *ctx, int64_t pc, int64_t kc, int64_t jc, int64
     if (p->kernel_h == 1 && p->kernel_w == 1 && p->stride_h == 1 && p->stride_w == 1 && p->pad_top == 0 &&
         p->pad_left == 0 && p->out_h == p->in_h && p->out_w == p->in_w)
         conv_pack_pointwise(c, pc, kc, jc, nc, dst, ps);
-    else if (p->out_w % 16 == 0 && jc % 16 == 0)
-        conv_pack_aligned(c, pc, kc, jc, nc, dst, ps);
+    else if (p->out_w >= CONV_PANEL_MIN_OW && jc % 16 == 0 && p->kernel_w <= CONV_KW_CACHE && p->kernel_h * p->kernel_w >= 1 &&
+             p->kernel_h * p->kernel_w <= CONV_TAPS_MAX)
+        conv_pack_panels(c, pc, kc, jc, nc, dst, ps);
     else
         conv_pack_any(c, pc, kc, jc, nc, dst, ps);
 }
