@@ -422,58 +422,135 @@ static void conv_recipe_add(const conv_im2col *c, conv_recipe *e, int64_t kh, in
  * the store misses cost more than the copies), and neighbouring rows (the
  * taps of one channel) read the same input lines. Inside the image a row is
  * one contiguous (or stride-2) 64-byte copy. */
+/* The recipes of the panel whose pixels [0, np) start at output (oh, ow);
+ * tap_off as conv_pack_panels has it. */
+static void conv_recipes_build(const conv_im2col *c, const int64_t *tap_off, conv_recipe *rec, int64_t oh, int64_t ow,
+                               int64_t np)
+{
+    const coreai_conv2d_params *p = c->p;
+    const int64_t OW = p->out_w, sw = p->stride_w, KW = p->kernel_w;
+    const int64_t ih0 = oh * p->stride_h - p->pad_top, base = ih0 * p->in_w + ow * sw - p->pad_left;
+    for (int64_t k = 0, kh = 0; kh < p->kernel_h; ++kh) {
+        const int64_t ih = ih0 + kh * p->dilation_h;
+        for (int64_t kw = 0; kw < KW; ++kw, ++k) {
+            conv_recipe *e = &rec[k];
+            if (np == 16 && ow + 16 <= OW && ih >= 0 && ih < p->in_h && ow >= c->lo[kw] && ow + 16 <= c->hi[kw]) {
+                /* the common case, without the general loop: one whole run */
+                e->nrun = 1;
+                e->d[0] = 0;
+                e->n[0] = 16;
+                e->src[0] = base + tap_off[k];
+            } else {
+                e->nrun = 0;
+                for (int64_t lane = 0, h = oh, w = ow; lane < np; w = 0, ++h) {
+                    const int64_t n = OW - w < np - lane ? OW - w : np - lane;
+                    conv_recipe_add(c, e, kh, kw, h, w, n, lane);
+                    lane += n;
+                }
+            }
+            e->kind = e->nrun == 0 ? CONV_R_ZERO : CONV_R_RUNS;
+            if (e->nrun == 1 && e->n[0] == 16) {
+                if (sw == 1)
+                    e->kind = CONV_R_COPY16;
+                else if (sw == 2 && e->src[0] + CONV_S2_READS <= p->in_h * p->in_w)
+                    e->kind = CONV_R_COPY16_S2;
+            }
+        }
+    }
+}
+
+/* Rows [pc, pc + kc) of one panel row by row from the recipes. */
+static void conv_rows_recipes(const conv_im2col *c, const conv_recipe *rec, int64_t pc, int64_t kc,
+                              float *restrict d)
+{
+    const coreai_conv2d_params *p = c->p;
+    const int64_t sw = p->stride_w, taps = p->kernel_h * p->kernel_w, plane = p->in_h * p->in_w;
+    int64_t tap = pc % taps;
+    const float *xc = c->x + pc / taps * plane;
+    for (int64_t r = 0; r < kc; ++r, d += 16) {
+        const conv_recipe *e = &rec[tap];
+        switch (e->kind) {
+        case CONV_R_COPY16:
+            CONV_V8_COPY(d, xc + e->src[0]);
+            CONV_V8_COPY(d + 8, xc + e->src[0] + 8);
+            break;
+        case CONV_R_COPY16_S2:
+            conv_copy16_s2(d, xc + e->src[0]);
+            break;
+        default:
+            CONV_V8_ZERO(d);
+            CONV_V8_ZERO(d + 8);
+            for (int32_t u = 0; u < e->nrun; ++u)
+                conv_copy_run(d + e->d[u], xc + e->src[u], e->n[u], sw, xc + plane);
+            break;
+        }
+        if (++tap == taps) {
+            tap = 0;
+            xc += plane;
+        }
+    }
+}
+
+/* The same for a panel that no tap's padding reaches: every row one
+ * 16-pixel run (stride 1 or 2) at base + the tap's offset. */
+static void conv_rows_inside(const conv_im2col *c, const int64_t *tap_off, int64_t base, int64_t pc, int64_t kc,
+                             float *restrict d)
+{
+    const coreai_conv2d_params *p = c->p;
+    const int64_t taps = p->kernel_h * p->kernel_w, plane = p->in_h * p->in_w;
+    int64_t tap = pc % taps;
+    const float *xc = c->x + pc / taps * plane + base;
+    if (p->stride_w == 1) {
+        for (int64_t r = 0; r < kc; ++r, d += 16) {
+            CONV_V8_COPY(d, xc + tap_off[tap]);
+            CONV_V8_COPY(d + 8, xc + tap_off[tap] + 8);
+            if (++tap == taps) {
+                tap = 0;
+                xc += plane;
+            }
+        }
+    } else {
+        for (int64_t r = 0; r < kc; ++r, d += 16) {
+            conv_copy16_s2(d, xc + tap_off[tap]);
+            if (++tap == taps) {
+                tap = 0;
+                xc += plane;
+            }
+        }
+    }
+}
+
 static void conv_pack_panels(const conv_im2col *c, int64_t pc, int64_t kc, int64_t jc, int64_t nc,
                              float *dst, int64_t ps)
 {
     const coreai_conv2d_params *p = c->p;
-    const int64_t OW = p->out_w, sw = p->stride_w, KW = p->kernel_w, taps = p->kernel_h * KW;
-    const int64_t plane = p->in_h * p->in_w;
+    const int64_t H = p->in_h, W = p->in_w, OW = p->out_w, sh = p->stride_h, sw = p->stride_w;
+    const int64_t KH = p->kernel_h, KW = p->kernel_w, taps = KH * KW;
+    /* A panel inside every tap's reach: output row oh with all kernel rows
+     * inside the input, columns [ow, ow + 16) inside every kernel column's
+     * range, and (stride 2) the last tap's 32-float read inside the plane. */
+    int64_t tap_off[CONV_TAPS_MAX], lo = 0, hi = OW;
+    for (int64_t k = 0, kh = 0; kh < KH; ++kh)
+        for (int64_t kw = 0; kw < KW; ++kw)
+            tap_off[k++] = kh * p->dilation_h * W + kw * p->dilation_w;
+    for (int64_t kw = 0; kw < KW; ++kw) {
+        lo = c->lo[kw] > lo ? c->lo[kw] : lo;
+        hi = c->hi[kw] < hi ? c->hi[kw] : hi;
+    }
     conv_recipe rec[CONV_TAPS_MAX];
     int64_t oh = jc / OW, ow = jc % OW;
     for (int64_t t = 0; t * 16 < nc; ++t) {
         /* pixels [0, np) of the panel, output row by output row; [np, 16)
          * are past the block */
         const int64_t np = nc - t * 16 < 16 ? nc - t * 16 : 16;
-        for (int64_t k = 0; k < taps; ++k) {
-            conv_recipe *e = &rec[k];
-            e->nrun = 0;
-            for (int64_t lane = 0, h = oh, w = ow; lane < np; w = 0, ++h) {
-                const int64_t n = OW - w < np - lane ? OW - w : np - lane;
-                conv_recipe_add(c, e, k / KW, k % KW, h, w, n, lane);
-                lane += n;
-            }
-            e->kind = e->nrun == 0 ? CONV_R_ZERO : CONV_R_RUNS;
-            if (e->nrun == 1 && e->n[0] == 16) {
-                if (sw == 1)
-                    e->kind = CONV_R_COPY16;
-                else if (sw == 2 && e->src[0] + CONV_S2_READS <= plane)
-                    e->kind = CONV_R_COPY16_S2;
-            }
-        }
-        float *restrict d = dst + t * ps;
-        int64_t tap = pc % taps;
-        const float *xc = c->x + pc / taps * plane;
-        for (int64_t r = 0; r < kc; ++r, d += 16) {
-            const conv_recipe *e = &rec[tap];
-            switch (e->kind) {
-            case CONV_R_COPY16:
-                CONV_V8_COPY(d, xc + e->src[0]);
-                CONV_V8_COPY(d + 8, xc + e->src[0] + 8);
-                break;
-            case CONV_R_COPY16_S2:
-                conv_copy16_s2(d, xc + e->src[0]);
-                break;
-            default:
-                CONV_V8_ZERO(d);
-                CONV_V8_ZERO(d + 8);
-                for (int32_t u = 0; u < e->nrun; ++u)
-                    conv_copy_run(d + e->d[u], xc + e->src[u], e->n[u], sw, xc + plane);
-                break;
-            }
-            if (++tap == taps) {
-                tap = 0;
-                xc += plane;
-            }
+        const int64_t ih0 = oh * sh - p->pad_top, base = ih0 * W + ow * sw - p->pad_left;
+        if (np == 16 && ow + 16 <= OW && ow >= lo && ow + 16 <= hi && ih0 >= 0 &&
+            ih0 + (KH - 1) * p->dilation_h < H && sw <= 2 &&
+            (sw == 1 || base + tap_off[taps - 1] + CONV_S2_READS <= H * W)) {
+            conv_rows_inside(c, tap_off, base, pc, kc, dst + t * ps);
+        } else {
+            conv_recipes_build(c, tap_off, rec, oh, ow, np);
+            conv_rows_recipes(c, rec, pc, kc, dst + t * ps);
         }
         ow += 16;
         oh += ow / OW;
