@@ -27,19 +27,9 @@
 #include "plan.h"
 #include "verify.h"
 
-#define CASES COREAI_SOURCE_DIR "/tests/e2e/cases"
+#include "gen_test_util.h"
 
-static cg_module *load_ok(void *ctx, const char *path)
-{
-    cg_diag diag;
-    cg_diag_init(&diag, path);
-    cg_module *m = cg_module_load(ctx, path, &diag);
-    if (!m)
-        fail_msg("%s", diag.message);
-    if (!cg_module_verify(m, &diag))
-        fail_msg("%s", diag.message);
-    return m;
-}
+#define CASES COREAI_SOURCE_DIR "/tests/e2e/cases"
 
 static char *read_line(void *ctx, const char *path)
 {
@@ -67,13 +57,7 @@ static char *generate_with(void *ctx, const cg_module *m, bool kernels, bool fus
     const cg_plan_options po = {.composite_kernels = kernels, .fuse_elementwise = fuse};
     cg_program_plan *plan = cg_program_plan_build_with(ctx, m, &po);
     assert_non_null(plan);
-    cg_emit_options opt = {.prefix = "model", .model_name = "model.xml"};
-    cg_emitted_files files;
-    cg_diag diag;
-    cg_diag_init(&diag, "model.xml");
-    if (!cg_emit_program(ctx, m, plan, &opt, &files, &diag))
-        fail_msg("%s", diag.message);
-    return files.source;
+    return gen_test_emit(ctx, m, plan, NULL);
 }
 
 /* As coreai-gen generate plans by default (cg_program_plan_build): fused. */
@@ -163,7 +147,7 @@ static void test_cases_call_their_kernel(void **state)
             talloc_free(ctx);
             continue;
         }
-        cg_module *m = load_ok(ctx, talloc_asprintf(ctx, "%s/model.xml", base));
+        cg_module *m = gen_test_load(ctx, talloc_asprintf(ctx, "%s/model.xml", base));
         cg_graph *g = composite_of(m);
         assert_non_null(g);
         char *call = talloc_asprintf(ctx, "    return %s(&", kernel);
@@ -183,37 +167,6 @@ static void test_cases_call_their_kernel(void **state)
     assert_true(n >= 60); /* every composite, several configurations each */
 }
 
-static size_t occurrences(const char *text, const char *needle)
-{
-    size_t n = 0;
-    for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
-        n++;
-    return n;
-}
-
-static char *slurp(void *ctx, const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    char *text = talloc_strdup(ctx, "");
-    char buf[4096];
-    size_t got;
-    while ((got = fread(buf, 1, sizeof buf, f)) > 0)
-        text = talloc_strndup_append(text, buf, got);
-    fclose(f);
-    return text;
-}
-
-static cg_module *load_xml(void *ctx, const char *name, const char *xml)
-{
-    char *path = talloc_asprintf(ctx, "%s/%s", COREAI_TEST_TMP, name);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(xml, f);
-    fclose(f);
-    return load_ok(ctx, path);
-}
-
 /* A channel norm's activation runs in the kernel (one call, a variant of
  * the composite's function with the epilogue in its params) unless fusion
  * or composite kernels are off; a graph invoked both ways gets both. */
@@ -230,13 +183,13 @@ static void test_norm_activation_epilogue(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         void *ctx = talloc_new(NULL);
-        cg_module *m = load_ok(ctx, talloc_asprintf(ctx, "%s/%s/model.xml", CASES, cases[i].name));
+        cg_module *m = gen_test_load(ctx, talloc_asprintf(ctx, "%s/%s/model.xml", CASES, cases[i].name));
         const char *fused = generate_with(ctx, m, true, true);
         /* defined and called once; the plain function is not emitted */
-        if (occurrences(fused, cases[i].variant) != 2 || occurrences(fused, "model_graph0(") != 0)
+        if (gen_test_count(fused, cases[i].variant) != 2 || gen_test_count(fused, "model_graph0(") != 0)
             fail_msg("%s: not one call of %s", cases[i].name, cases[i].variant);
         /* in its params and the comment on the variant */
-        if (occurrences(fused, cases[i].epilogue) != 2 || strstr(fused, cases[i].separate))
+        if (gen_test_count(fused, cases[i].epilogue) != 2 || strstr(fused, cases[i].separate))
             fail_msg("%s: the activation is not in the kernel's params only", cases[i].name);
         /* --no-fuse, --no-composite-kernels: the activation is its own call */
         const bool kernels[2] = {true, false}, fuse[2] = {false, true};
@@ -251,7 +204,7 @@ static void test_norm_activation_epilogue(void **state)
     /* the same composite graph invoked twice: once before the relu, once
      * alone (a second output) */
     void *ctx = talloc_new(NULL);
-    char *xml = slurp(ctx, CASES "/comp_instance_norm_relu/model.xml");
+    char *xml = gen_test_read_file(ctx, CASES "/comp_instance_norm_relu/model.xml");
     const char *ret = "    <output><value ref=\"v1\"/></output>\n";
     char *at = strstr(xml, ret);
     assert_non_null(at);
@@ -267,12 +220,12 @@ static void test_norm_activation_epilogue(void **state)
     *at = '\0';
     xml = talloc_asprintf(ctx, "%s    <output name=\"output\"/>\n    <output name=\"second\"/>\n%s", xml,
                           at + strlen("    <output name=\"output\"/>\n"));
-    cg_module *m = load_xml(ctx, "norm_twice.xml", xml);
+    cg_module *m = gen_test_load_text(ctx, "norm_twice.xml", xml);
     const char *both = generate_with(ctx, m, true, true);
     /* relu's operand v0 is used once: the first call fuses; v1 is an output */
-    assert_int_equal(occurrences(both, "model_graph0_relu("), 2);
-    assert_int_equal(occurrences(both, "model_graph0("), 2);
-    assert_int_equal(occurrences(both, "COREAI_EPILOGUE_RELU"), 2);
+    assert_int_equal(gen_test_count(both, "model_graph0_relu("), 2);
+    assert_int_equal(gen_test_count(both, "model_graph0("), 2);
+    assert_int_equal(gen_test_count(both, "COREAI_EPILOGUE_RELU"), 2);
     assert_null(strstr(both, "coreai_unary_f32("));
     talloc_free(ctx);
 }
@@ -282,7 +235,7 @@ static void test_rope_scratch_is_planned(void **state)
 {
     (void)state;
     void *ctx = talloc_new(NULL);
-    cg_module *m = load_ok(ctx, CASES "/comp_rope_offset_batch/model.xml");
+    cg_module *m = gen_test_load(ctx, CASES "/comp_rope_offset_batch/model.xml");
     cg_graph *g = composite_of(m);
     /* [3, 2, 4, 8], offset per batch: 3 x 4 positions, 8 values each, plus 4 frequencies */
     assert_int_equal(cg_composite_scratch_bytes(g), (4 + 3 * 4 * 8) * 4);
@@ -294,11 +247,11 @@ static void test_rope_scratch_is_planned(void **state)
     cg_program_plan *body = cg_program_plan_build(ctx, m, false);
     assert_false(cg_program_plan_find(body, g)->use_kernel);
     /* cos / sin given: no scratch */
-    cg_module *m2 = load_ok(ctx, CASES "/comp_rope_cossin/model.xml");
+    cg_module *m2 = gen_test_load(ctx, CASES "/comp_rope_cossin/model.xml");
     assert_int_equal(cg_composite_scratch_bytes(composite_of(m2)), 0);
     /* positions fixed at build time ([2, 2, 7, 8], offset 3): a .rodata
      * table and no scratch, up to 64 Ki floats of table ... */
-    cg_module *m3 = load_ok(ctx, CASES "/comp_rope_default/model.xml");
+    cg_module *m3 = gen_test_load(ctx, CASES "/comp_rope_default/model.xml");
     cg_graph *g3 = composite_of(m3);
     assert_int_equal(cg_composite_scratch_bytes(g3), 0);
     /* ... beyond that, computed per call: 8192 rows x 8 floats, plus 4
@@ -311,14 +264,6 @@ static void test_rope_scratch_is_planned(void **state)
     g3->outputs[0]->type.dims[2] = 8192;
     assert_int_equal(cg_composite_scratch_bytes(g3), 0);
     talloc_free(ctx);
-}
-
-static size_t count_of(const char *text, const char *needle)
-{
-    size_t n = 0;
-    for (const char *q = strstr(text, needle); q; q = strstr(q + 1, needle))
-        n++;
-    return n;
 }
 
 /* Build-time rope tables: graphs with the same positions share one (the
@@ -364,17 +309,17 @@ static void test_rope_tables_shared(void **state)
     assert_non_null(f);
     fputs(model, f);
     fclose(f);
-    char *src = generate(ctx, load_ok(ctx, path), true);
+    char *src = generate(ctx, gen_test_load(ctx, path), true);
     /* two tables of cos and two of sin, 7 positions x 4 frequencies */
-    assert_int_equal(count_of(src, "_cos[28] = {"), 2);
-    assert_int_equal(count_of(src, "_sin[28] = {"), 2);
+    assert_int_equal(gen_test_count(src, "_cos[28] = {"), 2);
+    assert_int_equal(gen_test_count(src, "_sin[28] = {"), 2);
     /* three calls, two of them on the first graph's tables */
-    assert_int_equal(count_of(src, "return coreai_rope_f32("), 3);
+    assert_int_equal(gen_test_count(src, "return coreai_rope_f32("), 3);
     const char *first = strstr(src, "static const float model_graph");
     assert_non_null(first);
     char sym[64] = {0};
     sscanf(first, "static const float %63[a-z0-9_]", sym);
-    assert_int_equal(count_of(src, sym), 3); /* its declaration and two calls */
+    assert_int_equal(gen_test_count(src, sym), 3); /* its declaration and two calls */
     talloc_free(ctx);
 }
 
@@ -392,7 +337,7 @@ static void test_unsupported_values(void **state)
     (void)state;
     void *ctx = talloc_new(NULL);
     /* rope: an odd number of rotated features */
-    cg_graph *g = composite_of(load_ok(ctx, CASES "/comp_rope_position_ids_partial/model.xml"));
+    cg_graph *g = composite_of(gen_test_load(ctx, CASES "/comp_rope_position_ids_partial/model.xml"));
     cg_attr *a = find_attr(g, "dims");
     assert_non_null(a);
     a->ints[0] = 3;
@@ -404,13 +349,13 @@ static void test_unsupported_values(void **state)
     a->ints[0] = 4;
     assert_true(cg_composite_kernel_available(g));
     /* sdpa: key heads that do not divide the query heads */
-    g = composite_of(load_ok(ctx, CASES "/comp_sdpa_gqa_causal/model.xml"));
+    g = composite_of(gen_test_load(ctx, CASES "/comp_sdpa_gqa_causal/model.xml"));
     g->args[1]->type.dims[1] = 3;
     assert_false(cg_composite_kernel_available(g));
     g->args[1]->type.dims[1] = 2;
     assert_true(cg_composite_kernel_available(g));
     /* group_norm: groups that do not divide the channels, a wrong num_channels */
-    g = composite_of(load_ok(ctx, CASES "/comp_group_norm_3/model.xml"));
+    g = composite_of(gen_test_load(ctx, CASES "/comp_group_norm_3/model.xml"));
     a = find_attr(g, "num_groups");
     a->ints[0] = 4;
     assert_false(cg_composite_kernel_available(g));
@@ -421,7 +366,7 @@ static void test_unsupported_values(void **state)
     a->ints[0] = 6;
     assert_true(cg_composite_kernel_available(g));
     /* lstm: a direction or an activation other than the reference's */
-    g = composite_of(load_ok(ctx, CASES "/comp_lstm_forward/model.xml"));
+    g = composite_of(gen_test_load(ctx, CASES "/comp_lstm_forward/model.xml"));
     a = find_attr(g, "direction");
     a->str = "reverse";
     assert_false(cg_composite_kernel_available(g));
@@ -436,14 +381,14 @@ static void test_unsupported_values(void **state)
     a->ints[0] = 1;
     assert_true(cg_composite_kernel_available(g));
     /* vector norm: keep_dim that disagrees with the result's shape */
-    g = composite_of(load_ok(ctx, CASES "/comp_vector_norm_l1_keep/model.xml"));
+    g = composite_of(gen_test_load(ctx, CASES "/comp_vector_norm_l1_keep/model.xml"));
     a = find_attr(g, "keep_dim");
     a->ints[0] = 0;
     assert_false(cg_composite_kernel_available(g));
     a->ints[0] = 1;
     assert_true(cg_composite_kernel_available(g));
     /* gather_mm: the gather axis must be a batch axis */
-    g = composite_of(load_ok(ctx, CASES "/comp_gather_mm_moe/model.xml"));
+    g = composite_of(gen_test_load(ctx, CASES "/comp_gather_mm_moe/model.xml"));
     a = find_attr(g, "num_batch_axes");
     a->ints[0] = 1;
     assert_false(cg_composite_kernel_available(g));

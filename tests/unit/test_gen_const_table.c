@@ -22,6 +22,8 @@
 #include "plan.h"
 #include "verify.h"
 
+#include "gen_test_util.h"
+
 /* w: f32 [2, 3] = {NaN 0x7fa00001, -0.0, 1, 2, 3, 4}; flags: bool [3] = {0, 2, 1} */
 static const uint32_t w_bits[6] = {0x7fa00001u, 0x80000000u, 0x3f800000u, 0x40000000u, 0x40400000u, 0x40800000u};
 static const uint8_t flag_bytes[3] = {0, 2, 1};
@@ -72,17 +74,7 @@ static cg_program_plan *plan_model(void *ctx)
     assert_non_null(f);
     assert_int_equal(fwrite(weights, 1, sizeof weights, f), sizeof weights);
     fclose(f);
-    const char *path = COREAI_TEST_TMP "/ct.xml";
-    f = fopen(path, "w");
-    assert_non_null(f);
-    fprintf(f, model_fmt, hex);
-    fclose(f);
-
-    cg_diag diag;
-    cg_diag_init(&diag, path);
-    cg_module *m = cg_module_load(ctx, path, &diag);
-    if (!m || !cg_module_verify(m, &diag))
-        fail_msg("%s", diag.message);
+    cg_module *m = gen_test_load_text(ctx, "ct.xml", talloc_asprintf(ctx, model_fmt, hex));
     cg_program_plan *pp = cg_program_plan_build(ctx, m, true);
     assert_non_null(pp);
     return pp;

@@ -24,17 +24,7 @@
 #include "plan.h"
 #include "verify.h"
 
-static cg_module *load_path(void *ctx, const char *path)
-{
-    cg_diag diag;
-    cg_diag_init(&diag, path);
-    cg_module *m = cg_module_load(ctx, path, &diag);
-    if (!m)
-        fail_msg("%s", diag.message);
-    if (!cg_module_verify(m, &diag))
-        fail_msg("%s", diag.message);
-    return m;
-}
+#include "gen_test_util.h"
 
 /* A one-graph model "main" with the given body; the entrypoint passes
  * `inputs` / `outputs` (entrypoint lines). */
@@ -45,12 +35,7 @@ static cg_module *load_graph(void *ctx, const char *name, const char *body, cons
                                 "  <graph name=\"main\">\n%s  </graph>\n"
                                 "  <entrypoint name=\"main\" graph=\"main\">%s</entrypoint>\n</coreai-model>\n",
                                 body, entry);
-    char *path = talloc_asprintf(ctx, "%s/%s", COREAI_TEST_TMP, name);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(xml, f);
-    fclose(f);
-    return load_path(ctx, path);
+    return gen_test_load_text(ctx, name, xml);
 }
 
 static cg_program_plan *plan(void *ctx, const cg_module *m, bool fuse)
@@ -59,25 +44,6 @@ static cg_program_plan *plan(void *ctx, const cg_module *m, bool fuse)
     cg_program_plan *pp = cg_program_plan_build_with(ctx, m, &opt);
     assert_non_null(pp);
     return pp;
-}
-
-static char *generate(void *ctx, const cg_module *m, const cg_program_plan *pp)
-{
-    cg_emit_options opt = {.prefix = "model", .model_name = "model.xml"};
-    cg_emitted_files files;
-    cg_diag diag;
-    cg_diag_init(&diag, "model.xml");
-    if (!cg_emit_program(ctx, m, pp, &opt, &files, &diag))
-        fail_msg("%s", diag.message);
-    return files.source;
-}
-
-static size_t count(const char *text, const char *needle)
-{
-    size_t n = 0;
-    for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
-        n++;
-    return n;
 }
 
 static const cg_graph_plan *main_plan(const cg_program_plan *pp, const cg_module *m)
@@ -166,7 +132,7 @@ static void check_groups(const cg_graph_plan *gp)
 static void check_model(const char *path)
 {
     void *ctx = talloc_new(NULL);
-    cg_module *m = load_path(ctx, path);
+    cg_module *m = gen_test_load(ctx, path);
     for (int kernels = 0; kernels < 2; kernels++) {
         const cg_plan_options on = {.composite_kernels = kernels, .fuse_elementwise = true};
         const cg_plan_options off = {.composite_kernels = kernels, .fuse_elementwise = false};
@@ -251,18 +217,18 @@ static void test_chain_is_one_loop(void **state)
         assert_int_equal(gp->storage[gp->graph->ops[gr->members[k]]->results[0]->slot].kind, CG_STORAGE_FUSED);
     assert_int_equal(cg_graph_plan_storage(gp, gp->graph->ops[gr->root]->results[0])->kind, CG_STORAGE_RESULT);
 
-    const char *fused = generate(ctx, m, pf), *plain = generate(ctx, m, pn);
-    assert_int_equal(count(fused, "fused elementwise loop, 5 ops"), 1);
-    assert_int_equal(count(fused, "coreai_unary_f32("), 0);
-    assert_int_equal(count(fused, "coreai_binary_f32("), 0);
+    const char *fused = gen_test_emit(ctx, m, pf, NULL), *plain = gen_test_emit(ctx, m, pn, NULL);
+    assert_int_equal(gen_test_count(fused, "fused elementwise loop, 5 ops"), 1);
+    assert_int_equal(gen_test_count(fused, "coreai_unary_f32("), 0);
+    assert_int_equal(gen_test_count(fused, "coreai_binary_f32("), 0);
     assert_non_null(strstr(fused, "coreai_ew_reciprocal_f32(t2)"));
     assert_non_null(strstr(fused, "repeats every 16 elements"));
-    assert_int_equal(count(fused, "coreai_softmax_f32("), 1);
-    assert_int_equal(count(plain, "fused elementwise loop"), 0);
-    assert_int_equal(count(plain, "coreai_unary_f32("), 3);
-    assert_int_equal(count(plain, "coreai_binary_f32("), 2);
+    assert_int_equal(gen_test_count(fused, "coreai_softmax_f32("), 1);
+    assert_int_equal(gen_test_count(plain, "fused elementwise loop"), 0);
+    assert_int_equal(gen_test_count(plain, "coreai_unary_f32("), 3);
+    assert_int_equal(gen_test_count(plain, "coreai_binary_f32("), 2);
     /* byte-identical on a second run */
-    assert_string_equal(fused, generate(ctx, m, plan(ctx, m, true)));
+    assert_string_equal(fused, gen_test_emit(ctx, m, plan(ctx, m, true), NULL));
     talloc_free(ctx);
 }
 
@@ -388,9 +354,9 @@ static void test_after_linear_epilogue(void **state)
     const cg_storage *t = cg_graph_plan_storage(gp, g->ops[op_of(g, "t")]->results[0]);
     assert_int_equal(t->kind, CG_STORAGE_WORKSPACE);
     assert_int_equal(t->offset, l1->offset);
-    const char *src = generate(ctx, m, pp);
+    const char *src = gen_test_emit(ctx, m, pp, NULL);
     assert_non_null(strstr(src, "COREAI_EPILOGUE_GELU"));
-    assert_int_equal(count(src, "fused elementwise loop, 2 ops"), 1);
+    assert_int_equal(gen_test_count(src, "fused elementwise loop, 2 ops"), 1);
     talloc_free(ctx);
 }
 

@@ -23,51 +23,19 @@
 #include "plan.h"
 #include "verify.h"
 
-static cg_module *load_path(void *ctx, const char *path)
-{
-    cg_diag diag;
-    cg_diag_init(&diag, path);
-    cg_module *m = cg_module_load(ctx, path, &diag);
-    if (!m)
-        fail_msg("%s", diag.message);
-    if (!cg_module_verify(m, &diag))
-        fail_msg("%s", diag.message);
-    return m;
-}
-
-static cg_module *load_text(void *ctx, const char *name, const char *xml)
-{
-    char *path = talloc_asprintf(ctx, "%s/%s", COREAI_TEST_TMP, name);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(xml, f);
-    fclose(f);
-    return load_path(ctx, path);
-}
+#include "gen_test_util.h"
 
 static char *generate(void *ctx, const cg_module *m, const cg_program_plan *plan, char **weights)
 {
-    cg_emit_options opt = {.prefix = "model", .model_name = "model.xml"};
     cg_emitted_files files;
-    cg_diag diag;
-    cg_diag_init(&diag, "model.xml");
-    if (!cg_emit_program(ctx, m, plan, &opt, &files, &diag))
-        fail_msg("%s", diag.message);
+    char *source = gen_test_emit(ctx, m, plan, &files);
     if (weights) {
         /* the C form: NAME_weights.c is its one file besides NAME.h and NAME.c */
         assert_int_equal(files.n_files, 1);
         assert_string_equal(files.files[0].suffix, "_weights.c");
         *weights = (char *)files.files[0].text;
     }
-    return files.source;
-}
-
-static size_t count(const char *text, const char *needle)
-{
-    size_t n = 0;
-    for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
-        n++;
-    return n;
+    return source;
 }
 
 static const cg_op *find_op(const cg_graph *g, const char *kind, size_t nth, size_t *index)
@@ -119,7 +87,7 @@ static void test_gemm_case(void **state)
 {
     (void)state;
     void *ctx = talloc_new(NULL);
-    cg_module *m = load_path(ctx, COREAI_SOURCE_DIR "/tests/e2e/cases/gemm/model.xml");
+    cg_module *m = gen_test_load(ctx, COREAI_SOURCE_DIR "/tests/e2e/cases/gemm/model.xml");
     cg_program_plan *pp = cg_program_plan_build(ctx, m, true);
     const cg_graph_plan *gp = pp->graphs[0];
     const cg_graph *g = gp->graph;
@@ -186,25 +154,25 @@ static void test_gemm_case(void **state)
 
     char *weights;
     char *src = generate(ctx, m, pp, &weights);
-    assert_int_equal(count(src, "coreai_linear_packed_f32(&"), 3);
-    assert_int_equal(count(src, "coreai_linear_ex_f32(&"), 2);
-    assert_int_equal(count(src, "coreai_matmul_packed_f32(&"), 3);
-    assert_int_equal(count(src, "coreai_matmul_ws_f32(&"), 1);
+    assert_int_equal(gen_test_count(src, "coreai_linear_packed_f32(&"), 3);
+    assert_int_equal(gen_test_count(src, "coreai_linear_ex_f32(&"), 2);
+    assert_int_equal(gen_test_count(src, "coreai_matmul_packed_f32(&"), 3);
+    assert_int_equal(gen_test_count(src, "coreai_matmul_ws_f32(&"), 1);
     /* the silu the epilogue cannot take is a kernel call (a vector kernel
      * never joins a fused loop, fuse.h) */
-    assert_int_equal(count(src, "coreai_unary_f32(&"), 1);
-    assert_int_equal(count(src, "coreai_ew_silu_f32("), 0);
-    assert_int_equal(count(src, "COREAI_EPILOGUE_RELU"), 1);
-    assert_int_equal(count(src, "COREAI_EPILOGUE_GELU_TANH"), 1);
-    assert_int_equal(count(src, "COREAI_EPILOGUE_GELU}") + count(src, "COREAI_EPILOGUE_GELU, "), 1);
-    assert_int_equal(count(src, "COREAI_EPILOGUE_SILU"), 1);
+    assert_int_equal(gen_test_count(src, "coreai_unary_f32(&"), 1);
+    assert_int_equal(gen_test_count(src, "coreai_ew_silu_f32("), 0);
+    assert_int_equal(gen_test_count(src, "COREAI_EPILOGUE_RELU"), 1);
+    assert_int_equal(gen_test_count(src, "COREAI_EPILOGUE_GELU_TANH"), 1);
+    assert_int_equal(gen_test_count(src, "COREAI_EPILOGUE_GELU}") + gen_test_count(src, "COREAI_EPILOGUE_GELU, "), 1);
+    assert_int_equal(gen_test_count(src, "COREAI_EPILOGUE_SILU"), 1);
     /* constant weights only in their packed forms; the bias as stored */
-    assert_int_equal(count(weights, "const float model_g0_c0_packed_nk[1152]"), 1);
-    assert_int_equal(count(weights, "const float model_g0_c2_packed_kn[1184]"), 1);
-    assert_int_equal(count(weights, "const float model_g0_c4_packed_kn[1536]"), 1);
-    assert_int_equal(count(weights, "const float model_g0_c5_packed_nk[1536]"), 1);
-    assert_int_equal(count(weights, "const float model_g0_c0["), 0);
-    assert_int_equal(count(weights, "const float model_g0_c1[37]"), 1);
+    assert_int_equal(gen_test_count(weights, "const float model_g0_c0_packed_nk[1152]"), 1);
+    assert_int_equal(gen_test_count(weights, "const float model_g0_c2_packed_kn[1184]"), 1);
+    assert_int_equal(gen_test_count(weights, "const float model_g0_c4_packed_kn[1536]"), 1);
+    assert_int_equal(gen_test_count(weights, "const float model_g0_c5_packed_nk[1536]"), 1);
+    assert_int_equal(gen_test_count(weights, "const float model_g0_c0["), 0);
+    assert_int_equal(gen_test_count(weights, "const float model_g0_c1[37]"), 1);
     /* weight bytes: what the weights file holds */
     uint64_t want = (1152 + 37 + 1184 + 608 + 1536 + 1536 + 768) * 4;
     assert_int_equal(pp->weight_bytes, want);
@@ -237,7 +205,7 @@ static void test_no_fusion_and_both_forms(void **state)
         "  <entrypoint name=\"main\" graph=\"main\"><input name=\"x\"/>\n"
         "    <output name=\"l\"/><output name=\"s\"/><output name=\"g\"/></entrypoint>\n"
         "</coreai-model>\n";
-    cg_module *m = load_text(ctx, "gen_gemm_nofuse.xml", xml);
+    cg_module *m = gen_test_load_text(ctx, "gen_gemm_nofuse.xml", xml);
     cg_program_plan *pp = cg_program_plan_build(ctx, m, true);
     const cg_graph_plan *gp = pp->graphs[0];
     for (size_t i = 0; i < gp->graph->n_ops; i++) {
@@ -251,13 +219,13 @@ static void test_no_fusion_and_both_forms(void **state)
     assert_int_equal(pp->weight_bytes, (4 + 2 * 16) * 4);
     char *weights;
     char *src = generate(ctx, m, pp, &weights);
-    assert_int_equal(count(weights, "const float model_g0_c0[4]"), 1);
-    assert_int_equal(count(weights, "const float model_g0_c0_packed_nk[32]"), 1);
+    assert_int_equal(gen_test_count(weights, "const float model_g0_c0[4]"), 1);
+    assert_int_equal(gen_test_count(weights, "const float model_g0_c0_packed_nk[32]"), 1);
     /* the gelu a kernel call; the relu in one loop with the add (fuse.h) */
-    assert_int_equal(count(src, "coreai_unary_f32(&"), 1);
-    assert_int_equal(count(src, "coreai_ew_relu_f32("), 1);
-    assert_int_equal(count(src, "COREAI_EPILOGUE_NONE"), 1);
-    assert_int_equal(count(src, "coreai_matmul_packed_f32(&"), 1);
+    assert_int_equal(gen_test_count(src, "coreai_unary_f32(&"), 1);
+    assert_int_equal(gen_test_count(src, "coreai_ew_relu_f32("), 1);
+    assert_int_equal(gen_test_count(src, "COREAI_EPILOGUE_NONE"), 1);
+    assert_int_equal(gen_test_count(src, "coreai_matmul_packed_f32(&"), 1);
     talloc_free(ctx);
 }
 
@@ -269,7 +237,7 @@ static void test_heads_folding(void **state)
 {
     (void)state;
     void *ctx = talloc_new(NULL);
-    cg_module *m = load_path(ctx, COREAI_SOURCE_DIR "/tests/e2e/cases/gemm_heads/model.xml");
+    cg_module *m = gen_test_load(ctx, COREAI_SOURCE_DIR "/tests/e2e/cases/gemm_heads/model.xml");
     cg_program_plan *pp = cg_program_plan_build(ctx, m, true);
     const cg_graph_plan *gp = pp->graphs[0];
     const cg_graph *g = gp->graph;
@@ -291,9 +259,9 @@ static void test_heads_folding(void **state)
         assert_int_equal(gp->out_head_dim[i], out_hd[l]);
     }
     char *src = generate(ctx, m, pp, NULL);
-    assert_int_equal(count(src, "coreai_transpose(&"), 3);
-    assert_int_equal(count(src, "COREAI_EPILOGUE_NONE, 0, 8}"), 2);
-    assert_int_equal(count(src, "COREAI_EPILOGUE_RELU, 8, 0}"), 1);
+    assert_int_equal(gen_test_count(src, "coreai_transpose(&"), 3);
+    assert_int_equal(gen_test_count(src, "COREAI_EPILOGUE_NONE, 0, 8}"), 2);
+    assert_int_equal(gen_test_count(src, "COREAI_EPILOGUE_RELU, 8, 0}"), 1);
     /* the same with elementwise fusion off (--no-fuse) */
     const cg_plan_options no_fuse = {.composite_kernels = true, .fuse_elementwise = false};
     const cg_graph_plan *np = cg_program_plan_build_with(ctx, m, &no_fuse)->graphs[0];
@@ -312,7 +280,7 @@ static void test_residual_folding(void **state)
 {
     (void)state;
     void *ctx = talloc_new(NULL);
-    cg_module *m = load_path(ctx, COREAI_SOURCE_DIR "/tests/e2e/cases/gemm_residual/model.xml");
+    cg_module *m = gen_test_load(ctx, COREAI_SOURCE_DIR "/tests/e2e/cases/gemm_residual/model.xml");
     const cg_graph_plan *gp = cg_program_plan_build(ctx, m, true)->graphs[0];
     const cg_graph *g = gp->graph;
     static const bool folded[6] = {true, false, true, false, true, false};
@@ -333,8 +301,8 @@ static void test_residual_folding(void **state)
     assert_ptr_equal(gp->residual[i6], g->args[2]);
     assert_null(gp->residual[i3]);
     char *src = generate(ctx, m, cg_program_plan_build(ctx, m, true), NULL);
-    assert_int_equal(count(src, "coreai_linear_packed_add_f32(&"), 3);
-    assert_int_equal(count(src, "coreai_linear_packed_f32(&"), 4);
+    assert_int_equal(gen_test_count(src, "coreai_linear_packed_add_f32(&"), 3);
+    assert_int_equal(gen_test_count(src, "coreai_linear_packed_f32(&"), 4);
     talloc_free(ctx);
 }
 

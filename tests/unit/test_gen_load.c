@@ -27,6 +27,8 @@
 #include "print_number.h"
 #include "weights.h"
 
+#include "gen_test_util.h"
+
 #define LOAD_DIR COREAI_TEST_DATA "/load/"
 
 /* ---- helpers ---- */
@@ -43,20 +45,6 @@ static cg_module *load_ok(void *ctx, const char *name)
     assert_non_null(module);
     assert_false(cg_diag_failed(&diag));
     return module;
-}
-
-static char *read_text(void *ctx, const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    char *text = talloc_strdup(ctx, "");
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-        text = talloc_strndup_append_buffer(text, buf, n);
-    fclose(f);
-    assert_non_null(text);
-    return text;
 }
 
 static cg_value *find_const(const cg_graph *g, const char *id)
@@ -466,7 +454,7 @@ static void check_golden(const char *model, const char *golden)
     cg_module *m = load_ok(ctx, model);
     char *text = cg_module_print(ctx, m);
     assert_non_null(text);
-    char *expected = read_text(ctx, golden);
+    char *expected = gen_test_read_file(ctx, golden);
     if (strcmp(text, expected) != 0)
         print_error("printed %s:\n%s\n", model, text);
     assert_string_equal(text, expected);

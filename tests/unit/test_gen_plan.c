@@ -19,20 +19,15 @@
 #include "plan.h"
 #include "verify.h"
 
+#include "gen_test_util.h"
+
 #ifndef COREAI_SOURCE_DIR
 #define COREAI_SOURCE_DIR COREAI_TEST_DATA "/../.."
 #endif
 
 static cg_module *load_ok(void *ctx, const char *rel)
 {
-    char *path = talloc_asprintf(ctx, "%s/%s", COREAI_SOURCE_DIR, rel);
-    cg_diag diag;
-    cg_diag_init(&diag, path);
-    cg_module *m = cg_module_load(ctx, path, &diag);
-    if (!m)
-        fail_msg("%s", diag.message);
-    assert_true(cg_module_verify(m, &diag));
-    return m;
+    return gen_test_load(ctx, talloc_asprintf(ctx, "%s/%s", COREAI_SOURCE_DIR, rel));
 }
 
 static const cg_value *root(const cg_graph_plan *gp, const cg_value *v)
