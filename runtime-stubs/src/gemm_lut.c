@@ -1,17 +1,35 @@
 /*
  * gemm_lut.c - coreai_linear_lut_f32 (coreai/kernels/linear_lut.h): a linear
  * layer on a palettized weight, read as stored.
+ *
+ * Four rows or more (prefill) run the runtime's GEMM with the weight looked
+ * up one strip at a time right before its micro-kernels read it
+ * (coreai_gemm_strips): the bits of an f32 linear on the dense weight, at
+ * the GEMM's speed less the lookups, with no scratch. Fewer rows (decode)
+ * are dot products: each output channel's weights looked up 256 at a time
+ * into a stack buffer, the outputs split over the application's threads.
+ * Compiled once per ISA variant (isa_names.h), so the dot products and the
+ * GEMM are the variant's own.
  */
-#include "gemm_internal.h"
+#include "isa_names.h" /* first: renames this file's functions per ISA variant */
+#include "coreai/kernels/linear_lut.h"
 
 #include <stdint.h>
 
-#include "coreai/kernels/linear_lut.h"
-#include "vmath.h"
+#include "coreai/kernels/linear_q.h"
 #include "gemm_act.h"
+#include "gemm_internal.h"
+#include "parallel.h"
 
 /* Weights looked up per step: 1 KiB of stack. */
 #define LUT_CHUNK 256
+
+typedef struct lut_weight {
+    const uint8_t *idx;
+    const float *lut;
+    int64_t in, group_rows;
+    int nbits;
+} lut_weight;
 
 /* Element e of the packed little-endian bit stream of nbits-wide indices. A
  * 6-bit element may straddle two bytes; 1, 2, 4 and 8-bit ones never do, so
@@ -26,6 +44,125 @@ static inline uint32_t lut_index(const uint8_t *p, int nbits, int64_t e)
     return (v >> shift) & ((1u << nbits) - 1u);
 }
 
+/* W[o][i0 + i] for i < n into w[i * ws]: whole bytes at a time where the
+ * run starts on one (1, 2, 4 and 8-bit indices at an input offset that is
+ * a multiple of 8 / nbits, as every strip's and chunk's is), else one
+ * index at a time. */
+static void lut_row(const lut_weight *lw, int64_t o, int64_t i0, int64_t n, float *w, int64_t ws)
+{
+    const float *table = lw->lut + (o / lw->group_rows) * ((int64_t)1 << lw->nbits);
+    const int nbits = lw->nbits;
+    const int64_t e0 = o * lw->in + i0;
+    int64_t i = 0;
+    if (nbits != 6 && (e0 * nbits) % 8 == 0) {
+        const int per = 8 / nbits;
+        const uint32_t mask = (1u << nbits) - 1u;
+        const uint8_t *p = lw->idx + e0 * nbits / 8;
+        for (; i + per <= n; i += per, ++p) {
+            const uint32_t b = *p;
+            for (int k = 0; k < per; ++k)
+                w[(i + k) * ws] = table[(b >> (k * nbits)) & mask];
+        }
+    }
+    for (; i < n; ++i)
+        w[i * ws] = table[lut_index(lw->idx, nbits, e0 + i)];
+}
+
+#if !defined(COREAI_GEMM_FORCE_SCALAR) && (defined(__GNUC__) || defined(__clang__)) && defined(__AVX512F__)
+#include <immintrin.h>
+#define LUT_AVX512 1
+/*
+ * AVX-512, 1, 2 and 4-bit indices: 16 bytes of a row widen to 16 dword
+ * lanes, lane l holding elements per * l + k (k < per = 8 / nbits), index
+ * k in bits [k * nbits, (k + 1) * nbits). vpermps reads a lane's low 4
+ * bits, so after a shift by k * nbits it looks index k up in one zmm
+ * holding the table repeated to 16 entries (a 2-bit index k reads
+ * idx_k + 4 idx_{k+1}, and entry e of the repeated table is lut[e % 4]).
+ * x is split once per call into those phases (xs[k][l] = x[per * l + k]
+ * per group of 16 * per inputs), so the lookups multiply contiguous
+ * vectors: per 16 bytes one widening, per - 1 shifts, per lookups and per
+ * FMAs, LUT_R output channels at a time sharing x's loads.
+ */
+#define LUT_R 8
+#define LUT_XCHUNK 8192 /* inputs split at a time: 32 KiB of stack */
+
+static int lut_simd_ok(const lut_weight *w)
+{
+    return (w->nbits == 1 || w->nbits == 2 || w->nbits == 4) && w->in % (16 * (8 / w->nbits)) == 0;
+}
+
+static __m512 lut_table512(const lut_weight *w, int64_t o)
+{
+    const float *t = w->lut + (o / w->group_rows) * ((int64_t)1 << w->nbits);
+    const __m512i e = _mm512_and_si512(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                       _mm512_set1_epi32((1 << w->nbits) - 1));
+    return _mm512_i32gather_ps(e, t, 4);
+}
+#endif
+
+/* ---- prefill: the GEMM on strips looked up in place ------------------------ */
+
+#ifdef LUT_AVX512
+/* Panel rows [0, n) of the 16 output channels from o on, which share one
+ * table, 1, 2 or 4-bit indices, pc at a whole byte: per 32 / nbits rows
+ * one gather of a dword of each channel's indices, then per row a shift
+ * and a lookup give the panel row itself (no transpose). Returns the rows
+ * done (whole dwords). */
+static int64_t lut_panel512(const lut_weight *lw, int64_t o, int64_t pc, int64_t n, float *dst)
+{
+    const int nbits = lw->nbits, per = 32 / nbits;
+    const int64_t rowbytes = lw->in * nbits / 8;
+    const __m512 t = lut_table512(lw, o);
+    const __m512i rows = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                            _mm512_set1_epi32((int)rowbytes));
+    const uint8_t *base = lw->idx + o * rowbytes + pc * nbits / 8;
+    int64_t p = 0;
+    for (; p + per <= n; p += per, base += 4) {
+        const __m512i v = _mm512_i32gather_epi32(rows, (const void *)base, 1);
+        for (int k = 0; k < per; ++k)
+            _mm512_storeu_ps(dst + (p + k) * 16,
+                             _mm512_permutexvar_ps(k == 0 ? v : _mm512_srli_epi32(v, (unsigned)(k * nbits)), t));
+    }
+    return p;
+}
+#endif
+
+/* coreai_gemm_pack_fn: B(p, j) = W[j][p] for p in [pc, pc + kc), j in
+ * [jc, jc + nc), in the panel layout, the last panel zero-filled. */
+static void lut_pack(const void *ctx, int64_t pc, int64_t kc, int64_t jc, int64_t nc, float *dst, int64_t ps)
+{
+    const lut_weight *lw = ctx;
+#ifdef LUT_AVX512
+    /* whole panels of one table: the vector lookups, the rows they leave
+     * (a tail shorter than a dword of indices) below */
+    if ((lw->nbits == 1 || lw->nbits == 2 || lw->nbits == 4) && lw->in * lw->nbits % 8 == 0 &&
+        pc * lw->nbits % 8 == 0 && lw->in * lw->nbits / 8 * 16 <= INT32_MAX) {
+        int64_t j0 = 0;
+        for (; j0 + 16 <= nc && (jc + j0) / lw->group_rows == (jc + j0 + 15) / lw->group_rows; j0 += 16) {
+            float *pan = dst + (j0 / 16) * ps;
+            const int64_t done = lut_panel512(lw, jc + j0, pc, kc, pan);
+            for (int64_t j = 0; j < 16 && done < kc; ++j)
+                lut_row(lw, jc + j0 + j, pc + done, kc - done, pan + done * 16 + j, 16);
+        }
+        if (j0 > 0) {
+            lut_pack(ctx, pc, kc, jc + j0, nc - j0, dst + (j0 / 16) * ps, ps);
+            return;
+        }
+    }
+#endif
+    for (int64_t j = 0; j < (nc + 15) / 16 * 16; ++j) {
+        float *col = dst + (j / 16) * ps + j % 16;
+        if (j < nc) {
+            lut_row(lw, jc + j, pc, kc, col, 16);
+        } else {
+            for (int64_t p = 0; p < kc; ++p)
+                col[p * 16] = 0.0f;
+        }
+    }
+}
+
+/* ---- decode: dot products ----------------------------------------------- */
+
 /* n floats of x against w: eight partial sums, so the loop vectorizes. */
 static float lut_dot(const float *x, const float *w, int64_t n)
 {
@@ -39,6 +176,117 @@ static float lut_dot(const float *x, const float *w, int64_t n)
     return ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]));
 }
 
+#ifdef LUT_AVX512
+/* x[0, n) (n a multiple of 16 * per) into its phases, group by group. */
+static void lut_split(const float *x, int64_t n, int per, float *xs)
+{
+    for (int64_t g = 0; g < n; g += 16 * per)
+        for (int k = 0; k < per; ++k)
+            for (int l = 0; l < 16; ++l)
+                xs[g + 16 * k + l] = x[g + per * l + k];
+}
+
+/* sum[r] = sum_i W[o + r][c0 + i] x[c0 + i] for i < cn, r < R. */
+static void lut_dot512(const lut_weight *w, int64_t o, int R, const float *xs, int64_t c0, int64_t cn,
+                       float *sum)
+{
+    const int nbits = w->nbits, per = 8 / nbits;
+    const int64_t rowbytes = w->in * nbits / 8;
+    __m512 acc[LUT_R], t[LUT_R];
+    const uint8_t *p[LUT_R];
+    for (int r = 0; r < R; ++r) {
+        acc[r] = _mm512_setzero_ps();
+        t[r] = lut_table512(w, o + r);
+        p[r] = w->idx + ((o + r) * w->in + c0) * nbits / 8;
+    }
+    for (int64_t g = 0, b = 0; g < cn; g += 16 * per, b += 16) {
+        for (int r = 0; r < R; ++r) {
+            /* the same line of the next group's row r into L2, as the
+             * 4-bit GEMV of gemm_q.c does (the hardware prefetcher does not
+             * follow R streams of short runs); an address, not a pointer:
+             * past the last group it is past the array */
+            if ((b & 63) == 0)
+                _mm_prefetch((const char *)((uintptr_t)(p[r] + b) + (uintptr_t)(R * rowbytes)), _MM_HINT_T1);
+            const __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(p[r] + b)));
+            for (int k = 0; k < per; ++k) {
+                const __m512i ik = k == 0 ? v : _mm512_srli_epi32(v, (unsigned)(k * nbits));
+                acc[r] = _mm512_fmadd_ps(_mm512_permutexvar_ps(ik, t[r]), _mm512_loadu_ps(xs + g + 16 * k), acc[r]);
+            }
+        }
+    }
+    for (int r = 0; r < R; ++r)
+        sum[r] = _mm512_reduce_add_ps(acc[r]);
+}
+#endif
+
+typedef struct lut_gemv_job {
+    lut_weight w;
+    const float *x, *bias;
+    float *out;
+    int64_t rows, outf;
+    int epilogue;
+} lut_gemv_job;
+
+/* lut_gemv_sums through lut_dot512. */
+#ifdef LUT_AVX512
+static void lut_gemv_simd(const lut_gemv_job *j, int64_t lo, int64_t hi)
+{
+    const int64_t in = j->w.in;
+    const int per = 8 / j->w.nbits;
+    float xs[LUT_XCHUNK], s[LUT_R];
+    for (int64_t r = 0; r < j->rows; ++r) {
+        float *out = j->out + r * j->outf;
+        for (int64_t c0 = 0; c0 < in; c0 += LUT_XCHUNK) {
+            const int64_t cn = in - c0 < LUT_XCHUNK ? in - c0 : LUT_XCHUNK;
+            lut_split(j->x + r * in + c0, cn, per, xs);
+            for (int64_t o = lo; o < hi; o += LUT_R) {
+                const int R = hi - o < LUT_R ? (int)(hi - o) : LUT_R;
+                lut_dot512(&j->w, o, R, xs, c0, cn, s);
+                for (int k = 0; k < R; ++k)
+                    out[o + k] = c0 == 0 ? s[k] : out[o + k] + s[k];
+            }
+        }
+    }
+}
+#endif
+
+/* The sums of output channels [lo, hi) of every row: the weights looked up
+ * LUT_CHUNK at a time, each chunk dotted with every row. */
+static void lut_gemv_sums(const lut_gemv_job *j, int64_t lo, int64_t hi)
+{
+    const int64_t in = j->w.in;
+    float w[LUT_CHUNK];
+    for (int64_t o = lo; o < hi; ++o) {
+        for (int64_t r = 0; r < j->rows; ++r)
+            j->out[r * j->outf + o] = 0.0f;
+        for (int64_t i0 = 0; i0 < in; i0 += LUT_CHUNK) {
+            const int64_t n = in - i0 < LUT_CHUNK ? in - i0 : LUT_CHUNK;
+            lut_row(&j->w, o, i0, n, w, 1);
+            for (int64_t r = 0; r < j->rows; ++r)
+                j->out[r * j->outf + o] += lut_dot(j->x + r * in + i0, w, n);
+        }
+    }
+}
+
+/* Output channels [lo, hi) of every row, bias and activation included. */
+static void lut_gemv_range(void *arg, int64_t lo, int64_t hi)
+{
+    const lut_gemv_job *j = arg;
+#ifdef LUT_AVX512
+    if (lut_simd_ok(&j->w))
+        lut_gemv_simd(j, lo, hi);
+    else
+#endif
+        lut_gemv_sums(j, lo, hi);
+    for (int64_t r = 0; r < j->rows; ++r) {
+        float *v = j->out + r * j->outf + lo;
+        if (j->bias != NULL)
+            for (int64_t o = 0; o < hi - lo; ++o)
+                v[o] += j->bias[lo + o];
+        gemm_act_apply(v, hi - lo, j->epilogue);
+    }
+}
+
 coreai_status coreai_linear_lut_f32(const coreai_linear_lut_params *params, const float *x, const uint8_t *indices,
                                     const float *lut, const float *bias, float *out)
 {
@@ -50,25 +298,13 @@ coreai_status coreai_linear_lut_f32(const coreai_linear_lut_params *params, cons
         !(nbits == 1 || nbits == 2 || nbits == 4 || nbits == 6 || nbits == 8) || in > INT64_MAX / 8 / outf ||
         !coreai_gemm_epilogue_ok(params->epilogue))
         return COREAI_STATUS_INVALID_ARGUMENT;
-    float w[LUT_CHUNK];
-    for (int64_t o = 0; o < outf; ++o) {
-        const float *table = lut + (o / params->group_rows) * ((int64_t)1 << nbits);
-        for (int64_t r = 0; r < rows; ++r)
-            out[r * outf + o] = 0.0f;
-        for (int64_t i0 = 0; i0 < in; i0 += LUT_CHUNK) {
-            const int64_t n = in - i0 < LUT_CHUNK ? in - i0 : LUT_CHUNK;
-            for (int64_t i = 0; i < n; ++i)
-                w[i] = table[lut_index(indices, nbits, o * in + i0 + i)];
-            for (int64_t r = 0; r < rows; ++r)
-                out[r * outf + o] += lut_dot(x + r * in + i0, w, n);
-        }
+    const lut_weight w = {indices, lut, in, params->group_rows, nbits};
+    if (rows >= COREAI_LINEAR_Q_GEMM_ROWS) {
+        coreai_gemm_args g = coreai_gemm_linear_args(rows, in, outf, x, bias, out, params->epilogue);
+        coreai_gemm_strips(&g, lut_pack, &w);
+        return COREAI_STATUS_OK;
     }
-    for (int64_t r = 0; r < rows; ++r) {
-        float *v = out + r * outf;
-        if (bias != NULL)
-            for (int64_t o = 0; o < outf; ++o)
-                v[o] += bias[o];
-        gemm_act_apply(v, outf, params->epilogue);
-    }
+    lut_gemv_job j = {w, x, bias, out, rows, outf, params->epilogue};
+    coreai_par_ranges(lut_gemv_range, &j, outf, 16, 2.0 * (double)rows * (double)in);
     return COREAI_STATUS_OK;
 }

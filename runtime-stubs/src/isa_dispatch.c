@@ -74,6 +74,10 @@ static void isa_append(char *buf, size_t cap, const char *s)
        const uint8_t *zero_point, const void *minval, const float *bias, float *out, void *scratch),   \
       (params, x, weight, scale, zero_point, minval, bias, out, scratch))                              \
     COREAI_ISA_Q8A(X, q8s)                                                                             \
+    X(s, coreai_status, coreai_linear_lut_f32,                                                         \
+      (const coreai_linear_lut_params *params, const float *x, const uint8_t *indices, const float *lut, \
+       const float *bias, float *out),                                                                 \
+      (params, x, indices, lut, bias, out))                                                            \
     X(s, coreai_status, coreai_sdpa_f32,                                                               \
       (const coreai_sdpa_params *params, const float *query, const float *key, const float *value,    \
        const void *mask, const float *sinks, float *out),                                             \

@@ -35,6 +35,8 @@
 #define coreai_linear_q_f32 COREAI_ISA_NAME(coreai_linear_q_f32)
 #define coreai_linear_q8a_f32 COREAI_ISA_NAME(coreai_linear_q8a_f32)
 #define coreai_linear_q8a_f32_vnni COREAI_ISA_NAME(coreai_linear_q8a_f32_vnni) /* avx512 only */
+/* gemm_lut.c */
+#define coreai_linear_lut_f32 COREAI_ISA_NAME(coreai_linear_lut_f32)
 /* attention.c */
 #define coreai_sdpa_f32 COREAI_ISA_NAME(coreai_sdpa_f32)
 /* norm.c */

@@ -3,10 +3,14 @@
  * definition: each index read bit by bit from the little-endian stream,
  * its table's value looked up, the product summed in double. The kernel
  * sums in f32 in another order: checked against (in + 4) eps sum |x w|.
+ * From COREAI_LINEAR_Q_GEMM_ROWS rows on it must also give the bits of
+ * coreai_linear_packed_f32 on the dense weight (the f32 GEMM it runs, on
+ * strips looked up in place). Every ISA variant the CPU runs.
  */
 #include "kernel_ref.h"
 
 #include "coreai/kernels.h"
+#include "every_isa.h"
 
 /* index e of the nbits-wide stream, bit by bit */
 static uint32_t ref_index(const uint8_t *d, int nbits, int64_t e)
@@ -34,6 +38,23 @@ static void run_case(ref_rng *r, int64_t rows, int64_t in, int64_t outf, int nbi
     ref_fill(r, bias, outf, -1.0, 1.0);
     const coreai_linear_lut_params p = {rows, in, outf, nbits, outf / groups, epilogue};
     assert_int_equal(coreai_linear_lut_f32(&p, x, idx, lut, bias_on ? bias : NULL, out), COREAI_STATUS_OK);
+    if (rows >= COREAI_LINEAR_Q_GEMM_ROWS) {
+        float *dense = ref_alloc_f(outf * in), *want = ref_alloc_f(rows * outf);
+        float *packed = ref_alloc_f(coreai_packed_b_floats(in, outf));
+        for (int64_t o = 0; o < outf; ++o)
+            for (int64_t i = 0; i < in; ++i)
+                dense[o * in + i] = lut[(o / (outf / groups)) * k + ref_index(idx, nbits, o * in + i)];
+        assert_int_equal(coreai_pack_b_f32(in, outf, 1, dense, packed), COREAI_STATUS_OK);
+        const coreai_linear_packed_params e = {rows, in, outf, epilogue, 0, 0};
+        assert_int_equal(coreai_linear_packed_f32(&e, x, packed, bias_on ? bias : NULL, want), COREAI_STATUS_OK);
+        for (int64_t i = 0; i < rows * outf; ++i)
+            if (memcmp(&out[i], &want[i], sizeof(float)) != 0)
+                fail_msg("rows %lld in %lld out %lld nbits %d: out[%lld] = %.9g, the dense GEMM's %.9g",
+                         (long long)rows, (long long)in, (long long)outf, nbits, (long long)i, out[i], want[i]);
+        free(dense);
+        free(want);
+        free(packed);
+    }
     for (int64_t rr = 0; rr < rows; ++rr)
         for (int64_t o = 0; o < outf; ++o) {
             const float *table = lut + (o / (outf / groups)) * k;
@@ -74,6 +95,39 @@ static void test_linear_lut_widths_groups(void **state)
         }
 }
 
+/* Prefill sizes: the GEMM path, strips and blocks past their edges (256
+ * inputs per k block, 32-column strips), groups of tables, every width. */
+static void test_linear_lut_gemm(void **state)
+{
+    (void)state;
+    ref_rng r = ref_rng_make(29);
+    static const int widths[] = {1, 2, 4, 6, 8};
+    static const int64_t rows[] = {4, 17, 64};
+    for (size_t w = 0; w < 5; ++w)
+        for (size_t i = 0; i < 3; ++i) {
+            const int64_t in = i == 2 ? 520 : 40 + 96 * (int64_t)i, outf = i == 1 ? 70 : 37 + (int64_t)w;
+            run_case(&r, rows[i], in, outf, widths[w], i == 1 ? 5 : 1, (int)((w + i) % 2),
+                     (w + i) % 3 == 1 ? COREAI_EPILOGUE_RELU : COREAI_EPILOGUE_NONE);
+        }
+}
+
+/* Decode sizes whose rows the vector lookups take (1, 2 and 4-bit indices,
+ * inputs a multiple of 16 bytes of them): output counts past the 8 done
+ * together, rows past one 8192-input chunk of x, groups of tables. */
+static void test_linear_lut_decode(void **state)
+{
+    (void)state;
+    ref_rng r = ref_rng_make(31);
+    static const int widths[] = {1, 2, 4};
+    static const int64_t ins[] = {128, 384, 8192 + 256};
+    for (size_t w = 0; w < 3; ++w)
+        for (size_t i = 0; i < 3; ++i) {
+            const int64_t outf = i == 2 ? 9 : 13 + 2 * (int64_t)w;
+            run_case(&r, 1 + (int64_t)((w + i) % 3), ins[i], i == 1 ? 4 * outf : outf, widths[w], i == 1 ? 4 : 1,
+                     (int)((w + i) % 2), (w + i) % 3 == 2 ? COREAI_EPILOGUE_RELU : COREAI_EPILOGUE_NONE);
+        }
+}
+
 static void test_linear_lut_invalid(void **state)
 {
     (void)state;
@@ -100,7 +154,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_linear_lut_widths_groups),
+        cmocka_unit_test(test_linear_lut_gemm),
+        cmocka_unit_test(test_linear_lut_decode),
         cmocka_unit_test(test_linear_lut_invalid),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return COREAI_RUN_EVERY_ISA(tests);
 }

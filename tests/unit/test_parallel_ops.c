@@ -4,7 +4,8 @@
  * broadcast cos / sin), softmax (rows and strided columns), SwiGLU,
  * element-wise binary (flat, and broadcast rows) and unary ops, and
  * batched matmul split over its batches (unpacked, packed, a shared B
- * packed once, broadcast batch axes). Each gives bitwise the output of one
+ * packed once, broadcast batch axes), and a palettized linear's decode
+ * (its output channels split). Each gives bitwise the output of one
  * thread with 2 and 3 pthreads and with 3 tasks run in reverse order, really
  * split (parallel_modes.h), and matches a naive double reference.
  */
@@ -503,6 +504,53 @@ static void check_matmul(mm_form form, int64_t m, int64_t k, int64_t n, int shar
     free(want);
 }
 
+/* ---- palettized linear, decode rows (outputs split) ---- */
+
+typedef struct lut_case {
+    coreai_linear_lut_params p;
+    const float *x, *lut, *bias;
+    const uint8_t *idx;
+} lut_case;
+
+static void lut_run_case(const void *cv, float *out)
+{
+    const lut_case *c = cv;
+    assert_int_equal(coreai_linear_lut_f32(&c->p, c->x, c->idx, c->lut, c->bias, out), COREAI_STATUS_OK);
+}
+
+static void test_linear_lut(void **state)
+{
+    (void)state;
+    const int64_t rows = 2, in = 512, outf = 200, groups = 4;
+    ref_rng r = ref_rng_make(0x9900ull);
+    float *x = random_floats(&r, rows * in), *lut = random_floats(&r, groups * 16), *bias = random_floats(&r, outf);
+    uint8_t *idx = malloc((size_t)(outf * in / 2));
+    assert_non_null(idx);
+    for (int64_t i = 0; i < outf * in / 2; ++i)
+        idx[i] = (uint8_t)ref_next(&r);
+    const lut_case c = {{rows, in, outf, 4, outf / groups, COREAI_EPILOGUE_RELU}, x, lut, bias, idx};
+    float *out = malloc((size_t)(rows * outf) * sizeof(float));
+    double *want = doubles(rows * outf);
+    assert_non_null(out);
+    check_modes("linear_lut", lut_run_case, &c, rows * outf, out);
+    for (int64_t i = 0; i < rows; ++i)
+        for (int64_t o = 0; o < outf; ++o) {
+            double s = bias[o];
+            for (int64_t k = 0; k < in; ++k) {
+                const int64_t e = o * in + k;
+                s += (double)x[i * in + k] * lut[o / (outf / groups) * 16 + ((idx[e / 2] >> (4 * (e % 2))) & 15)];
+            }
+            want[i * outf + o] = s > 0.0 ? s : 0.0;
+        }
+    expect_near("linear_lut", out, want, rows * outf, 1e-5);
+    free(x);
+    free(lut);
+    free(bias);
+    free(idx);
+    free(out);
+    free(want);
+}
+
 static void test_matmul_batches(void **state)
 {
     (void)state;
@@ -523,6 +571,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_swiglu, setup, teardown),
         cmocka_unit_test_setup_teardown(test_elementwise, setup, teardown),
         cmocka_unit_test_setup_teardown(test_matmul_batches, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_linear_lut, setup, teardown),
     };
     return COREAI_RUN_EVERY_ISA(tests);
 }
