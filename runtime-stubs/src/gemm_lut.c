@@ -68,60 +68,123 @@ static void lut_row(const lut_weight *lw, int64_t o, int64_t i0, int64_t n, floa
         w[i * ws] = table[lut_index(lw->idx, nbits, e0 + i)];
 }
 
-#if !defined(COREAI_GEMM_FORCE_SCALAR) && (defined(__GNUC__) || defined(__clang__)) && defined(__AVX512F__)
+#if !defined(COREAI_GEMM_FORCE_SCALAR) && (defined(__GNUC__) || defined(__clang__)) &&                       \
+    (defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__)))
 #include <immintrin.h>
-#define LUT_AVX512 1
+#define LUT_SIMD 1
 /*
- * AVX-512, 1, 2 and 4-bit indices: 16 bytes of a row widen to 16 dword
- * lanes, lane l holding elements per * l + k (k < per = 8 / nbits), index
- * k in bits [k * nbits, (k + 1) * nbits). vpermps reads a lane's low 4
- * bits, so after a shift by k * nbits it looks index k up in one zmm
- * holding the table repeated to 16 entries (a 2-bit index k reads
- * idx_k + 4 idx_{k+1}, and entry e of the repeated table is lut[e % 4]).
- * x is split once per call into those phases (xs[k][l] = x[per * l + k]
- * per group of 16 * per inputs), so the lookups multiply contiguous
- * vectors: per 16 bytes one widening, per - 1 shifts, per lookups and per
- * FMAs, LUT_R output channels at a time sharing x's loads.
+ * x86, 1, 2 and 4-bit indices, LUT_VL lanes: LUT_VL bytes of a row widen
+ * to dword lanes, lane l holding elements per * l + k (k < per = 8 /
+ * nbits), index k in bits [k * nbits, (k + 1) * nbits). The permute reads
+ * a lane's low bits (4 on AVX-512, 3 on AVX2), so after a shift by
+ * k * nbits it looks index k up in a table repeated to 16 (8) entries: a
+ * 2-bit index k reads idx_k + 4 idx_{k+1}, and entry e of the repeated
+ * table is lut[e % 4]. A 16-entry table on AVX2 takes two permutes and a
+ * blend on the index's bit 3. x is split once per call into those phases
+ * (xs[k][l] = x[per * l + k] per group of LUT_VL * per inputs), so the
+ * lookups multiply contiguous vectors: per LUT_VL bytes one widening,
+ * per - 1 shifts, per lookups and per FMAs, LUT_R output channels at a
+ * time sharing x's loads.
  */
+#ifdef __AVX512F__
+#define LUT_VL 16
+typedef __m512 lut_vf;
+typedef __m512i lut_vi;
+typedef __m512 lut_vt;
+#define lut_vzero() _mm512_setzero_ps()
+#define lut_vload(p) _mm512_loadu_ps(p)
+#define lut_vstore(p, v) _mm512_storeu_ps((p), (v))
+#define lut_vfma(a, b, c) _mm512_fmadd_ps((a), (b), (c))
+#define lut_vsrl(v, n) _mm512_srli_epi32((v), (unsigned)(n))
+#define lut_vsum(v) _mm512_reduce_add_ps(v)
+#define lut_lanes() _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+#define lut_vmul_i(a, n) _mm512_mullo_epi32((a), _mm512_set1_epi32(n))
+#define lut_vgather_i(base, off) _mm512_i32gather_epi32((off), (const void *)(base), 1)
+/* LUT_VL bytes, zero-extended to dwords */
+#define lut_widen(p) _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(p)))
+#else
+#define LUT_VL 8
+typedef __m256 lut_vf;
+typedef __m256i lut_vi;
+typedef struct lut_vt {
+    __m256 lo, hi; /* entries 0-7 and 8-15 (hi only for 4-bit indices) */
+} lut_vt;
+#define lut_vzero() _mm256_setzero_ps()
+#define lut_vload(p) _mm256_loadu_ps(p)
+#define lut_vstore(p, v) _mm256_storeu_ps((p), (v))
+#define lut_vfma(a, b, c) _mm256_fmadd_ps((a), (b), (c))
+#define lut_vsrl(v, n) _mm256_srli_epi32((v), (int)(n))
+#define lut_lanes() _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)
+#define lut_vmul_i(a, n) _mm256_mullo_epi32((a), _mm256_set1_epi32(n))
+#define lut_vgather_i(base, off) _mm256_i32gather_epi32((const int *)(const void *)(base), (off), 1)
+#define lut_widen(p) _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(p)))
+static inline float lut_vsum(__m256 v)
+{
+    const __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    const __m128 q = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    return _mm_cvtss_f32(_mm_add_ss(q, _mm_shuffle_ps(q, q, 1)));
+}
+#endif
 #define LUT_R 8
 #define LUT_XCHUNK 8192 /* inputs split at a time: 32 KiB of stack */
 
 static int lut_simd_ok(const lut_weight *w)
 {
-    return (w->nbits == 1 || w->nbits == 2 || w->nbits == 4) && w->in % (16 * (8 / w->nbits)) == 0;
+    return (w->nbits == 1 || w->nbits == 2 || w->nbits == 4) && w->in % (LUT_VL * (8 / w->nbits)) == 0;
 }
 
-static __m512 lut_table512(const lut_weight *w, int64_t o)
+/* Output channel o's table, repeated to the permute's entries. */
+static inline lut_vt lut_table(const lut_weight *w, int64_t o)
 {
     const float *t = w->lut + (o / w->group_rows) * ((int64_t)1 << w->nbits);
-    const __m512i e = _mm512_and_si512(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                       _mm512_set1_epi32((1 << w->nbits) - 1));
-    return _mm512_i32gather_ps(e, t, 4);
+    const int mask = (1 << w->nbits) - 1;
+#ifdef __AVX512F__
+    return _mm512_i32gather_ps(_mm512_and_si512(lut_lanes(), _mm512_set1_epi32(mask)), t, 4);
+#else
+    lut_vt v;
+    v.lo = _mm256_i32gather_ps(t, _mm256_and_si256(lut_lanes(), _mm256_set1_epi32(mask)), 4);
+    v.hi = w->nbits == 4 ? _mm256_loadu_ps(t + 8) : v.lo;
+    return v;
+#endif
+}
+
+/* The lanes' indices (in their low bits) looked up. */
+static inline lut_vf lut_look(lut_vt t, lut_vi i, int nbits)
+{
+#ifdef __AVX512F__
+    (void)nbits;
+    return _mm512_permutexvar_ps(i, t);
+#else
+    const __m256 lo = _mm256_permutevar8x32_ps(t.lo, i);
+    if (nbits != 4)
+        return lo;
+    return _mm256_blendv_ps(lo, _mm256_permutevar8x32_ps(t.hi, i), _mm256_castsi256_ps(_mm256_slli_epi32(i, 28)));
+#endif
 }
 #endif
 
 /* ---- prefill: the GEMM on strips looked up in place ------------------------ */
 
-#ifdef LUT_AVX512
+#ifdef LUT_SIMD
 /* Panel rows [0, n) of the 16 output channels from o on, which share one
  * table, 1, 2 or 4-bit indices, pc at a whole byte: per 32 / nbits rows
  * one gather of a dword of each channel's indices, then per row a shift
  * and a lookup give the panel row itself (no transpose). Returns the rows
  * done (whole dwords). */
-static int64_t lut_panel512(const lut_weight *lw, int64_t o, int64_t pc, int64_t n, float *dst)
+static int64_t lut_panel(const lut_weight *lw, int64_t o, int64_t pc, int64_t n, float *dst)
 {
     const int nbits = lw->nbits, per = 32 / nbits;
     const int64_t rowbytes = lw->in * nbits / 8;
-    const __m512 t = lut_table512(lw, o);
-    const __m512i rows = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                            _mm512_set1_epi32((int)rowbytes));
-    const uint8_t *base = lw->idx + o * rowbytes + pc * nbits / 8;
+    const lut_vt t = lut_table(lw, o);
+    const lut_vi rows = lut_vmul_i(lut_lanes(), (int)rowbytes);
     int64_t p = 0;
-    for (; p + per <= n; p += per, base += 4) {
-        const __m512i v = _mm512_i32gather_epi32(rows, (const void *)base, 1);
-        for (int k = 0; k < per; ++k)
-            _mm512_storeu_ps(dst + (p + k) * 16,
-                             _mm512_permutexvar_ps(k == 0 ? v : _mm512_srli_epi32(v, (unsigned)(k * nbits)), t));
+    for (int h = 0; h < 16 / LUT_VL; ++h) {
+        const uint8_t *base = lw->idx + (o + h * LUT_VL) * rowbytes + pc * nbits / 8;
+        for (p = 0; p + per <= n; p += per, base += 4) {
+            const lut_vi v = lut_vgather_i(base, rows);
+            for (int k = 0; k < per; ++k)
+                lut_vstore(dst + (p + k) * 16 + h * LUT_VL, lut_look(t, k == 0 ? v : lut_vsrl(v, k * nbits), nbits));
+        }
     }
     return p;
 }
@@ -132,7 +195,7 @@ static int64_t lut_panel512(const lut_weight *lw, int64_t o, int64_t pc, int64_t
 static void lut_pack(const void *ctx, int64_t pc, int64_t kc, int64_t jc, int64_t nc, float *dst, int64_t ps)
 {
     const lut_weight *lw = ctx;
-#ifdef LUT_AVX512
+#ifdef LUT_SIMD
     /* whole panels of one table: the vector lookups, the rows they leave
      * (a tail shorter than a dword of indices) below */
     if ((lw->nbits == 1 || lw->nbits == 2 || lw->nbits == 4) && lw->in * lw->nbits % 8 == 0 &&
@@ -140,7 +203,7 @@ static void lut_pack(const void *ctx, int64_t pc, int64_t kc, int64_t jc, int64_
         int64_t j0 = 0;
         for (; j0 + 16 <= nc && (jc + j0) / lw->group_rows == (jc + j0 + 15) / lw->group_rows; j0 += 16) {
             float *pan = dst + (j0 / 16) * ps;
-            const int64_t done = lut_panel512(lw, jc + j0, pc, kc, pan);
+            const int64_t done = lut_panel(lw, jc + j0, pc, kc, pan);
             for (int64_t j = 0; j < 16 && done < kc; ++j)
                 lut_row(lw, jc + j0 + j, pc + done, kc - done, pan + done * 16 + j, 16);
         }
@@ -176,30 +239,31 @@ static float lut_dot(const float *x, const float *w, int64_t n)
     return ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]));
 }
 
-#ifdef LUT_AVX512
-/* x[0, n) (n a multiple of 16 * per) into its phases, group by group. */
+#ifdef LUT_SIMD
+/* x[0, n) (n a multiple of LUT_VL * per) into its phases, group by group. */
 static void lut_split(const float *x, int64_t n, int per, float *xs)
 {
-    for (int64_t g = 0; g < n; g += 16 * per)
+    for (int64_t g = 0; g < n; g += LUT_VL * per)
         for (int k = 0; k < per; ++k)
-            for (int l = 0; l < 16; ++l)
-                xs[g + 16 * k + l] = x[g + per * l + k];
+            for (int l = 0; l < LUT_VL; ++l)
+                xs[g + LUT_VL * k + l] = x[g + per * l + k];
 }
 
 /* sum[r] = sum_i W[o + r][c0 + i] x[c0 + i] for i < cn, r < R. */
-static void lut_dot512(const lut_weight *w, int64_t o, int R, const float *xs, int64_t c0, int64_t cn,
-                       float *sum)
+static void lut_dot_simd(const lut_weight *w, int64_t o, int R, const float *xs, int64_t c0, int64_t cn,
+                         float *sum)
 {
     const int nbits = w->nbits, per = 8 / nbits;
     const int64_t rowbytes = w->in * nbits / 8;
-    __m512 acc[LUT_R], t[LUT_R];
+    lut_vf acc[LUT_R];
+    lut_vt t[LUT_R];
     const uint8_t *p[LUT_R];
     for (int r = 0; r < R; ++r) {
-        acc[r] = _mm512_setzero_ps();
-        t[r] = lut_table512(w, o + r);
+        acc[r] = lut_vzero();
+        t[r] = lut_table(w, o + r);
         p[r] = w->idx + ((o + r) * w->in + c0) * nbits / 8;
     }
-    for (int64_t g = 0, b = 0; g < cn; g += 16 * per, b += 16) {
+    for (int64_t g = 0, b = 0; g < cn; g += LUT_VL * per, b += LUT_VL) {
         for (int r = 0; r < R; ++r) {
             /* the same line of the next group's row r into L2, as the
              * 4-bit GEMV of gemm_q.c does (the hardware prefetcher does not
@@ -207,15 +271,14 @@ static void lut_dot512(const lut_weight *w, int64_t o, int R, const float *xs, i
              * past the last group it is past the array */
             if ((b & 63) == 0)
                 _mm_prefetch((const char *)((uintptr_t)(p[r] + b) + (uintptr_t)(R * rowbytes)), _MM_HINT_T1);
-            const __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(p[r] + b)));
-            for (int k = 0; k < per; ++k) {
-                const __m512i ik = k == 0 ? v : _mm512_srli_epi32(v, (unsigned)(k * nbits));
-                acc[r] = _mm512_fmadd_ps(_mm512_permutexvar_ps(ik, t[r]), _mm512_loadu_ps(xs + g + 16 * k), acc[r]);
-            }
+            const lut_vi v = lut_widen(p[r] + b);
+            for (int k = 0; k < per; ++k)
+                acc[r] = lut_vfma(lut_look(t[r], k == 0 ? v : lut_vsrl(v, k * nbits), nbits),
+                                  lut_vload(xs + g + LUT_VL * k), acc[r]);
         }
     }
     for (int r = 0; r < R; ++r)
-        sum[r] = _mm512_reduce_add_ps(acc[r]);
+        sum[r] = lut_vsum(acc[r]);
 }
 #endif
 
@@ -227,8 +290,8 @@ typedef struct lut_gemv_job {
     int epilogue;
 } lut_gemv_job;
 
-/* lut_gemv_sums through lut_dot512. */
-#ifdef LUT_AVX512
+/* lut_gemv_sums through the vector lookups. */
+#ifdef LUT_SIMD
 static void lut_gemv_simd(const lut_gemv_job *j, int64_t lo, int64_t hi)
 {
     const int64_t in = j->w.in;
@@ -241,7 +304,7 @@ static void lut_gemv_simd(const lut_gemv_job *j, int64_t lo, int64_t hi)
             lut_split(j->x + r * in + c0, cn, per, xs);
             for (int64_t o = lo; o < hi; o += LUT_R) {
                 const int R = hi - o < LUT_R ? (int)(hi - o) : LUT_R;
-                lut_dot512(&j->w, o, R, xs, c0, cn, s);
+                lut_dot_simd(&j->w, o, R, xs, c0, cn, s);
                 for (int k = 0; k < R; ++k)
                     out[o + k] = c0 == 0 ? s[k] : out[o + k] + s[k];
             }
@@ -272,7 +335,7 @@ static void lut_gemv_sums(const lut_gemv_job *j, int64_t lo, int64_t hi)
 static void lut_gemv_range(void *arg, int64_t lo, int64_t hi)
 {
     const lut_gemv_job *j = arg;
-#ifdef LUT_AVX512
+#ifdef LUT_SIMD
     if (lut_simd_ok(&j->w))
         lut_gemv_simd(j, lo, hi);
     else
