@@ -67,6 +67,14 @@ static inline coreai_gemm_args coreai_gemm_linear_args(int64_t rows, int64_t in,
  * (the packers write 0). */
 void coreai_gemm_packed(const coreai_gemm_args *g, const float *bp, int64_t bps);
 
+/* count (<= COREAI_LINEAR_MULTI_MAX) products sharing m, k and A (the same
+ * a, strides and column blocks), product l's B packed at bp[l] with panel
+ * stride bps[l]: each C gets the bits coreai_gemm_packed would give it, but
+ * the calls run as one parallel region whose tasks split the union of their
+ * column parts (one wait for the slowest thread instead of one per
+ * product). */
+void coreai_gemm_packed_multi(const coreai_gemm_args *g, const float *const *bp, const int64_t *bps, int count);
+
 /* B strided: B(p,j) = b[p * b_rs + j * b_cs], packed block by block right
  * before use: into scratch (NULL, or at least k * ceil(n / 16) * 16 floats)
  * in KC x NC blocks, else into a stack buffer in smaller blocks. */

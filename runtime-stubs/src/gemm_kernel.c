@@ -726,6 +726,68 @@ void coreai_gemm_packed(const coreai_gemm_args *g, const float *bp, int64_t bps)
     gemm_job_run(&job);
 }
 
+/* Products sharing A as one region (coreai_gemm_packed_multi): the union
+ * of their column units, product after product, cut into parts. A unit is
+ * GEMM_SPLIT_N columns of one product counted from its own column 0, so a
+ * task's share of a product is a column part coreai_gemm_packed could have
+ * made, and every element gets the same k blocks in the same order. */
+typedef struct gemm_multi {
+    const coreai_gemm_args *g;
+    const float *const *bp;
+    const int64_t *bps;
+    int count;
+    int64_t units[COREAI_LINEAR_MULTI_MAX]; /* 0 for a product done apart (empty) */
+    int64_t total, parts;
+} gemm_multi;
+
+static void gemm_multi_task(void *arg, int64_t t)
+{
+    const gemm_multi *mj = arg;
+    int64_t u0, u1;
+    coreai_par_part(mj->total, mj->parts, t, 1, &u0, &u1);
+    int64_t base = 0;
+    for (int l = 0; l < mj->count && base < u1; base += mj->units[l], ++l) {
+        const int64_t lo = (u0 > base ? u0 : base) - base, hi = gemm_min(u1, base + mj->units[l]) - base;
+        if (lo >= hi)
+            continue;
+        const coreai_gemm_args *g = &mj->g[l];
+        gemm_job job = {0};
+        job.g = g;
+        job.bp = mj->bp[l];
+        job.bps = mj->bps[l];
+        const gemm_part r = {0, g->m, lo * GEMM_SPLIT_N, gemm_min(hi * GEMM_SPLIT_N, g->n)};
+        gemm_run_packed(&job, &r, t);
+    }
+}
+
+void coreai_gemm_packed_multi(const coreai_gemm_args *g, const float *const *bp, const int64_t *bps, int count)
+{
+    gemm_multi mj = {0};
+    mj.g = g;
+    mj.bp = bp;
+    mj.bps = bps;
+    mj.count = count;
+    double work = 0.0;
+    for (int l = 0; l < count; ++l) {
+        if (gemm_degenerate(&g[l]))
+            continue;
+        mj.units[l] = (g[l].n + GEMM_SPLIT_N - 1) / GEMM_SPLIT_N;
+        mj.total += mj.units[l];
+        work += (double)g[l].m * (double)g[l].n * (double)g[l].k;
+    }
+    const int64_t threads = coreai_par_threads();
+    /* too few columns for a thread each: apart, where a product may split
+     * by rows */
+    if (threads <= 1 || work < GEMM_SPLIT_MIN || mj.total < threads) {
+        for (int l = 0; l < count; ++l)
+            if (mj.units[l] > 0)
+                coreai_gemm_packed(&g[l], bp[l], bps[l]);
+        return;
+    }
+    mj.parts = coreai_par_split(threads, mj.total, work, GEMM_SPLIT_MIN);
+    coreai_par_run(gemm_multi_task, &mj, mj.parts);
+}
+
 /* B from pack(), kcb x ncb at a time into buf (kcb <= GEMM_KC), for the
  * part's columns. */
 static void gemm_packed_blocks(const coreai_gemm_args *g, coreai_gemm_pack_fn pack, const void *ctx,

@@ -63,6 +63,9 @@ static void isa_append(char *buf, size_t cap, const char *s)
 #define COREAI_ISA_FUNCS(X, V, s, q8s)                                                                 \
     X(s, const char *, coreai_gemm_f32_config, (void), ())                                           \
     V(s, coreai_gemm_packed, (const coreai_gemm_args *g, const float *bp, int64_t bps), (g, bp, bps)) \
+    V(s, coreai_gemm_packed_multi,                                                                     \
+      (const coreai_gemm_args *g, const float *const *bp, const int64_t *bps, int count),             \
+      (g, bp, bps, count))                                                                             \
     V(s, coreai_gemm_packer,                                                                           \
       (const coreai_gemm_args *g, coreai_gemm_pack_fn pack, const void *ctx, float *scratch),         \
       (g, pack, ctx, scratch))                                                                         \

@@ -28,6 +28,7 @@
 /* gemm_kernel.c */
 #define coreai_gemm_f32_config COREAI_ISA_NAME(coreai_gemm_f32_config)
 #define coreai_gemm_packed COREAI_ISA_NAME(coreai_gemm_packed)
+#define coreai_gemm_packed_multi COREAI_ISA_NAME(coreai_gemm_packed_multi)
 #define coreai_gemm_packer COREAI_ISA_NAME(coreai_gemm_packer)
 #define coreai_gemm_strided COREAI_ISA_NAME(coreai_gemm_strided)
 #define coreai_gemm_strips COREAI_ISA_NAME(coreai_gemm_strips)

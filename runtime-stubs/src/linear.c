@@ -61,29 +61,39 @@ coreai_status coreai_linear_ex_f32(const coreai_linear_ex_params *params, const 
     return COREAI_STATUS_OK;
 }
 
-static coreai_status linear_packed(const coreai_linear_packed_params *params, const float *x,
-                                   const float *packed_weight, const float *bias, const float *add, float *out)
+/* The GEMM of one packed linear; 0 when its parameters are invalid. */
+static int packed_args(const coreai_linear_packed_params *params, const float *x, const float *packed_weight,
+                       const float *bias, const float *add, float *out, coreai_gemm_args *g)
 {
     if (params == NULL || x == NULL || packed_weight == NULL || out == NULL)
-        return COREAI_STATUS_INVALID_ARGUMENT;
+        return 0;
     if (!coreai_gemm_epilogue_ok(params->epilogue) ||
         !shape_ok(params->rows, params->in_features, params->out_features) ||
         !head_dim_ok(params->x_head_dim, params->in_features) ||
         !head_dim_ok(params->out_head_dim, params->out_features))
-        return COREAI_STATUS_INVALID_ARGUMENT;
-    coreai_gemm_args g = coreai_gemm_linear_args(params->rows, params->in_features, params->out_features, x, bias, out,
-                                     params->epilogue);
+        return 0;
+    *g = coreai_gemm_linear_args(params->rows, params->in_features, params->out_features, x, bias, out,
+                                 params->epilogue);
     if (params->x_head_dim > 0) {
-        g.a_rs = params->x_head_dim;
-        g.a_cb = params->x_head_dim;
-        g.a_cbs = params->rows * params->x_head_dim;
+        g->a_rs = params->x_head_dim;
+        g->a_cb = params->x_head_dim;
+        g->a_cbs = params->rows * params->x_head_dim;
     }
     if (params->out_head_dim > 0) {
-        g.ldc = params->out_head_dim;
-        g.c_cb = params->out_head_dim;
-        g.c_cbs = params->rows * params->out_head_dim;
+        g->ldc = params->out_head_dim;
+        g->c_cb = params->out_head_dim;
+        g->c_cbs = params->rows * params->out_head_dim;
     }
-    g.add = add;
+    g->add = add;
+    return 1;
+}
+
+static coreai_status linear_packed(const coreai_linear_packed_params *params, const float *x,
+                                   const float *packed_weight, const float *bias, const float *add, float *out)
+{
+    coreai_gemm_args g;
+    if (!packed_args(params, x, packed_weight, bias, add, out, &g))
+        return COREAI_STATUS_INVALID_ARGUMENT;
     coreai_gemm_packed(&g, packed_weight, params->in_features * 16);
     return COREAI_STATUS_OK;
 }
@@ -101,4 +111,27 @@ coreai_status coreai_linear_packed_add_f32(const coreai_linear_packed_params *pa
     if (addend == NULL)
         return COREAI_STATUS_INVALID_ARGUMENT;
     return linear_packed(params, x, packed_weight, bias, addend, out);
+}
+
+coreai_status coreai_linear_packed_multi_f32(const coreai_linear_packed_multi_params *params, const float *x,
+                                             const coreai_linear_packed_operands *operands)
+{
+    if (params == NULL || operands == NULL || params->count < 1 || params->count > COREAI_LINEAR_MULTI_MAX)
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    coreai_gemm_args g[COREAI_LINEAR_MULTI_MAX];
+    const float *bp[COREAI_LINEAR_MULTI_MAX];
+    int64_t bps[COREAI_LINEAR_MULTI_MAX];
+    const coreai_linear_packed_params *first = &params->linear[0];
+    for (int32_t l = 0; l < params->count; ++l) {
+        const coreai_linear_packed_params *p = &params->linear[l];
+        const coreai_linear_packed_operands *o = &operands[l];
+        /* one A for all: the products differ in their columns only */
+        if (p->rows != first->rows || p->in_features != first->in_features || p->x_head_dim != first->x_head_dim ||
+            !packed_args(p, x, o->packed_weight, o->bias, o->addend, o->out, &g[l]))
+            return COREAI_STATUS_INVALID_ARGUMENT;
+        bp[l] = o->packed_weight;
+        bps[l] = p->in_features * 16;
+    }
+    coreai_gemm_packed_multi(g, bp, bps, params->count);
+    return COREAI_STATUS_OK;
 }

@@ -180,6 +180,37 @@ coreai_status coreai_linear_packed_add_f32(const coreai_linear_packed_params *pa
                                            const float *x, const float *packed_weight,
                                            const float *bias, const float *addend, float *out);
 
+/*
+ * Sibling linears: up to COREAI_LINEAR_MULTI_MAX packed linears of one x
+ * (an attention's q, k and v projections, an MLP's gate and up), run as
+ * one call. Each output gets exactly the bits coreai_linear_packed_f32 (or
+ * _add_f32 when its addend is not NULL) gives it; the difference is that
+ * the calls share one parallel region, its tasks splitting the union of
+ * the outputs' columns, so a call with several threads waits once for the
+ * slowest one instead of once per linear. No allocation, no scratch.
+ *
+ * linear[0 .. count) are the linears' parameters; rows, in_features and
+ * x_head_dim must be the same in all. operands[l] are linear l's packed
+ * weight, bias (or NULL), addend (or NULL) and out. No out may overlap x,
+ * another out, or any addend.
+ */
+#define COREAI_LINEAR_MULTI_MAX 8
+
+typedef struct coreai_linear_packed_multi_params {
+    int32_t count;
+    coreai_linear_packed_params linear[COREAI_LINEAR_MULTI_MAX];
+} coreai_linear_packed_multi_params;
+
+typedef struct coreai_linear_packed_operands {
+    const float *packed_weight;
+    const float *bias;
+    const float *addend;
+    float *out;
+} coreai_linear_packed_operands;
+
+coreai_status coreai_linear_packed_multi_f32(const coreai_linear_packed_multi_params *params, const float *x,
+                                             const coreai_linear_packed_operands *operands);
+
 /* The GEMM this build runs, e.g. "avx512 mr14 nr2x16 kc256 nc512"
  * (MR rows by NR = vectors x lanes columns) (static text). */
 const char *coreai_gemm_f32_config(void);
