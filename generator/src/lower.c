@@ -11,6 +11,7 @@
 #include "emit_ops.h"
 #include "lower.h"
 #include "pack.h"
+#include "siblings.h"
 
 /* Results that could not be written in place are copied at the end: plain
  * outputs before state updates, so an output that forwards a state's old
@@ -100,6 +101,8 @@ static bool lower_graph(cg_lowered *low, const cg_program_plan *plan, const cg_g
             list->uses_ws = gp->graph->ops[k]->callee != NULL;
         for (size_t k = 0; k < gp->graph->n_ops; k++)
             lower_op(&em, k);
+        if (gp->group_siblings)
+            cg_group_sibling_linears(&em);
         copy_outs(&em);
     }
     return !cg_diag_failed(diag);

@@ -733,6 +733,7 @@ static cg_graph_plan *plan_graph(cg_program_plan *pp, const cg_graph *g, const c
     gp->results_alias_args = n_states > 0;
     gp->n_state_results = n_states;
     gp->use_kernel = opt->composite_kernels && cg_composite_kernel_available(g);
+    gp->group_siblings = opt->fuse_elementwise;
     assign_slots(gp);
     gp->epilogue = talloc_zero_array(gp, int, g->n_ops + 1);
     gp->fused = talloc_zero_array(gp, bool, g->n_ops + 1);

@@ -69,6 +69,7 @@ typedef struct cg_graph_plan {
                                   after its epilogue (a folded coreai.add), or NULL */
     bool *copy_out;            /* by result index: copy the value into the result buffer */
     const cg_fuse_plan *fuse;  /* fused elementwise loops; NULL when fusion is off */
+    bool group_siblings;       /* packed linears of one x as one call (siblings.h; off: --no-fuse) */
     /* Identical constants (same dtype, shape and bytes) are emitted once:
      * by const index, the plan index and const index of the copy that is
      * emitted, and the forms it is emitted in (CG_CONST_FORM_* bits, the
