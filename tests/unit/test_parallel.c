@@ -86,6 +86,73 @@ static void test_linear_packed(void **state)
     assert_true(reversed_tasks - before >= 6);
 }
 
+/* ---- sibling linears of one x in one call ---- */
+
+typedef struct multi_case {
+    coreai_linear_packed_multi_params p;
+    const float *x;
+    coreai_linear_packed_operands ops[3];
+    int64_t offset[3]; /* of each linear's output in the case's out */
+} multi_case;
+
+static void multi_run(const void *cv, float *out)
+{
+    const multi_case *c = cv;
+    coreai_linear_packed_operands ops[3];
+    for (int l = 0; l < c->p.count; ++l) {
+        ops[l] = c->ops[l];
+        ops[l].out = out + c->offset[l];
+    }
+    assert_int_equal(coreai_linear_packed_multi_f32(&c->p, c->x, ops), COREAI_STATUS_OK);
+}
+
+/* q, k, v of a Llama block with real threads: the bits of one thread, and
+ * those the separate calls give (run with one thread). */
+static void test_linear_multi(void **state)
+{
+    (void)state;
+    ref_rng r = ref_rng_make(0x7a11u);
+    const int64_t rows = 64, in = 256, outf[3] = {256, 128, 120};
+    multi_case c = {{3, {{0}}}, NULL, {{0}}, {0}};
+    float *x = random_floats(&r, rows * in), *w[3];
+    int64_t total = 0;
+    for (int l = 0; l < 3; ++l) {
+        c.p.linear[l] = (coreai_linear_packed_params){rows, in, outf[l], l == 2 ? COREAI_EPILOGUE_SILU : 0, 0, 0};
+        w[l] = random_floats(&r, outf[l] * in);
+        float *packed = malloc((size_t)coreai_packed_b_count(in, outf[l]) * sizeof(float));
+        assert_non_null(packed);
+        assert_int_equal(coreai_pack_b_f32(in, outf[l], 1, w[l], packed), COREAI_STATUS_OK);
+        c.ops[l] = (coreai_linear_packed_operands){packed, l == 1 ? random_floats(&r, outf[l]) : NULL,
+                                                   l == 0 ? random_floats(&r, rows * outf[l]) : NULL, NULL};
+        c.offset[l] = total;
+        total += rows * outf[l];
+    }
+    c.x = x;
+    float *out = malloc((size_t)total * sizeof(float)), *sep = malloc((size_t)total * sizeof(float));
+    assert_non_null(out);
+    assert_non_null(sep);
+    check_modes("linear_packed_multi q k v", multi_run, &c, total, out);
+    set_mode(MODE_SERIAL);
+    for (int l = 0; l < 3; ++l) {
+        const coreai_linear_packed_operands *o = &c.ops[l];
+        coreai_status st = o->addend != NULL ? coreai_linear_packed_add_f32(&c.p.linear[l], x, o->packed_weight, o->bias,
+                                                                            o->addend, sep + c.offset[l])
+                                             : coreai_linear_packed_f32(&c.p.linear[l], x, o->packed_weight, o->bias,
+                                                                        sep + c.offset[l]);
+        assert_int_equal(st, COREAI_STATUS_OK);
+    }
+    assert_memory_equal(out, sep, (size_t)total * sizeof(float));
+    free(x);
+    for (int l = 0; l < 3; ++l) {
+        free(w[l]);
+        free((void *)c.ops[l].packed_weight);
+        free((void *)c.ops[l].bias);
+        free((void *)c.ops[l].addend);
+    }
+    free(out);
+    free(sep);
+}
+
 /* ---- linear with an unpacked weight (GEMM strided path) ---- */
 
 typedef struct linear_ex_case {
@@ -313,6 +380,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_linear_packed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_linear_multi, setup, teardown),
         cmocka_unit_test_setup_teardown(test_linear_strided, setup, teardown),
         cmocka_unit_test_setup_teardown(test_conv2d, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sdpa, setup, teardown),
