@@ -52,7 +52,8 @@ static bool may_overlap(const cg_graph_plan *gp, const cg_value *a, const cg_val
     return true; /* no bytes of its own (fused): not expected here */
 }
 
-/* What call k reads: its operands and its residual addend (NULL-ended). */
+/* What op `op` reads: its operands (x, weight, bias) and its residual
+ * addend; returns the count (at most 4). */
 static size_t reads_of(const cg_graph_plan *gp, size_t op, const cg_value **out)
 {
     const cg_op *o = gp->graph->ops[op];
