@@ -7,11 +7,13 @@
  *   int8  i8 + one f32 scale per 32 inputs, coreai_linear_q_f32
  *   int4  i4 (packed nibbles) + one f32 scale per 32 inputs, coreai_linear_q_f32
  *   int8a8, int4a8  the same weights, the activations quantized to int8 too
- *         (coreai_linear_q8a_f32: integer dot products), decode only
+ *         (coreai_linear_q8a_f32: integer dot products)
  *
  * all timed in this one run, interleaved round by round (so a noisy
  * neighbour hits every variant alike), printing the min and median per
- * chain and the ratios f32 / int8 and f32 / int4 of the mins. The peer is the
+ * chain and the ratios of the mins: f32 / int8 and f32 / int4, f32 / int8a8
+ * and f32 / int4a8, and int8 / int8a8 and int4 / int4a8 (the same weight
+ * with f32 or int8 activations). The peer is the
  * f32 path of this same runtime. One thread (no parallel hook installed).
  *
  * usage: bench_linear_q [DIM [LAYERS [PREFILL [ROUNDS]]]]   (2048 4 64 15)
@@ -66,7 +68,7 @@ static void *xmalloc(size_t n)
     return p;
 }
 
-static float q_scratch[1 << 17]; /* >= the q8a scratch (coreai_linear_q_f32 needs none) of one row of <= 200k inputs */
+static void *q_scratch; /* the q8a scratch of PREFILL rows (coreai_linear_q_f32 needs none) */
 
 /* One pass of the chain over `rows` rows: x -> y -> x ... */
 static void chain(int v, const layer *l, int layers, int64_t dim, int64_t rows, float *x, float *y)
@@ -125,6 +127,8 @@ int main(int argc, char **argv)
         coreai_pack_b_f32(dim, dim, 1, w, l[i].packed);
     }
     free(w);
+    const coreai_linear_q_params qp = {prefill, dim, dim, 32, COREAI_INT_I8, COREAI_EPILOGUE_RELU, COREAI_DTYPE_F32};
+    q_scratch = xmalloc(coreai_linear_q8a_f32_scratch_size(&qp));
     float *x = xmalloc(sizeof(float) * (size_t)(prefill * dim)), *y = xmalloc(sizeof(float) * (size_t)(prefill * dim));
     double *t[2][V_N];
     for (int k = 0; k < 2; ++k)
@@ -153,7 +157,7 @@ int main(int argc, char **argv)
         for (int64_t i = 0; i < rows * dim; ++i)
             x[i] = (float)(next() % 2001) / 1000.0f - 1.0f;
         for (int r = -1; r < rounds; ++r)
-            for (int v = 0; v < (k == 0 ? V_N : V_I8A); ++v) {
+            for (int v = 0; v < V_N; ++v) {
                 const double t0 = now();
                 chain(v, l, layers, dim, rows, x, y);
                 if (r >= 0)
@@ -167,7 +171,7 @@ int main(int argc, char **argv)
            coreai_runtime_config());
     for (int k = 0; k < 2; ++k) {
         double mins[V_N];
-        for (int v = 0; v < (k == 0 ? V_N : V_I8A); ++v) {
+        for (int v = 0; v < V_N; ++v) {
             qsort(t[k][v], (size_t)rounds, sizeof(double), cmp);
             mins[v] = t[k][v][0];
             printf("%-8s %-5s min %9.3f ms  median %9.3f ms\n", k == 0 ? "decode" : "prefill", v_name[v],
@@ -176,9 +180,10 @@ int main(int argc, char **argv)
         printf("%-8s ratio f32/int8 %.2fx  f32/int4 %.2fx  (rows %lld; > 1: faster than f32)\n",
                k == 0 ? "decode" : "prefill", mins[V_F32] / mins[V_I8], mins[V_F32] / mins[V_I4],
                (long long)(k == 0 ? 1 : prefill));
-        if (k == 0)
-            printf("decode   ratio f32/int8a8 %.2fx  f32/int4a8 %.2fx  (int8 activations)\n", mins[V_F32] / mins[V_I8A],
-                   mins[V_F32] / mins[V_I4A]);
+        printf("%-8s ratio f32/int8a8 %.2fx  f32/int4a8 %.2fx  int8/int8a8 %.2fx  int4/int4a8 %.2fx  (int8 "
+               "activations)\n",
+               k == 0 ? "decode" : "prefill", mins[V_F32] / mins[V_I8A], mins[V_F32] / mins[V_I4A],
+               mins[V_I8] / mins[V_I8A], mins[V_I4] / mins[V_I4A]);
     }
     return 0;
 }

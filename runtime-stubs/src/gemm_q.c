@@ -1193,6 +1193,179 @@ Q8X_INLINE void q8x_dot(const q_weight *w, coreai_int_format f, int64_t o, const
     memcpy(res, t4, sizeof(float) * (size_t)R);
 }
 
+/* ---- int8 activations, many rows: a VNNI GEMM ---------------------------- *
+ * q8x_dot sums each run's 32 products across a register's lanes, about
+ * 15 instructions per 4 outputs and run, and q8x_range_zp reads the whole
+ * weight range once per row. For Q8G_ROWS rows and more the weight is
+ * packed instead, 16 outputs by up to Q8G_KC inputs at a time on the stack
+ * (L1), each dword lane one output's 4 consecutive inputs as the unsigned
+ * bytes q + o (q8v_weights), so one vpdpbusd of a packed vector by 4 bytes
+ * of x broadcast adds 64 products into 16 outputs' own lanes: no
+ * horizontal sums, and Q8G_R rows share each weight load while up to
+ * Q8G_RG rows pass over the packed strip. Each run's lanes are exact int32
+ * sums of (q + o) xq, so per run and output t = (float)that - (o + z) sum_c
+ * (one fnmadd, integers below 2^24: exact, the integer q8x_dot converts),
+ * then the same fmadd by d_c and, per block, by s_b in the same order as
+ * q8x_dot: the results have its bits for any row count. */
+#define Q8G_ROWS 4   /* from this many rows on */
+#define Q8G_KC 2048  /* inputs per packed strip: 32 KiB */
+#define Q8G_RG 64    /* rows per pass over a packed strip (each pass packs it again) */
+#define Q8G_R 8      /* rows at a time: 8 int32 sums, 8 run sums, 8 totals in zmm */
+
+/* 16 rows of 8 dwords (a[i]: output i's 32 bytes of a run) to 8 zmm,
+ * b[j] lane i = a[i] dword j: two 8 x 8 transposes side by side, the
+ * halves assigned so that one shuffle_i32x4 each leaves outputs in order. */
+Q8X_INLINE void q8g_transpose(const __m256i *a, __m512i *b)
+{
+    __m512i z[8], t[8], u[8];
+    for (int i = 0; i < 4; ++i) {
+        z[i] = _mm512_inserti64x4(_mm512_castsi256_si512(a[i]), a[i + 4], 1);
+        z[i + 4] = _mm512_inserti64x4(_mm512_castsi256_si512(a[i + 8]), a[i + 12], 1);
+    }
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm512_unpacklo_epi32(z[i], z[i + 1]);
+        t[i + 1] = _mm512_unpackhi_epi32(z[i], z[i + 1]);
+    }
+    for (int h = 0; h < 8; h += 4) {
+        u[h] = _mm512_unpacklo_epi64(t[h], t[h + 2]);
+        u[h + 1] = _mm512_unpackhi_epi64(t[h], t[h + 2]);
+        u[h + 2] = _mm512_unpacklo_epi64(t[h + 1], t[h + 3]);
+        u[h + 3] = _mm512_unpackhi_epi64(t[h + 1], t[h + 3]);
+    }
+    for (int j = 0; j < 4; ++j) {
+        b[j] = _mm512_shuffle_i32x4(u[j], u[j + 4], _MM_SHUFFLE(2, 0, 2, 0));
+        b[j + 4] = _mm512_shuffle_i32x4(u[j], u[j + 4], _MM_SHUFFLE(3, 1, 3, 1));
+    }
+}
+
+/* A packed strip: outputs o0..o0 + n - 1 (n <= 16, the rest zero) by
+ * inputs k0..k0 + kc - 1, and the scales and o + z of the blocks it
+ * touches (from block k0 / block on). */
+typedef struct q8g_strip {
+    __m512i q[Q8G_KC / 4]; /* run c, dword j of it: q[8 c + j] */
+    float s[(Q8G_KC / 32 + 1) * 16], oz[(Q8G_KC / 32 + 1) * 16];
+} q8g_strip;
+
+Q8X_INLINE void q8g_pack(const q_weight *w, coreai_int_format f, int64_t o0, int64_t n, int64_t k0, int64_t kc,
+                         q8g_strip *st)
+{
+    const int64_t b0 = k0 / w->block, b1 = (k0 + kc - 1) / w->block;
+    const float off = (float)q8v_offset(f);
+    for (int64_t b = b0; b <= b1; ++b)
+        for (int64_t i = 0; i < 16; ++i) {
+            const int64_t bi = (o0 + i) * w->blocks + b;
+            st->s[(b - b0) * 16 + i] = i < n ? ((const float *)w->scale)[bi] : 0.0f;
+            st->oz[(b - b0) * 16 + i] = off + (i < n && w->zero != NULL ? (float)q_load(f, w->zero, bi) : 0.0f);
+        }
+    for (int64_t c = 0; c < kc / 32; ++c) {
+        __m256i a[16];
+        for (int64_t i = 0; i < 16; ++i) {
+            const int64_t e = (o0 + i) * w->in + k0 + 32 * c;
+            a[i] = i < n ? q8v_weights(f, w->q + (q_is4(f) ? e / 2 : e)) : _mm256_setzero_si256();
+        }
+        q8g_transpose(a, st->q + 8 * c);
+    }
+}
+
+/* R rows (xq, d, sum at the first; row stride in, runs) over a packed
+ * strip: acc and tot (R x 16 each, kept between strips of a row) advanced
+ * over inputs k0..k0 + kc - 1. fnm: subtract (o + z) sum_c (an offset or
+ * zero points; u4 without has neither). */
+Q8X_INLINE void q8g_tile(const q8g_strip *st, int64_t block, int64_t in, int64_t k0, int64_t kc, const int8_t *xq,
+                         const float *d, const int32_t *sum, float *acc_st, float *tot_st, const int R, const int fnm)
+{
+    const int64_t runs = in / 32, rpb = block / 32, b0 = k0 / block;
+    __m512 acc[Q8G_R], tot[Q8G_R];
+    for (int r = 0; r < R; ++r) {
+        acc[r] = _mm512_loadu_ps(acc_st + 16 * r);
+        tot[r] = _mm512_loadu_ps(tot_st + 16 * r);
+    }
+    for (int64_t c = 0; c < kc / 32; ++c) {
+        const int64_t gc = k0 / 32 + c;
+        const __m512i *q = st->q + 8 * c;
+        __m512i v[Q8G_R];
+        for (int r = 0; r < R; ++r)
+            v[r] = _mm512_setzero_si512();
+        for (int j = 0; j < 8; ++j) {
+            const __m512i qv = _mm512_load_si512(q + j);
+            for (int r = 0; r < R; ++r) {
+                int32_t x4;
+                memcpy(&x4, xq + r * in + 32 * gc + 4 * j, 4);
+                v[r] = _mm512_dpbusd_epi32(v[r], qv, _mm512_set1_epi32(x4));
+            }
+        }
+        const int64_t bl = gc / rpb - b0;
+        const __m512 oz = _mm512_loadu_ps(st->oz + 16 * bl);
+        for (int r = 0; r < R; ++r) {
+            __m512 t = _mm512_cvtepi32_ps(v[r]);
+            if (fnm)
+                t = _mm512_fnmadd_ps(oz, _mm512_set1_ps((float)sum[r * runs + gc]), t);
+            acc[r] = _mm512_fmadd_ps(t, _mm512_set1_ps(d[r * runs + gc]), acc[r]);
+        }
+        if ((gc + 1) % rpb == 0) { /* the block's last run */
+            const __m512 s = _mm512_loadu_ps(st->s + 16 * bl);
+            for (int r = 0; r < R; ++r) {
+                tot[r] = _mm512_fmadd_ps(acc[r], s, tot[r]);
+                acc[r] = _mm512_setzero_ps();
+            }
+        }
+    }
+    for (int r = 0; r < R; ++r) {
+        _mm512_storeu_ps(acc_st + 16 * r, acc[r]);
+        _mm512_storeu_ps(tot_st + 16 * r, tot[r]);
+    }
+}
+
+/* Rows [r0, r0 + rg) over the packed strip, Q8G_R at a time, then fewer. */
+Q8X_INLINE void q8g_rows(const q8_job *j, const q8g_strip *st, int64_t r0, int64_t rg, int64_t k0, int64_t kc,
+                         float *acc, float *tot, const int fnm)
+{
+    const int64_t in = j->base.w->in, runs = in / 32, bs = j->base.w->block;
+    int64_t r = 0;
+#define Q8G_TILE(R)                                                                                             \
+    q8g_tile(st, bs, in, k0, kc, j->xq + (r0 + r) * in, j->d + (r0 + r) * runs, j->sum + (r0 + r) * runs,       \
+             acc + 16 * r, tot + 16 * r, R, fnm)
+    for (; r + Q8G_R <= rg; r += Q8G_R)
+        Q8G_TILE(Q8G_R);
+    if (rg - r >= 4) {
+        Q8G_TILE(4);
+        r += 4;
+    }
+    if (rg - r >= 2) {
+        Q8G_TILE(2);
+        r += 2;
+    }
+    if (rg - r >= 1)
+        Q8G_TILE(1);
+#undef Q8G_TILE
+}
+
+/* Outputs [lo, hi) of every row: 16 outputs by Q8G_RG rows at a time, the
+ * strip packed once per Q8G_KC inputs and row group. */
+Q8X_INLINE void q8g_range(const q8_job *j, coreai_int_format f, const int fnm, int64_t lo, int64_t hi)
+{
+    const q_weight *w = j->base.w;
+    const int64_t in = w->in;
+    q8g_strip st;
+    float acc[Q8G_RG * 16], tot[Q8G_RG * 16];
+    for (int64_t o0 = lo; o0 < hi; o0 += 16) {
+        const int64_t n = hi - o0 < 16 ? hi - o0 : 16;
+        const __mmask16 m = (__mmask16)((1u << n) - 1u);
+        for (int64_t r0 = 0; r0 < j->base.rows; r0 += Q8G_RG) {
+            const int64_t rg = j->base.rows - r0 < Q8G_RG ? j->base.rows - r0 : Q8G_RG;
+            memset(acc, 0, sizeof(float) * 16 * (size_t)rg);
+            memset(tot, 0, sizeof(float) * 16 * (size_t)rg);
+            for (int64_t k0 = 0; k0 < in; k0 += Q8G_KC) {
+                const int64_t kc = in - k0 < Q8G_KC ? in - k0 : Q8G_KC;
+                q8g_pack(w, f, o0, n, k0, kc, &st);
+                q8g_rows(j, &st, r0, rg, k0, kc, acc, tot, fnm);
+            }
+            for (int64_t r = 0; r < rg; ++r)
+                _mm512_mask_storeu_ps(j->base.out + (r0 + r) * j->base.outf + o0, m, _mm512_loadu_ps(tot + 16 * r));
+        }
+    }
+}
+
 #endif
 
 /* ---- int8 activations on AArch64 sdot (FEAT_DotProd) --------------------- *
@@ -1300,6 +1473,15 @@ Q8X_INLINE void q8x_range_zp(const q8_job *j, coreai_int_format f, const int zp,
 
 Q8X_INLINE void q8x_range(const q8_job *j, coreai_int_format f, int64_t lo, int64_t hi)
 {
+#ifdef Q8_VNNI
+    if (j->base.rows >= Q8G_ROWS) {
+        if (j->base.w->zero != NULL || f != COREAI_INT_U4)
+            q8g_range(j, f, 1, lo, hi);
+        else
+            q8g_range(j, f, 0, lo, hi);
+        return;
+    }
+#endif
     if (j->base.w->zero != NULL)
         q8x_range_zp(j, f, 1, lo, hi);
     else

@@ -269,8 +269,12 @@ static void test_linear_q_large(void **state)
 /* near (I8 with zero points): every weight within 2 of its block's zero
  * point, so q xq and z sum xq nearly cancel and only an exact integer
  * difference stays within the tolerance. */
-static void run_q8a(ref_rng *r, int64_t rows, int64_t in, int64_t outf, int64_t block, coreai_int_format f, int zero,
-                    int near)
+/* epi: the layer's epilogue, checked against the reference for NONE and
+ * RELU (the others: only bitwise against the row-at-a-time calls). More
+ * than one row: every row also run alone (rows 1, the decode path) must
+ * give the same bits, whatever tiling the many-row call takes. */
+static void run_q8a_epi(ref_rng *r, int64_t rows, int64_t in, int64_t outf, int64_t block, coreai_int_format f,
+                        int zero, int near, int epi)
 {
     const int64_t nb = in / block, runs = in / 32;
     const int64_t qn = stream_bytes(f, outf * in), zn = stream_bytes(f, outf * nb);
@@ -279,9 +283,10 @@ static void run_q8a(ref_rng *r, int64_t rows, int64_t in, int64_t outf, int64_t 
     float *out = malloc(sizeof(float) * (size_t)(rows * outf)), *bias = malloc(sizeof(float) * (size_t)outf);
     int8_t *xq = malloc((size_t)(rows * in));
     double *d = malloc(sizeof(double) * (size_t)(rows * runs));
-    const coreai_linear_q_params p = {rows, in, outf, block, f, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32};
+    const coreai_linear_q_params p = {rows, in, outf, block, f, epi, COREAI_DTYPE_F32};
     void *scratch = malloc(coreai_linear_q8a_f32_scratch_size(&p));
-    assert_true(q && z && s && x && out && bias && xq && d && scratch);
+    float *out1 = malloc(sizeof(float) * (size_t)outf);
+    assert_true(q && z && s && x && out && bias && xq && d && scratch && out1);
     for (int64_t i = 0; i < qn; ++i)
         q[i] = (uint8_t)ref_next(r);
     for (int64_t i = 0; i < zn; ++i)
@@ -305,7 +310,19 @@ static void run_q8a(ref_rng *r, int64_t rows, int64_t in, int64_t outf, int64_t 
             xq[c * 32 + i] = amax > 0.0f ? (int8_t)nearbyint((double)(x[c * 32 + i] * (127.0f / amax))) : 0;
     }
     assert_int_equal(coreai_linear_q8a_f32(&p, x, q, s, zero ? z : NULL, bias, out, scratch), COREAI_STATUS_OK);
-    for (int64_t rr = 0; rr < rows; ++rr)
+    coreai_linear_q_params p1 = p;
+    p1.rows = 1;
+    for (int64_t rr = 0; rows > 1 && rr < rows; ++rr) {
+        assert_int_equal(coreai_linear_q8a_f32(&p1, x + rr * in, q, s, zero ? z : NULL, bias, out1, scratch),
+                         COREAI_STATUS_OK);
+        for (int64_t o = 0; o < outf; ++o)
+            if (memcmp(&out1[o], &out[rr * outf + o], sizeof(float)) != 0)
+                fail_msg("q8a: rows %lld in %lld out %lld block %lld format %d zero %d epilogue %d: out[%lld][%lld] "
+                         "= %.9g, alone %.9g",
+                         (long long)rows, (long long)in, (long long)outf, (long long)block, (int)f, zero, epi,
+                         (long long)rr, (long long)o, out[rr * outf + o], out1[o]);
+    }
+    for (int64_t rr = 0; rr < rows && epi <= COREAI_EPILOGUE_RELU; ++rr)
         for (int64_t o = 0; o < outf; ++o) {
             double sum = bias[o], mag = fabs((double)bias[o]);
             for (int64_t c = 0; c < runs; ++c) {
@@ -318,6 +335,8 @@ static void run_q8a(ref_rng *r, int64_t rows, int64_t in, int64_t outf, int64_t 
                 sum += t;
                 mag += fabs(t);
             }
+            if (epi == COREAI_EPILOGUE_RELU) /* moves no value further from the reference */
+                sum = sum > 0.0 ? sum : 0.0;
             const double got = out[rr * outf + o], tol = (double)(runs + 8) * 1.1920929e-7 * mag;
             if (!(fabs(got - sum) <= tol))
                 fail_msg("q8a: rows %lld in %lld out %lld block %lld format %d zero %d: out[%lld][%lld] = %.9g, "
@@ -334,6 +353,13 @@ static void run_q8a(ref_rng *r, int64_t rows, int64_t in, int64_t outf, int64_t 
     free(xq);
     free(d);
     free(scratch);
+    free(out1);
+}
+
+static void run_q8a(ref_rng *r, int64_t rows, int64_t in, int64_t outf, int64_t block, coreai_int_format f, int zero,
+                    int near)
+{
+    run_q8a_epi(r, rows, in, outf, block, f, zero, near, COREAI_EPILOGUE_NONE);
 }
 
 /* Every format, with and without zero points: blocks of one run, of two
@@ -353,6 +379,26 @@ static void run_q8a_cases(ref_rng *r)
         }
     run_q8a(r, 1, 256, 24, 32, COREAI_INT_I8, 1, 1);
     run_q8a(r, 2, 1024, 9, 128, COREAI_INT_I8, 1, 1);
+    run_q8a(r, 37, 256, 40, 32, COREAI_INT_I8, 1, 1);
+}
+
+/* Many rows (prefill) bitwise against one row at a time and against the
+ * reference: every row count 1..70 (the tiles of several rows and their
+ * tails, past one pass of 64 rows), outputs in a strip of 16 and its tail,
+ * blocks of one run, of three and the whole row, inputs past one packed
+ * strip (2048), every epilogue. */
+static void run_q8a_rows(ref_rng *r)
+{
+    static const coreai_int_format formats[] = {COREAI_INT_I8, COREAI_INT_I4, COREAI_INT_U4};
+    for (int64_t rows = 1; rows <= 70; ++rows)
+        run_q8a_epi(r, rows, 96, 19, rows % 2 ? 32 : 96, formats[rows % 3], (int)(rows / 3 % 2), 0,
+                    (int)(rows % 5));
+    for (size_t f = 0; f < 3; ++f)
+        for (int zero = 0; zero < 2; ++zero) {
+            run_q8a_epi(r, 13, 2144, 35, 32, formats[f], zero, 0, COREAI_EPILOGUE_RELU);
+            run_q8a_epi(r, 66, 2176, 17, 2176, formats[f], zero, 0, COREAI_EPILOGUE_NONE);
+            run_q8a_epi(r, 9, 4160, 33, 64, formats[f], zero, 0, COREAI_EPILOGUE_GELU);
+        }
 }
 
 static void test_linear_q8a(void **state)
@@ -377,6 +423,7 @@ static void test_linear_q8a(void **state)
         print_message("q8a: isa %s, dot-product instruction %d (%.*s)\n", coreai_runtime_isa(), coreai_runtime_vnni(),
                       cfg != NULL ? (int)strcspn(cfg + 2, ";)") : 0, cfg != NULL ? cfg + 2 : "");
         run_q8a_cases(&r);
+        run_q8a_rows(&r);
     }
     (void)coreai_runtime_set_vnni(1);
     /* U8 (maddubs would overflow), blocks not of whole runs, no scratch: refused */
