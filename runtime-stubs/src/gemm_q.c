@@ -1039,7 +1039,10 @@ Q_INLINE float q8_row_dot(const q_weight *w, coreai_int_format f, int64_t o, con
             __m128i h = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
             h = _mm_hadd_epi32(h, h);
             h = _mm_hadd_epi32(h, h);
-            total += s[b] * d[c] * (float)(_mm_cvtsi128_si32(h) - z * sum[c]);
+            /* apart, so that no compiler contracts them into an fma
+             * (q8h_tile repeats these steps on many rows) */
+            const float sd = s[b] * d[c], t = sd * (float)(_mm_cvtsi128_si32(h) - z * sum[c]);
+            total += t;
         }
     }
     return total;
@@ -1085,9 +1088,163 @@ typedef struct q8_job {
     const int32_t *sum;
 } q8_job;
 
+#ifdef Q8_AVX2
+/* ---- int8 activations, many rows, AVX2: a GEMM ---------------------------- *
+ * As the VNNI one (q8g_range): the weight packed 8 outputs by up to
+ * Q8H_KC inputs at a time, each dword lane one output's 4 consecutive
+ * inputs, so a packed vector times 4 bytes of x broadcast puts each
+ * output's products in its own lanes (no horizontal sums) and Q8H_R rows
+ * share each weight load. i8 goes in signed, multiplied as |w| by x with
+ * w's sign as q8_row_dot does (a pair of products fits int16: |w| <= 128);
+ * a 4-bit format goes in as q + o (o = 8 for i4, 0 for u4: 0..15), whose
+ * 16 products per int16 lane over a whole run stay below 2^15 (16 * 15 *
+ * 127), so one vpmaddwd per run. Each run's exact integer sum of (q - z)
+ * xq is q8_row_dot's, and the f32 steps per output are its statements in
+ * its order, (s_b d_c) (float)sum then added to the total: the same bits
+ * for any row count. */
+#define Q8H_ROWS 4   /* from this many rows on */
+#define Q8H_KC 2048  /* inputs per packed strip: 16 KiB */
+#define Q8H_RG 64    /* rows per pass over a packed strip */
+#define Q8H_R 4      /* rows at a time */
+
+typedef struct q8h_strip {
+    __m256i q[Q8H_KC / 4]; /* run c, dword j: q[8 c + j], lane i: output i */
+    float s[(Q8H_KC / 32 + 1) * 8];
+    int32_t oz[(Q8H_KC / 32 + 1) * 8]; /* o + z */
+} q8h_strip;
+
+/* a[i]: output i's run of 32 bytes; b[j] lane i = a[i] dword j. */
+Q_INLINE void q8h_transpose(const __m256i *a, __m256i *b)
+{
+    __m256i t[8], u[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_epi32(a[i], a[i + 1]);
+        t[i + 1] = _mm256_unpackhi_epi32(a[i], a[i + 1]);
+    }
+    for (int h = 0; h < 8; h += 4) {
+        u[h] = _mm256_unpacklo_epi64(t[h], t[h + 2]);
+        u[h + 1] = _mm256_unpackhi_epi64(t[h], t[h + 2]);
+        u[h + 2] = _mm256_unpacklo_epi64(t[h + 1], t[h + 3]);
+        u[h + 3] = _mm256_unpackhi_epi64(t[h + 1], t[h + 3]);
+    }
+    for (int j = 0; j < 4; ++j) {
+        b[j] = _mm256_permute2x128_si256(u[j], u[j + 4], 0x20);
+        b[j + 4] = _mm256_permute2x128_si256(u[j], u[j + 4], 0x31);
+    }
+}
+
+Q_INLINE void q8h_pack(const q_weight *w, coreai_int_format f, int64_t o0, int64_t n, int64_t k0, int64_t kc,
+                       q8h_strip *st)
+{
+    const int64_t b0 = k0 / w->block, b1 = (k0 + kc - 1) / w->block;
+    const int off = f == COREAI_INT_I4 ? 8 : 0;
+    for (int64_t b = b0; b <= b1; ++b)
+        for (int64_t i = 0; i < 8; ++i) {
+            const int64_t bi = (o0 + i) * w->blocks + b;
+            st->s[(b - b0) * 8 + i] = i < n ? ((const float *)w->scale)[bi] : 0.0f;
+            st->oz[(b - b0) * 8 + i] = off + (i < n && w->zero != NULL ? q_load(f, w->zero, bi) : 0);
+        }
+    for (int64_t c = 0; c < kc / 32; ++c) {
+        __m256i a[8];
+        for (int64_t i = 0; i < 8; ++i) {
+            const int64_t e = (o0 + i) * w->in + k0 + 32 * c;
+            a[i] = i < n ? q8_load32(f, w->q + (q_is4(f) ? e / 2 : e)) : _mm256_setzero_si256();
+            if (off != 0)
+                a[i] = _mm256_add_epi8(a[i], _mm256_set1_epi8((char)off));
+        }
+        q8h_transpose(a, st->q + 8 * c);
+    }
+}
+
+/* R rows (xq, d, sum at the first) over a packed strip: their totals (R x
+ * 8, kept between strips) advanced over inputs k0..k0 + kc - 1. */
+Q_INLINE void q8h_tile(const q8h_strip *st, coreai_int_format f, int64_t block, int64_t in, int64_t k0, int64_t kc,
+                       const int8_t *xq, const float *d, const int32_t *sum, float *tot_st, const int R)
+{
+    const int64_t runs = in / 32, rpb = block / 32, b0 = k0 / block;
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 tot[Q8H_R];
+    for (int r = 0; r < R; ++r)
+        tot[r] = _mm256_loadu_ps(tot_st + 8 * r);
+    for (int64_t c = 0; c < kc / 32; ++c) {
+        const int64_t gc = k0 / 32 + c, bl = gc / rpb - b0;
+        const __m256i *q = st->q + 8 * c;
+        __m256i v[Q8H_R];
+        for (int r = 0; r < R; ++r)
+            v[r] = _mm256_setzero_si256();
+        for (int j = 0; j < 8; ++j) {
+            const __m256i qv = _mm256_load_si256(q + j);
+            const __m256i qa = q_is4(f) ? qv : _mm256_sign_epi8(qv, qv);
+            for (int r = 0; r < R; ++r) {
+                int32_t x4;
+                memcpy(&x4, xq + r * in + 32 * gc + 4 * j, 4);
+                const __m256i xb = _mm256_set1_epi32(x4);
+                if (q_is4(f)) /* int16 lanes: 16 products of a run at most */
+                    v[r] = _mm256_add_epi16(v[r], _mm256_maddubs_epi16(qa, xb));
+                else
+                    v[r] = _mm256_add_epi32(
+                        v[r], _mm256_madd_epi16(_mm256_maddubs_epi16(qa, _mm256_sign_epi8(xb, qv)), ones));
+            }
+        }
+        const __m256i oz = _mm256_loadu_si256((const __m256i *)(const void *)(st->oz + 8 * bl));
+        const __m256 s = _mm256_loadu_ps(st->s + 8 * bl);
+        for (int r = 0; r < R; ++r) {
+            __m256i iv = q_is4(f) ? _mm256_madd_epi16(v[r], ones) : v[r];
+            iv = _mm256_sub_epi32(iv, _mm256_mullo_epi32(oz, _mm256_set1_epi32(sum[r * runs + gc])));
+            const __m256 sd = _mm256_mul_ps(s, _mm256_set1_ps(d[r * runs + gc]));
+            tot[r] = _mm256_add_ps(tot[r], _mm256_mul_ps(sd, _mm256_cvtepi32_ps(iv)));
+        }
+    }
+    for (int r = 0; r < R; ++r)
+        _mm256_storeu_ps(tot_st + 8 * r, tot[r]);
+}
+
+/* Outputs [lo, hi) of every row: 8 outputs by Q8H_RG rows at a time. */
+Q_INLINE void q8h_range(const q8_job *j, coreai_int_format f, int64_t lo, int64_t hi)
+{
+    const q_weight *w = j->base.w;
+    const int64_t in = w->in, runs = in / 32;
+    q8h_strip st;
+    float tot[Q8H_RG * 8];
+    for (int64_t o0 = lo; o0 < hi; o0 += 8) {
+        const int64_t n = hi - o0 < 8 ? hi - o0 : 8;
+        for (int64_t r0 = 0; r0 < j->base.rows; r0 += Q8H_RG) {
+            const int64_t rg = j->base.rows - r0 < Q8H_RG ? j->base.rows - r0 : Q8H_RG;
+            memset(tot, 0, sizeof(float) * 8 * (size_t)rg);
+            for (int64_t k0 = 0; k0 < in; k0 += Q8H_KC) {
+                const int64_t kc = in - k0 < Q8H_KC ? in - k0 : Q8H_KC;
+                q8h_pack(w, f, o0, n, k0, kc, &st);
+                for (int64_t r = 0; r < rg;) {
+                    const int R = rg - r >= Q8H_R ? Q8H_R : rg - r >= 2 ? 2 : 1;
+#define Q8H_TILE(RR)                                                                                              \
+    q8h_tile(&st, f, w->block, in, k0, kc, j->xq + (r0 + r) * in, j->d + (r0 + r) * runs, j->sum + (r0 + r) * runs, \
+             tot + 8 * r, RR)
+                    if (R == Q8H_R)
+                        Q8H_TILE(Q8H_R);
+                    else if (R == 2)
+                        Q8H_TILE(2);
+                    else
+                        Q8H_TILE(1);
+#undef Q8H_TILE
+                    r += R;
+                }
+            }
+            for (int64_t r = 0; r < rg; ++r)
+                memcpy(j->base.out + (r0 + r) * j->base.outf + o0, tot + 8 * r, sizeof(float) * (size_t)n);
+        }
+    }
+}
+#endif
+
 Q_INLINE void q8_range(const q8_job *j, coreai_int_format f, int64_t lo, int64_t hi)
 {
     const int64_t in = j->base.w->in, runs = in / 32;
+#ifdef Q8_AVX2
+    if (j->base.rows >= Q8H_ROWS && in > 0) {
+        q8h_range(j, f, lo, hi);
+        return;
+    }
+#endif
     for (int64_t o = lo; o < hi; ++o)
         for (int64_t r = 0; r < j->base.rows; ++r)
             j->base.out[r * j->base.outf + o] =
