@@ -1609,22 +1609,24 @@ Q8X_INLINE void q8x_dot(const q_weight *w, coreai_int_format f, int64_t o, const
 #define Q8_DOT 1
 
 /* Outputs [lo, hi) of every row, four at a time (x's loads shared, and on
- * VNNI the offset's lanes). */
+ * VNNI the offset's lanes), every row over the four before the next four:
+ * their weight rows stay in cache (the sdot path's prefill; VNNI takes
+ * q8g_range from Q8G_ROWS rows on). */
 Q8X_INLINE void q8x_range_zp(const q8_job *j, coreai_int_format f, const int zp, int64_t lo, int64_t hi)
 {
     const int64_t in = j->base.w->in, runs = in / 32;
-    for (int64_t r = 0; r < j->base.rows; ++r) {
-        const int8_t *xq = j->xq + r * in;
-        const float *d = j->d + r * runs;
-        const int32_t *sum = j->sum + r * runs;
-        float *out = j->base.out + r * j->base.outf, s[4];
-        int64_t o = lo;
-        for (; o + 4 <= hi; o += 4) {
-            q8x_dot(j->base.w, f, o, 4, zp, xq, d, sum, s);
-            memcpy(out + o, s, sizeof s);
+    for (int64_t o = lo; o < hi;) {
+        const int R = hi - o >= 4 ? 4 : 1;
+        for (int64_t r = 0; r < j->base.rows; ++r) {
+            float *out = j->base.out + r * j->base.outf + o, s[4];
+            if (R == 4) {
+                q8x_dot(j->base.w, f, o, 4, zp, j->xq + r * in, j->d + r * runs, j->sum + r * runs, s);
+                memcpy(out, s, sizeof s);
+            } else {
+                q8x_dot(j->base.w, f, o, 1, zp, j->xq + r * in, j->d + r * runs, j->sum + r * runs, out);
+            }
         }
-        for (; o < hi; ++o)
-            q8x_dot(j->base.w, f, o, 1, zp, xq, d, sum, out + o);
+        o += R;
     }
 }
 
