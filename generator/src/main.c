@@ -47,7 +47,7 @@ static const char usage_text[] =
     "  --no-composite-kernels    lower composite ops from their bodies instead of calling kernels\n"
     "  --no-fuse                 one kernel call per elementwise op, instead of one loop per chain\n"
     "                            of f32 elementwise ops whose intermediates get no workspace\n"
-    "  --int8-activations        decode-sized linears on compressed i8 / i4 / u4 weights also round\n"
+    "  --int8-activations        linears on compressed i8 / i4 / u4 weights also round\n"
     "                            their inputs to int8 (integer dot products: faster, not the\n"
     "                            model's arithmetic; docs/compression.md)\n"
     "  --depfile FILE            also write a Makefile-syntax dependency file (target: the stamp\n"

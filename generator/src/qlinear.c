@@ -124,12 +124,13 @@ static bool int8_activations;
 
 void cg_qlinear_set_int8_activations(bool on) { int8_activations = on; }
 
+/* Every row count: from a few rows on coreai_linear_q8a_f32 is a GEMM of
+ * its own, faster than coreai_linear_q_f32's on the dequantized weight
+ * (docs/compression.md), so prefill takes it too. */
 bool cg_qlinear_a8(const cg_op *linear, const cg_qlinear *q)
 {
     const cg_type *x = &linear->operands[0]->type;
     const int64_t in = x->dims[x->rank - 1];
-    const int64_t rows = in > 0 ? cg_type_numel(x) / in : 0;
     return int8_activations && q->lut == NULL && q->data->type.dtype != CG_DTYPE_U8 &&
-           q->scale->type.dtype == CG_DTYPE_F32 && q->minval == NULL && q->block % 32 == 0 && in % 32 == 0 && in > 0 &&
-           rows < COREAI_LINEAR_Q_GEMM_ROWS;
+           q->scale->type.dtype == CG_DTYPE_F32 && q->minval == NULL && q->block % 32 == 0 && in % 32 == 0 && in > 0;
 }

@@ -49,10 +49,10 @@ bool cg_qlinear_match(const cg_op *linear, cg_qlinear *q);
 const cg_op *cg_qlinear_of_dequant(const cg_op *op);
 
 /*
- * --int8-activations: a matched linear of fewer than COREAI_LINEAR_Q_GEMM_ROWS
- * rows (a decode step) on i8 / i4 / u4 data whose blocks and inputs are
- * whole runs of 32 also quantizes its activations to int8 and takes the
- * integer dot products of coreai_linear_q8a_f32. Off by default: it is not
+ * --int8-activations: a matched linear (any number of rows: decode and
+ * prefill) on i8 / i4 / u4 data with f32 scales whose blocks and inputs
+ * are whole runs of 32 also quantizes its activations to int8 and takes
+ * the integer dot products of coreai_linear_q8a_f32. Off by default: it is not
  * the model's arithmetic (coreai/kernels/linear_q.h). Process-wide, set by
  * main() before planning.
  */

@@ -102,8 +102,8 @@ class AIAsset:
         and SHA-256 and passed to every call); None picks incbin where the C
         compiler supports it. weights: with "external", the blob to use
         instead of the one coreai-gen wrote (it must be the same bytes).
-        int8_activations: generate with --int8-activations (decode-sized
-        linears on compressed weights round their inputs to int8,
+        int8_activations: generate with --int8-activations (linears on
+        compressed weights round their inputs to int8,
         docs/compression.md)."""
         if weights is not None and weights_format != "external":
             raise ValueError("weights= needs weights_format='external'")

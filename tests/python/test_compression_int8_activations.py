@@ -1,11 +1,11 @@
 """`coreai-gen generate --int8-activations` end to end: the compressed
-FeedForwardBlock (one row) and the decode step of the compressed fixed-shape
+FeedForwardBlock (one row: the GEMV; 8 rows: the GEMM) and the decode step of the compressed fixed-shape
 tinyllm (bench/quant/tinyllm_fixed.py, after an 8-token prefill) run as
 generated C against two references:
 
-  * eager PyTorch of the same compressed model whose decode-sized linears
-    (fewer than 4 rows: the ones coreai_linear_q8a_f32 runs) first round
-    their input the way the kernel does, q8_0 per run of 32 inputs
+  * eager PyTorch of the same compressed model whose linears (all of them
+    run coreai_linear_q8a_f32, whatever their rows) first round their
+    input the way the kernel does, q8_0 per run of 32 inputs
     (d = max|x| / 127, q = round_half_even(x * (127 / max|x|)), each product
     then in float64): the kernel's arithmetic up to f32 rounding, so the C
     must agree to the f32 tolerance of the plain fused path;
@@ -26,7 +26,6 @@ from coreai_torch.composite_ops import RMSNormImpl
 from coreai_torch.compression import CompressedLinear, quantize_weights
 
 REPO = Path(__file__).resolve().parents[2]
-GEMM_ROWS = 4  # COREAI_LINEAR_Q_GEMM_ROWS: from this many rows on, activations stay f32
 
 
 def load(path, name):
@@ -47,15 +46,13 @@ def q8_0(x):
 
 
 class QuantizedActivations:
-    """Within the block, CompressedLinear layers of fewer than GEMM_ROWS rows
-    compute q8_0(x) @ W^T + b in float64 (W the dequantized weight)."""
+    """Within the block, CompressedLinear layers compute q8_0(x) @ W^T + b
+    in float64 (W the dequantized weight)."""
 
     def __enter__(self):
         self.saved = CompressedLinear.forward
 
         def forward(mod, x):
-            if x.numel() // x.shape[-1] >= GEMM_ROWS:
-                return self.saved(mod, x)
             b = None if mod.bias is None else mod.bias.double()
             return F.linear(q8_0(x), mod.weight().double(), b).to(x.dtype)
 
@@ -91,10 +88,10 @@ def run_ffn(model, x, a8):
     return run_program(program, [{"x": x}], int8_activations=a8)[0]["output"]
 
 
-@pytest.mark.parametrize("nbits", [4, 8])
-def test_feedforward_int8_activations(nbits, coreai_gen, c_compiler, capsys):
+@pytest.mark.parametrize("nbits,rows", [(4, 1), (8, 1), (4, 8), (8, 8)])
+def test_feedforward_int8_activations(nbits, rows, coreai_gen, c_compiler, capsys):
     model = ffn(nbits)
-    x = torch.randn(1, 1, 64, generator=torch.Generator().manual_seed(3))
+    x = torch.randn(1, rows, 64, generator=torch.Generator().manual_seed(3))
     with torch.no_grad():
         want = model(x)
         with QuantizedActivations():
@@ -102,7 +99,7 @@ def test_feedforward_int8_activations(nbits, coreai_gen, c_compiler, capsys):
     got = run_ffn(model, x, True)
     err_q8, err_eager = rel(got, want_q8), rel(got, want)
     with capsys.disabled():
-        print(f"\nFeedForwardBlock int{nbits} --int8-activations, 1 row: max abs error / max |ref| "
+        print(f"\nFeedForwardBlock int{nbits} --int8-activations, {rows} rows: max abs error / max |ref| "
               f"{err_q8:.1e} vs eager with q8_0 activations, {err_eager:.1e} vs plain eager "
               f"(the two references differ by {rel(want_q8.numpy(), want):.1e})")
     assert err_q8 < 1e-5, err_q8

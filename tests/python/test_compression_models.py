@@ -210,12 +210,12 @@ def test_fused_linear_matches_eager(nbits, symmetric, rows, coreai_gen, c_compil
     assert paths == ["fused", "fused"]
     src = (tmp_path / "out" / "m.c").read_text()
     assert src.count("coreai_linear_q_f32(") == 2 and "coreai_shift_scale(" not in src
-    # --int8-activations: decode-sized layers on i8 / i4 / u4 data take the
-    # integer dot products; prefill-sized ones and u8 data keep the f32 path
+    # --int8-activations: layers on i8 / i4 / u4 data take the integer dot
+    # products, any number of rows; u8 data keeps the f32 path
     r = subprocess.run([coreai_gen, "generate", str(path), "-o", str(tmp_path / "a8"), "--stats", "--int8-activations"],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    a8 = rows < 4 and (nbits, symmetric) != (8, False)
+    a8 = (nbits, symmetric) != (8, False)
     paths = [ln.split()[-1] for ln in r.stdout.splitlines() if ln.startswith("compressed_weight ")]
     assert paths == ["fused_int8_activations" if a8 else "fused"] * 2
     src = (tmp_path / "a8" / "m.c").read_text()
