@@ -1161,13 +1161,14 @@ Q_INLINE void q8h_pack(const q_weight *w, coreai_int_format f, int64_t o0, int64
 Q_INLINE void q8h_tile(const q8h_strip *st, coreai_int_format f, int64_t block, int64_t in, int64_t k0, int64_t kc,
                        const int8_t *xq, const float *d, const int32_t *sum, float *tot_st, const int R)
 {
-    const int64_t runs = in / 32, rpb = block / 32, b0 = k0 / block;
+    const int64_t runs = in / 32, rpb = block / 32;
+    int64_t bl = 0, rb = k0 / 32 % rpb; /* as in q8g_tile */
     const __m256i ones = _mm256_set1_epi16(1);
     __m256 tot[Q8H_R];
     for (int r = 0; r < R; ++r)
         tot[r] = _mm256_loadu_ps(tot_st + 8 * r);
     for (int64_t c = 0; c < kc / 32; ++c) {
-        const int64_t gc = k0 / 32 + c, bl = gc / rpb - b0;
+        const int64_t gc = k0 / 32 + c;
         const __m256i *q = st->q + 8 * c;
         __m256i v[Q8H_R];
         for (int r = 0; r < R; ++r)
@@ -1193,6 +1194,10 @@ Q_INLINE void q8h_tile(const q8h_strip *st, coreai_int_format f, int64_t block, 
             iv = _mm256_sub_epi32(iv, _mm256_mullo_epi32(oz, _mm256_set1_epi32(sum[r * runs + gc])));
             const __m256 sd = _mm256_mul_ps(s, _mm256_set1_ps(d[r * runs + gc]));
             tot[r] = _mm256_add_ps(tot[r], _mm256_mul_ps(sd, _mm256_cvtepi32_ps(iv)));
+        }
+        if (++rb == rpb) {
+            rb = 0;
+            ++bl;
         }
     }
     for (int r = 0; r < R; ++r)
@@ -1431,7 +1436,8 @@ Q8X_INLINE void q8g_pack(const q_weight *w, coreai_int_format f, int64_t o0, int
 Q8X_INLINE void q8g_tile(const q8g_strip *st, int64_t block, int64_t in, int64_t k0, int64_t kc, const int8_t *xq,
                          const float *d, const int32_t *sum, float *acc_st, float *tot_st, const int R, const int fnm)
 {
-    const int64_t runs = in / 32, rpb = block / 32, b0 = k0 / block;
+    const int64_t runs = in / 32, rpb = block / 32;
+    int64_t bl = 0, rb = k0 / 32 % rpb; /* the strip's block (st->s, st->oz) and run in it: no division per run */
     __m512 acc[Q8G_R], tot[Q8G_R];
     for (int r = 0; r < R; ++r) {
         acc[r] = _mm512_loadu_ps(acc_st + 16 * r);
@@ -1451,7 +1457,6 @@ Q8X_INLINE void q8g_tile(const q8g_strip *st, int64_t block, int64_t in, int64_t
                 v[r] = _mm512_dpbusd_epi32(v[r], qv, _mm512_set1_epi32(x4));
             }
         }
-        const int64_t bl = gc / rpb - b0;
         const __m512 oz = _mm512_loadu_ps(st->oz + 16 * bl);
         for (int r = 0; r < R; ++r) {
             __m512 t = _mm512_cvtepi32_ps(v[r]);
@@ -1459,12 +1464,14 @@ Q8X_INLINE void q8g_tile(const q8g_strip *st, int64_t block, int64_t in, int64_t
                 t = _mm512_fnmadd_ps(oz, _mm512_set1_ps((float)sum[r * runs + gc]), t);
             acc[r] = _mm512_fmadd_ps(t, _mm512_set1_ps(d[r * runs + gc]), acc[r]);
         }
-        if ((gc + 1) % rpb == 0) { /* the block's last run */
+        if (++rb == rpb) { /* the block's last run */
             const __m512 s = _mm512_loadu_ps(st->s + 16 * bl);
             for (int r = 0; r < R; ++r) {
                 tot[r] = _mm512_fmadd_ps(acc[r], s, tot[r]);
                 acc[r] = _mm512_setzero_ps();
             }
+            rb = 0;
+            ++bl;
         }
     }
     for (int r = 0; r < R; ++r) {
