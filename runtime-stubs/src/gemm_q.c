@@ -1011,6 +1011,7 @@ Q_INLINE void q8n_weights(coreai_int_format f, const uint8_t *p, int8x16_t *w)
 #define Q8_PLAIN_SPLIT 0
 #endif
 
+#ifndef Q8_AVX2 /* x86: q8h_range for every row count */
 /* sum_b scale_b sum_c d_c (sum_i q_i xq_i - z_b sum_c) over W's row o. */
 Q_INLINE float q8_row_dot(const q_weight *w, coreai_int_format f, int64_t o, const int8_t *xq, const float *d,
                           const int32_t *sum)
@@ -1019,34 +1020,7 @@ Q_INLINE float q8_row_dot(const q_weight *w, coreai_int_format f, int64_t o, con
     const float *s = (const float *)w->scale + o * nb; /* f32 (coreai_linear_q8a_f32 takes no other) */
     const int64_t e0 = o * w->in;
     float total = 0.0f;
-#ifdef Q8_AVX2
-    const uint8_t *p = w->q + (q_is4(f) ? e0 / 2 : e0);
-    const int64_t step = q_is4(f) ? 16 : 32;
-    const __m256i ones = _mm256_set1_epi16(1);
-    for (int64_t b = 0, c = 0; b < nb; ++b) {
-        const int32_t z = w->zero != NULL ? q_load(f, w->zero, o * nb + b) : 0;
-        for (int64_t r = 0; r < runs; ++r, ++c, p += step) {
-            const __m256i wv = q8_load32(f, p), xv = _mm256_loadu_si256((const __m256i *)(const void *)(xq + 32 * c));
-            /* maddubs multiplies unsigned by signed bytes: |w| times x with w's sign (u4 is already unsigned) */
-            const __m256i dot = f == COREAI_INT_U4
-                                    ? _mm256_maddubs_epi16(wv, xv)
-                                    : _mm256_maddubs_epi16(_mm256_sign_epi8(wv, wv), _mm256_sign_epi8(xv, wv));
-            /* the run's sum of (q - z) xq exact in int32 before any
-             * rounding, as the VNNI and NEON paths: the lanes' partial sums
-             * (and z sum_c) rounded apart can be far larger than the run's
-             * sum, which the error bound is relative to */
-            const __m256i v = _mm256_madd_epi16(dot, ones);
-            __m128i h = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-            h = _mm_hadd_epi32(h, h);
-            h = _mm_hadd_epi32(h, h);
-            /* apart, so that no compiler contracts them into an fma
-             * (q8h_tile repeats these steps on many rows) */
-            const float sd = s[b] * d[c], t = sd * (float)(_mm_cvtsi128_si32(h) - z * sum[c]);
-            total += t;
-        }
-    }
-    return total;
-#elif defined(Q_NEON)
+#if defined(Q_NEON)
     const uint8_t *p = w->q + (q_is4(f) ? e0 / 2 : e0);
     const int64_t step = q_is4(f) ? 16 : 32;
     for (int64_t b = 0, c = 0; b < nb; ++b) {
@@ -1080,6 +1054,7 @@ Q_INLINE float q8_row_dot(const q_weight *w, coreai_int_format f, int64_t o, con
     return total;
 #endif
 }
+#endif
 
 typedef struct q8_job {
     q_gemv_job base;
@@ -1089,20 +1064,21 @@ typedef struct q8_job {
 } q8_job;
 
 #ifdef Q8_AVX2
-/* ---- int8 activations, many rows, AVX2: a GEMM ---------------------------- *
+/* ---- int8 activations on AVX2: a GEMM for every row count --------------- *
  * As the VNNI one (q8g_range): the weight packed 8 outputs by up to
  * Q8H_KC inputs at a time, each dword lane one output's 4 consecutive
  * inputs, so a packed vector times 4 bytes of x broadcast puts each
- * output's products in its own lanes (no horizontal sums) and Q8H_R rows
- * share each weight load. i8 goes in signed, multiplied as |w| by x with
- * w's sign as q8_row_dot does (a pair of products fits int16: |w| <= 128);
- * a 4-bit format goes in as q + o (o = 8 for i4, 0 for u4: 0..15), whose
- * 16 products per int16 lane over a whole run stay below 2^15 (16 * 15 *
- * 127), so one vpmaddwd per run. Each run's exact integer sum of (q - z)
- * xq is q8_row_dot's, and the f32 steps per output are its statements in
- * its order, (s_b d_c) (float)sum then added to the total: the same bits
- * for any row count. */
-#define Q8H_ROWS 4   /* from this many rows on */
+ * output's products in its own lanes (no horizontal sum per run and
+ * output, which the GEMV this replaces spent most of its time on) and
+ * Q8H_R rows share each weight load. i8 goes in signed, multiplied as |w|
+ * (unsigned) by x with w's sign (a pair of products fits int16: |w| <=
+ * 128); a 4-bit format goes in as q + o (o = 8 for i4, 0 for u4: 0..15),
+ * whose 16 products per int16 lane over a whole run stay below 2^15
+ * (16 * 15 * 127), so one vpmaddwd per run. Per run and output the exact
+ * integer sum of (q - z) xq, then (s_b d_c) (float)sum added to the total,
+ * each step rounded apart (no fma): the GEMV's arithmetic, so one row
+ * (decode: packing is cheaper than that GEMV's horizontal sums) has the
+ * bits it had, and any row count the bits of its rows one at a time. */
 #define Q8H_KC 2048  /* inputs per packed strip: 16 KiB */
 #define Q8H_RG 64    /* rows per pass over a packed strip */
 #define Q8H_R 4      /* rows at a time */
@@ -1243,17 +1219,15 @@ Q_INLINE void q8h_range(const q8_job *j, coreai_int_format f, int64_t lo, int64_
 
 Q_INLINE void q8_range(const q8_job *j, coreai_int_format f, int64_t lo, int64_t hi)
 {
-    const int64_t in = j->base.w->in, runs = in / 32;
 #ifdef Q8_AVX2
-    if (j->base.rows >= Q8H_ROWS && in > 0) {
-        q8h_range(j, f, lo, hi);
-        return;
-    }
-#endif
+    q8h_range(j, f, lo, hi);
+#else
+    const int64_t in = j->base.w->in, runs = in / 32;
     for (int64_t o = lo; o < hi; ++o)
         for (int64_t r = 0; r < j->base.rows; ++r)
             j->base.out[r * j->base.outf + o] =
                 in > 0 ? q8_row_dot(j->base.w, f, o, j->xq + r * in, j->d + r * runs, j->sum + r * runs) : 0.0f;
+#endif
 }
 
 static void q8_task(void *arg, int64_t t)
@@ -1369,7 +1343,7 @@ Q8X_INLINE void q8x_dot(const q_weight *w, coreai_int_format f, int64_t o, const
  * (one fnmadd, integers below 2^24: exact, the integer q8x_dot converts),
  * then the same fmadd by d_c and, per block, by s_b in the same order as
  * q8x_dot: the results have its bits for any row count. */
-#define Q8G_ROWS 4   /* from this many rows on */
+#define Q8G_ROWS 2   /* from this many rows on */
 #define Q8G_KC 2048  /* inputs per packed strip: 32 KiB */
 #define Q8G_RG 64    /* rows per pass over a packed strip (each pass packs it again) */
 #define Q8G_R 8      /* rows at a time: 8 int32 sums, 8 run sums, 8 totals in zmm */
