@@ -24,10 +24,11 @@
  * coreai_linear_q8a_f32 (int8 activations): each run of 32 weight integers
  * times 32 int8 activations summed exactly in int32, then one f32
  * multiply-add per run: AVX-512 VNNI vpdpbusd where the CPU has it (chosen
- * at run time, as it is not part of x86-64-v4; four outputs at a time,
- * 4-bit runs read without interleaving the nibbles), else AVX2 vpmaddubsw
- * (|w| unsigned times x with w's sign) + vpmaddwd (also the avx512
- * variant's); AArch64 sdot (FEAT_DotProd: optional in Armv8.2, so chosen
+ * at run time, as it is not part of x86-64-v4; one row: four outputs at a
+ * time, 4-bit runs read without interleaving the nibbles; more: a GEMM on
+ * the weight packed in vpdpbusd's lane order, q8g_range), else AVX2
+ * vpmaddubsw (|w| unsigned times x with w's sign) + vpmaddwd, a GEMM the
+ * same way for every row count (q8h_range; also the avx512 variant's); AArch64 sdot (FEAT_DotProd: optional in Armv8.2, so chosen
  * at run time on Linux as VNNI is on x86, four outputs at a time), else
  * smull / smlal2 / sadalp, both on the nibbles' order; else scalar.
  */

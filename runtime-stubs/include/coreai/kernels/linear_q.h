@@ -106,14 +106,22 @@ coreai_status coreai_linear_q_f32(const coreai_linear_q_params *params, const fl
  * It is NOT the model's arithmetic: rounding x to 8 bits costs about
  * 2^-8 of each run's largest |x| per input, which eager PyTorch (f32
  * activations) does not do, so it is only used on request (coreai-gen
- * --int8-activations). Formats I8, I4, U4 (U8 would overflow maddubs' int16
+ * --int8-activations). On x86 it is a GEMM (AVX2 for every row count,
+ * AVX-512 VNNI from 2 rows on): the weight packed 16 (VNNI) or 8 (AVX2)
+ * outputs by up to 2048 inputs at a time on the stack, 4 inputs of an
+ * output per int32 lane, so each vector of packed weights times 4 bytes of
+ * x broadcast sums into the outputs' own lanes, 8 (4) rows per weight
+ * load and up to 64 rows per packing; the result has the bits of the
+ * same rows computed one at a time. AArch64 and scalar: a dot product
+ * per row and output, every row over a few outputs before the next.
+ * Formats I8, I4, U4 (U8 would overflow maddubs' int16
  * pairs); f32 scales (scale_dtype F32), no minval; block and in_features
  * multiples of 32. The paths agree on every run's integer sum and differ
  * only in the f32 summation order. scratch:
  * coreai_linear_q8a_f32_scratch_size() bytes (the quantized rows; the VNNI
  * and AArch64 paths store a 4-bit format's runs as even then odd inputs,
- * the nibbles' order, same size),
- * 4-byte aligned.
+ * the nibbles' order, same size), 4-byte aligned. Stack: about 50 KiB on
+ * x86 (a packed strip, its scales and 64 rows' running sums).
  */
 static inline size_t coreai_linear_q8a_f32_scratch_size(const coreai_linear_q_params *params)
 {
