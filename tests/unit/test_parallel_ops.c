@@ -561,6 +561,83 @@ static void test_matmul_batches(void **state)
     check_matmul(MM_PLAIN, 2, 300, 100, 0);  /* few rows: B read in place */
 }
 
+/* ---- int8-activation linear on 4-bit weights (coreai_linear_q8a_f32) ---- */
+
+typedef struct q8a_case {
+    coreai_linear_q_params p;
+    const float *x, *s, *bias;
+    const uint8_t *q, *z;
+    void *scratch;
+} q8a_case;
+
+static void q8a_run(const void *cv, float *out)
+{
+    const q8a_case *c = cv;
+    assert_int_equal(coreai_linear_q8a_f32(&c->p, c->x, c->q, c->s, c->z, c->bias, out, c->scratch), COREAI_STATUS_OK);
+}
+
+/* Outputs split between tasks in parts of whole strips, each output
+ * computed alone: the same bits for any split, a part starting past the
+ * first strip included (200 outputs: 3 parts). The oracle: the layer in
+ * double on f32 x, within what rounding each input to a step of its
+ * run's max|x| / 127 can cost (half a step times |w| per input). */
+static void check_q8a(int64_t rows)
+{
+    const int64_t in = 256, outf = 200, block = 64, nb = in / block;
+    ref_rng r = ref_rng_make(0x9900ull + (uint64_t)rows);
+    q8a_case c;
+    memset(&c, 0, sizeof c);
+    c.p = (coreai_linear_q_params){rows, in, outf, block, COREAI_INT_I4, COREAI_EPILOGUE_RELU, COREAI_DTYPE_F32};
+    uint8_t *q = malloc((size_t)(outf * in / 2)), *z = malloc((size_t)(outf * nb / 2));
+    float *x = random_floats(&r, rows * in), *sc = random_floats(&r, outf * nb), *bias = random_floats(&r, outf);
+    float *out = malloc((size_t)(rows * outf) * sizeof(float));
+    c.scratch = malloc(coreai_linear_q8a_f32_scratch_size(&c.p));
+    assert_true(q && z && out && c.scratch);
+    for (int64_t i = 0; i < outf * in / 2; ++i)
+        q[i] = (uint8_t)ref_next(&r);
+    for (int64_t i = 0; i < outf * nb / 2; ++i)
+        z[i] = (uint8_t)ref_next(&r);
+    c.x = x;
+    c.s = sc;
+    c.bias = bias;
+    c.q = q;
+    c.z = z;
+    check_modes("linear_q8a", q8a_run, &c, rows * outf, out);
+    for (int64_t i = 0; i < rows; ++i)
+        for (int64_t o = 0; o < outf; ++o) {
+            double sum = bias[o], tol = 1e-5 * (1.0 + fabs((double)bias[o]));
+            for (int64_t k = 0; k < in; ++k) {
+                const int64_t e = o * in + k, b = o * nb + k / block;
+                /* q + 8 and z + 8 (i4 nibbles with the sign bit flipped) */
+            const int qv = ((q[e / 2] >> (4 * (e % 2))) & 15) ^ 8, zv = ((z[b / 2] >> (4 * (b % 2))) & 15) ^ 8;
+                const double w = (double)(qv - zv) * sc[b];
+                double amax = 0.0;
+                for (int64_t t = k / 32 * 32; t < k / 32 * 32 + 32; ++t)
+                    amax = fabs((double)x[i * in + t]) > amax ? fabs((double)x[i * in + t]) : amax;
+                sum += w * x[i * in + k];
+                tol += 1.01 * fabs(w) * amax / 254.0 + 1e-5 * fabs(w * x[i * in + k]);
+            }
+            const double ref = sum > 0.0 ? sum : 0.0, got = out[i * outf + o];
+            if (!(fabs(got - ref) <= tol))
+                fail_msg("linear_q8a rows %lld: out[%lld][%lld] = %.9g, reference %.9g (tolerance %.3g)",
+                         (long long)rows, (long long)i, (long long)o, got, ref, tol);
+        }
+    free(q);
+    free(z);
+    free(x);
+    free(sc);
+    free(bias);
+    free(out);
+    free(c.scratch);
+}
+
+static void test_linear_q8a(void **state)
+{
+    (void)state;
+    check_q8a(1);  /* decode */
+    check_q8a(67); /* prefill: a pass of 64 rows and a tail */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -572,6 +649,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_elementwise, setup, teardown),
         cmocka_unit_test_setup_teardown(test_matmul_batches, setup, teardown),
         cmocka_unit_test_setup_teardown(test_linear_lut, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_linear_q8a, setup, teardown),
     };
     return COREAI_RUN_EVERY_ISA(tests);
 }
