@@ -28,9 +28,10 @@
  * time, 4-bit runs read without interleaving the nibbles; more: a GEMM on
  * the weight packed in vpdpbusd's lane order, q8g_range), else AVX2
  * vpmaddubsw (|w| unsigned times x with w's sign) + vpmaddwd, a GEMM the
- * same way for every row count (q8h_range; also the avx512 variant's); AArch64 sdot (FEAT_DotProd: optional in Armv8.2, so chosen
- * at run time on Linux as VNNI is on x86, four outputs at a time), else
- * smull / smlal2 / sadalp, both on the nibbles' order; else scalar.
+ * same way for every row count (q8h_range; also the avx512 variant's);
+ * AArch64 sdot (FEAT_DotProd: optional in Armv8.2, so chosen at run time
+ * on Linux as VNNI is on x86, four outputs at a time), else smull /
+ * smlal2 / sadalp, both on the nibbles' order; else scalar.
  */
 #include "isa_names.h" /* first: renames this file's functions per ISA variant */
 #include "gemm_internal.h"
