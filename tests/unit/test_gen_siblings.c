@@ -17,10 +17,7 @@
 #include <cmocka.h>
 #include <talloc.h>
 
-#include "emit.h"
-#include "load.h"
-#include "plan.h"
-#include "verify.h"
+#include "gen_test_util.h"
 
 /* A one-graph model "main" with the arguments x [2, 4], c [2, 3] and
  * bb [4], the weights w1 [4, 4], w2 [2, 4]
@@ -42,17 +39,7 @@ static cg_module *load_graph(void *ctx, const char *name, const char *body, cons
         "  <entrypoint name=\"main\" graph=\"main\"><input name=\"x\"/><input name=\"c\"/><input name=\"bb\"/>%s</entrypoint>\n"
         "</coreai-model>\n",
         body, entry);
-    char *path = talloc_asprintf(ctx, "%s/%s", COREAI_TEST_TMP, name);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(xml, f);
-    fclose(f);
-    cg_diag diag;
-    cg_diag_init(&diag, path);
-    cg_module *m = cg_module_load(ctx, path, &diag);
-    if (!m || !cg_module_verify(m, &diag))
-        fail_msg("%s", diag.message);
-    return m;
+    return gen_test_load_text(ctx, name, xml);
 }
 
 static char *generate(void *ctx, const cg_module *m, bool fuse)
@@ -60,21 +47,7 @@ static char *generate(void *ctx, const cg_module *m, bool fuse)
     const cg_plan_options popt = {.composite_kernels = true, .fuse_elementwise = fuse};
     cg_program_plan *pp = cg_program_plan_build_with(ctx, m, &popt);
     assert_non_null(pp);
-    cg_emit_options opt = {.prefix = "model", .model_name = "model.xml"};
-    cg_emitted_files files;
-    cg_diag diag;
-    cg_diag_init(&diag, "model.xml");
-    if (!cg_emit_program(ctx, m, pp, &opt, &files, &diag))
-        fail_msg("%s", diag.message);
-    return files.source;
-}
-
-static size_t count(const char *text, const char *needle)
-{
-    size_t n = 0;
-    for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
-        n++;
-    return n;
+    return gen_test_emit(ctx, m, pp, NULL);
 }
 
 #define LIN(id, w, extra, outf)                                                                          \
@@ -92,19 +65,19 @@ static void test_siblings_merged(void **state)
     void *ctx = talloc_new(NULL);
     const cg_module *m = load_graph(ctx, "siblings_qkv.xml", qkv, qkv_entry);
     const char *src = generate(ctx, m, true);
-    assert_int_equal(count(src, "coreai_linear_packed_multi_f32(&"), 1);
-    assert_int_equal(count(src, "coreai_linear_packed_f32(&"), 0);
-    assert_int_equal(count(src, "{3, {{2, 4, 4, COREAI_EPILOGUE_NONE, 0, 0}, {2, 4, 2, COREAI_EPILOGUE_NONE, 0, 0}, "
+    assert_int_equal(gen_test_count(src, "coreai_linear_packed_multi_f32(&"), 1);
+    assert_int_equal(gen_test_count(src, "coreai_linear_packed_f32(&"), 0);
+    assert_int_equal(gen_test_count(src, "{3, {{2, 4, 4, COREAI_EPILOGUE_NONE, 0, 0}, {2, 4, 2, COREAI_EPILOGUE_NONE, 0, 0}, "
                                 "{2, 4, 3, COREAI_EPILOGUE_NONE, 0, 0}}}"),
                      1);
-    assert_int_equal(count(src, ", a0, (const coreai_linear_packed_operands[]){{model_g0_c0_packed_nk, NULL, NULL, r0}, "
+    assert_int_equal(gen_test_count(src, ", a0, (const coreai_linear_packed_operands[]){{model_g0_c0_packed_nk, NULL, NULL, r0}, "
                                 "{model_g0_c1_packed_nk, model_g0_c2, NULL, r1}, "
                                 "{model_g0_c3_packed_nk, NULL, NULL, r2}}));"),
                      1);
     /* --no-fuse: the calls as they were */
     src = generate(ctx, m, false);
-    assert_int_equal(count(src, "coreai_linear_packed_multi_f32("), 0);
-    assert_int_equal(count(src, "coreai_linear_packed_f32(&"), 3);
+    assert_int_equal(gen_test_count(src, "coreai_linear_packed_multi_f32("), 0);
+    assert_int_equal(gen_test_count(src, "coreai_linear_packed_f32(&"), 3);
     talloc_free(ctx);
 }
 
@@ -118,9 +91,9 @@ static void test_statement_between(void **state)
         LIN("k", "w2", "<operand ref=\"b2\"/>", 2) LIN("v", "w3", "", 3)
         "    <output><value ref=\"t\"/><value ref=\"k\"/><value ref=\"v\"/></output>\n";
     const char *src = generate(ctx, load_graph(ctx, "siblings_between.xml", body, qkv_entry), true);
-    assert_int_equal(count(src, "coreai_linear_packed_f32(&"), 1);
-    assert_int_equal(count(src, "coreai_linear_packed_multi_f32(&"), 1);
-    assert_int_equal(count(src, "{2, {{2, 4, 2,"), 1);
+    assert_int_equal(gen_test_count(src, "coreai_linear_packed_f32(&"), 1);
+    assert_int_equal(gen_test_count(src, "coreai_linear_packed_multi_f32(&"), 1);
+    assert_int_equal(gen_test_count(src, "{2, {{2, 4, 2,"), 1);
     talloc_free(ctx);
 }
 
@@ -137,26 +110,26 @@ static void test_residuals(void **state)
         "    <op kind=\"coreai.add\"><operand ref=\"l\"/><operand ref=\"c\"/><result id=\"v\" dtype=\"f32\" shape=\"2 3\"/></op>\n"
         "    <output><value ref=\"q\"/><value ref=\"k\"/><value ref=\"v\"/></output>\n";
     const char *src = generate(ctx, load_graph(ctx, "siblings_last_add.xml", last, qkv_entry), true);
-    assert_int_equal(count(src, "coreai_linear_packed_multi_f32(&"), 1);
-    assert_int_equal(count(src, "{model_g0_c3_packed_nk, NULL, a1, r2}}));"), 1);
+    assert_int_equal(gen_test_count(src, "coreai_linear_packed_multi_f32(&"), 1);
+    assert_int_equal(gen_test_count(src, "{model_g0_c3_packed_nk, NULL, a1, r2}}));"), 1);
     /* the first has the addend: it ends its run */
     static const char first[] = LIN("l", "w3", "", 3)
         "    <op kind=\"coreai.add\"><operand ref=\"l\"/><operand ref=\"c\"/><result id=\"v\" dtype=\"f32\" shape=\"2 3\"/></op>\n"
         LIN("q", "w1", "", 4) LIN("k", "w2", "<operand ref=\"b2\"/>", 2)
         "    <output><value ref=\"q\"/><value ref=\"k\"/><value ref=\"v\"/></output>\n";
     src = generate(ctx, load_graph(ctx, "siblings_first_add.xml", first, qkv_entry), true);
-    assert_int_equal(count(src, "coreai_linear_packed_add_f32(&"), 1);
-    assert_int_equal(count(src, "coreai_linear_packed_multi_f32(&"), 1);
-    assert_int_equal(count(src, "{2, {{2, 4, 4,"), 1);
+    assert_int_equal(gen_test_count(src, "coreai_linear_packed_add_f32(&"), 1);
+    assert_int_equal(gen_test_count(src, "coreai_linear_packed_multi_f32(&"), 1);
+    assert_int_equal(gen_test_count(src, "{2, {{2, 4, 4,"), 1);
     /* k adds q's result (both [2, 4] from w1): never in one call */
     static const char reads[] = LIN("q", "w1", "", 4)
         "    <op kind=\"coreai.linear\"><operand ref=\"x\"/><operand ref=\"w1\"/><result id=\"l\" dtype=\"f32\" shape=\"2 4\"/></op>\n"
         "    <op kind=\"coreai.add\"><operand ref=\"l\"/><operand ref=\"q\"/><result id=\"k\" dtype=\"f32\" shape=\"2 4\"/></op>\n"
         "    <output><value ref=\"k\"/></output>\n";
     src = generate(ctx, load_graph(ctx, "siblings_reads.xml", reads, "<output name=\"k\"/>"), true);
-    assert_int_equal(count(src, "coreai_linear_packed_add_f32(&"), 1);
-    assert_int_equal(count(src, "coreai_linear_packed_f32(&"), 1);
-    assert_int_equal(count(src, "coreai_linear_packed_multi_f32("), 0);
+    assert_int_equal(gen_test_count(src, "coreai_linear_packed_add_f32(&"), 1);
+    assert_int_equal(gen_test_count(src, "coreai_linear_packed_f32(&"), 1);
+    assert_int_equal(gen_test_count(src, "coreai_linear_packed_multi_f32("), 0);
     talloc_free(ctx);
 }
 
@@ -173,8 +146,8 @@ static void test_bytes_reused(void **state)
         "    <op kind=\"coreai.mul\"><operand ref=\"l\"/><operand ref=\"q\"/><result id=\"s\" dtype=\"f32\" shape=\"2 4\"/></op>\n"
         "    <output><value ref=\"s\"/></output>\n";
     const char *src = generate(ctx, load_graph(ctx, "siblings_reused.xml", body, "<output name=\"s\"/>"), true);
-    assert_int_equal(count(src, "coreai_linear_packed_f32(&"), 2);
-    assert_int_equal(count(src, "coreai_linear_packed_multi_f32("), 0);
+    assert_int_equal(gen_test_count(src, "coreai_linear_packed_f32(&"), 2);
+    assert_int_equal(gen_test_count(src, "coreai_linear_packed_multi_f32("), 0);
     talloc_free(ctx);
 }
 
