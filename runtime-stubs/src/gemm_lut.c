@@ -6,8 +6,11 @@
  * up one strip at a time right before its micro-kernels read it
  * (coreai_gemm_strips): the bits of an f32 linear on the dense weight, at
  * the GEMM's speed less the lookups, with no scratch. Fewer rows (decode)
- * are dot products: each output channel's weights looked up 256 at a time
- * into a stack buffer, the outputs split over the application's threads.
+ * are dot products, the outputs split over the application's threads: on
+ * AVX2 / AVX-512 with 1, 2 or 4-bit indices, 8 channels at a time, each
+ * index looked up with a permute in its table against x split once into the
+ * byte's phases; otherwise each channel's weights looked up 256 at a time
+ * into a stack buffer.
  * Compiled once per ISA variant (isa_names.h), so the dot products and the
  * GEMM are the variant's own.
  */

@@ -11,11 +11,13 @@
  *     out[r][o] = epilogue(sum_i x[r][i] * W[o][i] + bias[o])
  * indices [out][in] packed as the weights file holds them (element e in bits
  * [e * nbits, e * nbits + nbits) of the little-endian bit stream), lut
- * [out / group_rows][2^nbits]. Each output channel's weights are looked up
- * 256 at a time into a stack buffer and multiplied with every row of x;
- * nothing is expanded outside it, no scratch, no allocation. The sums run
- * in another order than an f32 GEMM on the dense weight, so the result is
- * within f32 rounding of it, not bitwise equal.
+ * [out / group_rows][2^nbits]. Nothing is expanded outside the stack, no
+ * scratch, no allocation. Four rows or more run the runtime's f32 GEMM on
+ * weight strips looked up right before its micro-kernels read them: bitwise
+ * an f32 linear (coreai_linear_packed_f32) on the dense weight. Fewer rows
+ * are dot products split over the application's threads (on AVX2 and
+ * AVX-512 with 1, 2 or 4-bit indices, vector table lookups): within f32
+ * rounding of that linear, not bitwise equal.
  * Supported: nbits 1, 2, 4, 6, 8; group_rows > 0 dividing out_features.
  */
 #include "coreai/kernels/matmul.h"
