@@ -3,8 +3,10 @@
  * stay compressed (coreai/kernels/linear_q.h): a GEMV that converts the
  * integers in registers for a few rows; for more, the f32 GEMM's
  * micro-kernels on B strips (16 output channels by up to 256 inputs)
- * dequantized in registers and transposed into panel order on the stack
- * right before use (coreai_gemm_strips), never a workspace buffer. After ggml's quantized dot products (one scale per block
+ * dequantized in registers into panel order on the stack right before use
+ * (coreai_gemm_strips; on x86 with f32 scales one gather of a dword of
+ * each channel's integers gives 4 or 8 panel rows with no transpose),
+ * never a workspace buffer. After ggml's quantized dot products (one scale per block
  * applied to the block's integer-times-activation sum), on the model
  * format's own layout: q row-major [out][in], scales [out][in / block].
  *
@@ -902,6 +904,83 @@ Q_INLINE void q_panel_any(const q_weight *w, coreai_int_format f, int64_t pc, in
         memset(dst + p * 16 + nc, 0, (size_t)(16 - nc) * sizeof(float));
 }
 
+#if defined(Q_AVX512) || defined(Q_AVX2)
+#ifdef Q_AVX512
+#define QG_VL 16
+typedef __m512i qg_vi;
+#define qg_gather(base, off) _mm512_i32gather_epi32((off), (const void *)(base), 1)
+#define qg_set_i(a) _mm512_loadu_si512((const void *)(a))
+#define qg_lanes() _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+#define qg_mul_i(a, n) _mm512_mullo_epi32((a), _mm512_set1_epi32(n))
+#define qg_sll(v, n) _mm512_slli_epi32((v), (unsigned)(n))
+#define qg_srl(v, n) _mm512_srli_epi32((v), (unsigned)(n))
+#define qg_sra(v, n) _mm512_srai_epi32((v), (unsigned)(n))
+#define qg_and(v, m) _mm512_and_si512((v), _mm512_set1_epi32(m))
+#define qg_sub_i(a, b) _mm512_sub_epi32((a), (b))
+#define qg_store(p, v, s) _mm512_storeu_ps((p), _mm512_mul_ps(_mm512_cvtepi32_ps(v), _mm512_loadu_ps(s)))
+#else
+#define QG_VL 8
+typedef __m256i qg_vi;
+#define qg_gather(base, off) _mm256_i32gather_epi32((const int *)(const void *)(base), (off), 1)
+#define qg_set_i(a) _mm256_loadu_si256((const __m256i *)(const void *)(a))
+#define qg_lanes() _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)
+#define qg_mul_i(a, n) _mm256_mullo_epi32((a), _mm256_set1_epi32(n))
+#define qg_sll(v, n) _mm256_slli_epi32((v), (int)(n))
+#define qg_srl(v, n) _mm256_srli_epi32((v), (int)(n))
+#define qg_sra(v, n) _mm256_srai_epi32((v), (int)(n))
+#define qg_and(v, m) _mm256_and_si256((v), _mm256_set1_epi32(m))
+#define qg_sub_i(a, b) _mm256_sub_epi32((a), (b))
+#define qg_store(p, v, s) _mm256_storeu_ps((p), _mm256_mul_ps(_mm256_cvtepi32_ps(v), _mm256_loadu_ps(s)))
+#endif
+
+/* Integer k of the dword of each lane (k * bits from the low end), sign-
+ * extended for i8 / i4 (as q_load's (v ^ 8) - 8). */
+Q_INLINE qg_vi qg_field(coreai_int_format f, qg_vi v, int k)
+{
+    switch (f) {
+    case COREAI_INT_I8: return qg_sra(qg_sll(v, 24 - 8 * k), 24);
+    case COREAI_INT_U8: return qg_and(qg_srl(v, 8 * k), 0xFF);
+    case COREAI_INT_I4: return qg_sra(qg_sll(v, 28 - 4 * k), 28);
+    default: return qg_and(qg_srl(v, 4 * k), 0xF);
+    }
+}
+
+/* The panel of the 16 output channels from o on (all of them real), rows
+ * [0, n) of inputs pc.., f32 scales and no minval (not q_exact); block,
+ * pc and n whole dwords of integers: per 32 / bits rows one gather of a
+ * dword of each channel's integers, then per row a shift, the zero point,
+ * a conversion and the block's scale give the panel row itself, with no
+ * transpose; (q - z) * s rounded once, the bits of q_panel_512 /
+ * q_panel_vec. */
+Q_INLINE void q_panel_gather(const q_weight *w, coreai_int_format f, int64_t o, int64_t pc, int64_t n, float *dst)
+{
+    const int bits = q_is4(f) ? 4 : 8, per = 32 / bits;
+    const int64_t rowbytes = w->in * bits / 8;
+    const qg_vi rows = qg_mul_i(qg_lanes(), (int)rowbytes);
+    const float *scale = w->scale;
+    int64_t p = 0;
+    while (p < n) {
+        const int64_t b = (pc + p) / w->block, end = (b + 1) * w->block - pc;
+        int32_t z[16];
+        float sc[16];
+        for (int j = 0; j < 16; ++j) {
+            z[j] = w->zero != NULL ? q_load(f, w->zero, (o + j) * w->blocks + b) : 0;
+            sc[j] = scale[(o + j) * w->blocks + b];
+        }
+        for (int h = 0; h < 16 / QG_VL; ++h) {
+            const uint8_t *base = w->q + ((o + h * QG_VL) * w->in + pc) * bits / 8;
+            const qg_vi zv = qg_set_i(z + h * QG_VL);
+            for (int64_t r = p; r < n && r < end; r += per) {
+                const qg_vi v = qg_gather(base + r * bits / 8, rows);
+                for (int k = 0; k < per; ++k)
+                    qg_store(dst + (r + k) * 16 + h * QG_VL, qg_sub_i(qg_field(f, v, k), zv), sc + h * QG_VL);
+            }
+        }
+        p = end < n ? end : n;
+    }
+}
+#endif
+
 /* B(p, j) = W[j][p] for p in [pc, pc + kc), j in [jc, jc + nc), in the panel
  * layout (gemm_internal.h, panel stride ps), the last panel's extra
  * columns 0: a coreai_gemm_pack_fn, called by coreai_gemm_strips for one
@@ -911,6 +990,14 @@ Q_INLINE void q_pack_fmt(const q_weight *w, coreai_int_format f, int64_t pc, int
 {
     for (int64_t j = 0; j < nc; j += 16) {
         const int64_t n = nc - j < 16 ? nc - j : 16;
+#if defined(Q_AVX512) || defined(Q_AVX2)
+        const int per = q_is4(f) ? 8 : 4;
+        if (n == 16 && !q_exact(w) && w->block % per == 0 && pc % per == 0 && kc % per == 0 &&
+            w->in * 16 <= INT32_MAX) {
+            q_panel_gather(w, f, jc + j, pc, kc, dst + (j / 16) * ps);
+            continue;
+        }
+#endif
 #ifdef Q_TL
         if (w->block % 16 == 0 && pc % 16 == 0 && kc % 16 == 0) {
 #if defined(Q_AVX512)

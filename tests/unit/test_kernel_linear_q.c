@@ -247,6 +247,15 @@ static void test_linear_q_large(void **state)
          * 32 scalar), k past two cache blocks, strips with a right edge */
         {75, 544, 72, 32, COREAI_INT_I4, 0, 1, COREAI_EPILOGUE_RELU, COREAI_DTYPE_F32, 0},
         {40, 288, 33, 16, COREAI_INT_U8, 1, 0, COREAI_EPILOGUE_NONE, COREAI_DTYPE_BF16, 1},
+        /* the gathered panels (x86: f32 scales, no minval, whole panels of
+         * 16 outputs, blocks of whole dwords): every format, zero points,
+         * blocks of one dword (8-bit 4, 4-bit 8), a block across strips
+         * (kc 256), and a last panel of 5 outputs that takes the transpose */
+        {9, 64, 37, 4, COREAI_INT_I8, 1, 1, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32, 0},
+        {6, 96, 32, 8, COREAI_INT_U8, 1, 0, COREAI_EPILOGUE_RELU, COREAI_DTYPE_F32, 0},
+        {4, 64, 48, 8, COREAI_INT_I4, 1, 1, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32, 0},
+        {12, 320, 21, 64, COREAI_INT_U4, 1, 1, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32, 0},
+        {7, 576, 16, 192, COREAI_INT_I4, 0, 0, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32, 0},
         /* the x86 4-bit GEMV (x split into chunks of 8192 inputs; eight or
          * four outputs at a time): within one chunk, then past it, with a
          * block across the chunk's end (96) and one longer than a chunk;
