@@ -816,10 +816,30 @@ static void gemm_run_packer(const gemm_job *job, const gemm_part *r, int64_t t)
     }
 }
 
-/* The whole B through pack(), split by columns only (a row part would pack
- * every block again). The caller's scratch (min(k, BLOCK_K) x min(n16,
- * BLOCK_N) floats) is cut into one slice per part; the k blocks are
- * GEMM_KC_SCRATCH with scratch and GEMM_KCS without, whatever the parts. */
+/* Columns of the stack blocks of a row part (gemm_run_packer_rows). */
+#define GEMM_ROWS_NCB 64
+
+/* A row part: the whole B through pack() into its own stack blocks, with
+ * the k blocks the column split uses (GEMM_KC_SCRATCH with scratch,
+ * GEMM_KCS without), so the bits are the same. */
+static void gemm_run_packer_rows(const gemm_job *job, const gemm_part *r, int64_t t)
+{
+    _Alignas(64) float bbuf[GEMM_KC_SCRATCH * GEMM_ROWS_NCB];
+    (void)t;
+    gemm_packed_blocks(job->g, job->pack, job->ctx, bbuf, job->scratch != NULL ? GEMM_KC_SCRATCH : GEMM_KCS,
+                       GEMM_ROWS_NCB, r);
+}
+
+/* The whole B through pack(), split by columns, or by rows when there are
+ * few column units for the threads and rows to spare. By columns a part
+ * per unit can leave a thread idle for much of the call (a 7 x 7 map is
+ * 32 + 17 columns, 14 x 14 seven units of 32: at most 1.53x and 1.75x on
+ * two threads); by rows each part packs every block again, which 4 row
+ * panels or more per thread amortize (resnet18's last stages: B 4608 x 49
+ * against 256 rows per thread). The caller's scratch (min(k, BLOCK_K) x
+ * min(n16, BLOCK_N) floats) is cut into one slice per column part; row
+ * parts use the stack. The k blocks are GEMM_KC_SCRATCH with scratch and
+ * GEMM_KCS without, whatever the parts. */
 static void gemm_packer_run(const coreai_gemm_args *g, coreai_gemm_pack_fn pack, const void *ctx,
                             float *scratch)
 {
@@ -831,6 +851,15 @@ static void gemm_packer_run(const coreai_gemm_args *g, coreai_gemm_pack_fn pack,
     job.scratch = scratch;
     const int64_t kcap = gemm_min(g->k, COREAI_GEMM_BLOCK_K);
     const int64_t ncap = gemm_min((g->n + 15) / 16 * 16, COREAI_GEMM_BLOCK_N);
+    const int64_t threads = coreai_par_threads(), units = (g->n + GEMM_SPLIT_N - 1) / GEMM_SPLIT_N;
+    if (threads > 1 && units < 4 * threads && g->m >= 4 * threads * GEMM_MR &&
+        (double)g->m * (double)g->n * (double)g->k >= GEMM_SPLIT_MIN) {
+        job.parts = threads;
+        job.by_rows = 1;
+        job.run = gemm_run_packer_rows;
+        coreai_par_run(gemm_task, &job, job.parts);
+        return;
+    }
     gemm_plan(&job, scratch != NULL ? ncap / 16 : INT64_MAX, 0);
     if (scratch != NULL) {
         int64_t width = ncap;

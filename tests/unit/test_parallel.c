@@ -265,6 +265,11 @@ static void test_conv2d(void **state)
     check_conv(2, 16, 30, 24, 3, 2, 1, 0);  /* implicit GEMM, stack blocks, stride 2 */
     check_conv(1, 48, 20, 48, 3, 1, 48, 1); /* depthwise: direct */
     check_conv(1, 8, 40, 6, 5, 1, 2, 1);    /* small groups: direct */
+    /* few columns (7 x 7 maps: 2 units of 32) and many output channels:
+     * split by rows, every part packing B on its own stack; with scratch
+     * (k blocks of 256: k = 288 spans two) and without (128) */
+    check_conv(1, 32, 7, 192, 3, 1, 1, 1);
+    check_conv(1, 24, 13, 200, 3, 2, 1, 0);
 }
 
 /* ---- attention ---- */
