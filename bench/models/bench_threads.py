@@ -70,9 +70,16 @@ def main(argv):
         inputs = [os.path.join(entry["data"], "input.f32")]
         # keys (build index, threads); the base build's drivers read the same input
         drivers = {}
-        for i, m in enumerate(mans):
-            drivers[(i, 1)] = PinnedDriver(m["models"][name]["driver"], inputs, 1, cpus[-1:])
-            drivers[(i, 2)] = PinnedDriver(m["models"][name]["driver"], inputs, 2, cpus[:2])
+        # each build's own driver, found in its own tree: the manifest's path
+        # is absolute, and a copied build tree would still name the original
+        paths = [os.path.join(os.path.abspath(b), "bench", "models", os.path.basename(m["models"][name]["driver"]))
+                 for b, m in zip(builds, mans)]
+        if len(paths) > 1 and os.path.samefile(paths[0], paths[1]):
+            print(f"bench_threads.py: --build and --base-build run the same driver {paths[0]}", file=sys.stderr)
+            return 1
+        for i, path in enumerate(paths):
+            drivers[(i, 1)] = PinnedDriver(path, inputs, 1, cpus[-1:])
+            drivers[(i, 2)] = PinnedDriver(path, inputs, 2, cpus[:2])
         try:
             per_call = {key: min(d.run(1, 3)) for key, d in drivers.items()}
             ks = {key: max(1, int(args.block_ms * 1e6 / per_call[key])) for key in drivers}
