@@ -643,6 +643,10 @@ Q_INLINE void q_lut_dot2(const q_weight *w, coreai_int_format f, int64_t o, cons
             acc[k][0] = acc[k][1] = _mm256_setzero_ps();
         }
         for (; g < end; g += 32) {
+            /* the next row group's line into L2, as the AVX-512 loop does */
+            if ((g & 127) == 0)
+                for (int k = 0; k < R; ++k)
+                    _mm_prefetch((const char *)((uintptr_t)(p[k] + g / 2) + (uintptr_t)(R * (w->in / 2))), _MM_HINT_T1);
             for (int h = 0; h < 2; ++h) { /* bytes 8h..8h+7: inputs 16h.. of the 32 */
                 const __m256 xe = _mm256_loadu_ps(xd + g + 8 * h), xo = _mm256_loadu_ps(xd + g + 16 + 8 * h);
                 for (int k = 0; k < R; ++k) {
