@@ -1407,8 +1407,11 @@ Q8X_INLINE void q8x_dot(const q_weight *w, coreai_int_format f, int64_t o, const
                                           : zero;
             __m256i v[4];
             for (int k = 0; k < 4; ++k) {
-                v[k] = k < R ? _mm256_dpbusd_epi32(base, q8v_weights(f, p[k]), xv) : zero;
-                p[k] += k < R ? step : 0;
+                v[k] = zero; /* p[k] past R is never set: not even + 0 on it */
+                if (k < R) {
+                    v[k] = _mm256_dpbusd_epi32(base, q8v_weights(f, p[k]), xv);
+                    p[k] += step;
+                }
             }
             __m128 t = _mm_cvtepi32_ps(q8v_sum4(v));
             if (zp) /* - z_b sum_c: integers below 2^24, exact */
