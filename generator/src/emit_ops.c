@@ -571,19 +571,36 @@ static int64_t int_at(const cg_op *op, const char *name, size_t i, int64_t dflt)
     return a ? a->ints[i] : dflt;
 }
 
+static const char *int_format(cg_dtype d);
+
 static void emit_conv2d(cg_emitter *em, size_t index, const cg_op *op)
 {
     coreai_conv2d_params q;
     cg_conv2d_params(op, &q);
-    cg_emit_call(em, "coreai_conv2d_ws_f32", pname(em, index), "coreai_conv2d_params",
-                 init(em, "{%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
-                      ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
-                      ", %" PRId64 ", %" PRId64 "}", q.batch, q.in_channels, q.in_h, q.in_w, q.out_channels, q.kernel_h,
-                      q.kernel_w, q.out_h, q.out_w, q.stride_h, q.stride_w, q.pad_top, q.pad_left, q.dilation_h,
-                      q.dilation_w, q.groups),
-                 5, cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->operands[1]),
-                 op->n_operands == 3 ? cg_emit_ref(em, op->operands[2]) : "NULL", cg_emit_ref(em, op->results[0]),
-                 gemm_scratch(em, index, op));
+    const char *conv = init(em, "{%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
+                            ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
+                            ", %" PRId64 ", %" PRId64 ", %" PRId64 "}", q.batch, q.in_channels, q.in_h, q.in_w,
+                            q.out_channels, q.kernel_h, q.kernel_w, q.out_h, q.out_w, q.stride_h, q.stride_w,
+                            q.pad_top, q.pad_left, q.dilation_h, q.dilation_w, q.groups);
+    const char *bias = op->n_operands == 3 ? cg_emit_ref(em, op->operands[2]) : "NULL";
+    cg_qlinear w;
+    if (cg_qconv_match(op, &w)) {
+        /* on the compressed weight as stored (qlinear.h) */
+        const char *zero = w.zero != NULL
+                               ? talloc_asprintf(em->mem_ctx, "(const uint8_t *)%s", cg_emit_ref(em, w.zero))
+                               : "NULL";
+        cg_emit_call(em, "coreai_conv2d_q_f32", pname(em, index), "coreai_conv2d_q_params",
+                     init(em, "{%s, %" PRId64 ", %s, %s}", conv, w.block, int_format(w.data->type.dtype),
+                          cg_c_dtype_enum(w.scale->type.dtype)),
+                     8, cg_emit_ref(em, op->operands[0]),
+                     talloc_asprintf(em->mem_ctx, "(const uint8_t *)%s", cg_emit_ref(em, w.data)),
+                     cg_emit_ref(em, w.scale), zero, w.minval != NULL ? cg_emit_ref(em, w.minval) : "NULL", bias,
+                     cg_emit_ref(em, op->results[0]), gemm_scratch(em, index, op));
+        return;
+    }
+    cg_emit_call(em, "coreai_conv2d_ws_f32", pname(em, index), "coreai_conv2d_params", conv, 5,
+                 cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->operands[1]), bias,
+                 cg_emit_ref(em, op->results[0]), gemm_scratch(em, index, op));
 }
 
 static void emit_pool(cg_emitter *em, size_t index, const cg_op *op, const char *enum_op)

@@ -297,7 +297,7 @@ static void print_compressed_weights(const cg_program_plan *plan)
             const cg_op *q = cg_qlinear_of_dequant(op);
             cg_qlinear m;
             if (q != NULL)
-                cg_qlinear_match(q, &m);
+                cg_qweight_match(q, &m);
             /* the user of the dense weight: one op, or several */
             const char *user = out->n_uses == 1 && out->last_user ? out->last_user->kind : "several";
             char *type = cg_type_to_string(NULL, &data->type);

@@ -38,32 +38,65 @@ static bool match_lut(const cg_op *d, cg_qlinear *q)
 
 static bool scale_dtype(cg_dtype d) { return d == CG_DTYPE_F32 || d == CG_DTYPE_F16 || d == CG_DTYPE_BF16; }
 
-/* v: a computed rank-2 tensor read once, by the next op of the pattern. */
-static bool single_use(const cg_value *v)
+/* v: a computed tensor of the given rank read once, by the next op of the
+ * pattern. */
+static bool single_use(const cg_value *v, int rank)
 {
-    return v->kind == CG_VALUE_RESULT && v->def != NULL && v->n_uses == 1 && !v->is_output && v->type.rank == 2;
+    return v->kind == CG_VALUE_RESULT && v->def != NULL && v->n_uses == 1 && !v->is_output && v->type.rank == rank;
 }
 
-bool cg_qlinear_match(const cg_op *linear, cg_qlinear *q)
+static bool same_dims(const cg_type *a, const cg_type *b)
 {
-    if (!kind_is(linear, "coreai.linear") || linear->n_operands < 2 || linear->n_results != 1 ||
-        cg_attr_get_bool(linear, "weight_transposed", false))
+    if (a->rank != b->rank)
         return false;
-    const cg_value *w = linear->operands[1], *x = linear->operands[0];
-    if (!single_use(w) || w->type.dtype != CG_DTYPE_F32 || x->type.dtype != CG_DTYPE_F32 ||
-        linear->results[0]->type.dtype != CG_DTYPE_F32)
+    for (int i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i])
+            return false;
+    return true;
+}
+
+/* Weights of one output channel per scale of a blockwise scale s over data
+ * d ([out, ...], both rank r, s[0] == d[0]), counted in d's row-major order,
+ * or 0 when the blocks are not runs of consecutive weights: s equals d up
+ * to one axis a, which it divides, and is 1 after it. */
+static int64_t run_block(const cg_type *d, const cg_type *s)
+{
+    if (s->rank != d->rank || s->dims[0] != d->dims[0])
+        return 0;
+    int a = 1;
+    while (a < d->rank && s->dims[a] == d->dims[a])
+        a++;
+    if (a == d->rank)
+        return 1;
+    if (s->dims[a] <= 0 || d->dims[a] % s->dims[a] != 0)
+        return 0;
+    int64_t block = d->dims[a] / s->dims[a];
+    for (int j = a + 1; j < d->rank; j++) {
+        if (s->dims[j] != 1)
+            return 0;
+        block *= d->dims[j];
+    }
+    return block;
+}
+
+/* The dequantizing pattern that makes w, a consumer's f32 weight operand of
+ * the given rank ([out, ...], read as [out][the rest]); lut: whether a
+ * palettized weight may match. */
+static bool match_weight(const cg_value *w, int rank, bool lut, cg_qlinear *q)
+{
+    if (!single_use(w, rank) || w->type.dtype != CG_DTYPE_F32)
         return false;
     const cg_op *d = w->def, *cast = NULL;
     if (kind_is(d, "coreai.cast") && d->n_operands == 1) {
         /* an f16 / bf16 weight (the scale's dtype) cast to the layer's f32 */
         cast = d;
         w = d->operands[0];
-        if (!single_use(w) || (w->type.dtype != CG_DTYPE_F16 && w->type.dtype != CG_DTYPE_BF16))
+        if (!single_use(w, rank) || (w->type.dtype != CG_DTYPE_F16 && w->type.dtype != CG_DTYPE_BF16))
             return false;
         d = w->def;
     }
     if (kind_is(d, "coreai.lut_to_dense"))
-        return cast == NULL && match_lut(d, q);
+        return lut && cast == NULL && match_lut(d, q);
     const bool shift_scale = kind_is(d, "coreai.blockwise_shift_scale");
     if ((!shift_scale && !kind_is(d, "coreai.dequantize")) || d->n_operands < 2 || d->n_operands > (shift_scale ? 4 : 3))
         return false; /* minval (a fourth operand) only on blockwise_shift_scale */
@@ -71,33 +104,57 @@ bool cg_qlinear_match(const cg_op *linear, cg_qlinear *q)
     const cg_value *zero = d->n_operands > 2 ? d->operands[2] : NULL;
     const cg_value *minval = d->n_operands > 3 ? d->operands[3] : NULL;
     if (!is_const(data) || !is_const(scale) || (zero != NULL && !is_const(zero)) || !int_data(data->type.dtype) ||
-        data->type.rank != 2 || !scale_dtype(scale->type.dtype) || scale->type.dtype != w->type.dtype)
+        data->type.rank != rank || !scale_dtype(scale->type.dtype) || scale->type.dtype != w->type.dtype)
         return false;
     if (minval != NULL && (zero == NULL || !is_const(minval) || !cg_type_equal(&minval->type, &scale->type)))
         return false;
-    const int64_t outf = data->type.dims[0], in = data->type.dims[1];
+    const int64_t outf = data->type.dims[0], in = outf > 0 ? cg_type_numel(&data->type) / outf : 0;
     int64_t block;
     if (shift_scale) {
-        if (scale->type.rank != 2 || scale->type.dims[0] != outf || scale->type.dims[1] <= 0 ||
-            in % scale->type.dims[1] != 0)
+        block = run_block(&data->type, &scale->type);
+        if (zero != NULL && !same_dims(&zero->type, &scale->type))
             return false;
-        block = in / scale->type.dims[1];
     } else {
         /* per output channel: a rank-1 scale along axis 0 */
         const cg_attr *a = cg_attr_find(&d->attrs, "axis");
         const int64_t axis = a != NULL && a->count > 0 ? a->ints[0] : 0;
-        if (scale->type.rank != 1 || scale->type.dims[0] != outf || (axis != 0 && axis != -2) ||
+        if (scale->type.rank != 1 || scale->type.dims[0] != outf || (axis != 0 && axis != -rank) ||
             (zero != NULL && zero->type.rank != 1))
             return false;
         block = in;
     }
-    if (block <= 0 || ((data->type.dtype == CG_DTYPE_I4 || data->type.dtype == CG_DTYPE_U4) && block % 2 != 0) ||
+    if (block <= 0 || in % block != 0 ||
+        ((data->type.dtype == CG_DTYPE_I4 || data->type.dtype == CG_DTYPE_U4) && block % 2 != 0) ||
         (zero != NULL && zero->type.dtype != data->type.dtype))
         return false;
     if (q != NULL)
         *q = (cg_qlinear){.dequant = d, .cast = cast, .data = data, .scale = scale, .zero = zero, .minval = minval,
                           .block = block};
     return true;
+}
+
+bool cg_qlinear_match(const cg_op *linear, cg_qlinear *q)
+{
+    if (!kind_is(linear, "coreai.linear") || linear->n_operands < 2 || linear->n_results != 1 ||
+        cg_attr_get_bool(linear, "weight_transposed", false))
+        return false;
+    const cg_value *x = linear->operands[0];
+    if (x->type.dtype != CG_DTYPE_F32 || linear->results[0]->type.dtype != CG_DTYPE_F32)
+        return false;
+    return match_weight(linear->operands[1], 2, true, q);
+}
+
+bool cg_qconv_match(const cg_op *conv, cg_qlinear *q)
+{
+    if (!kind_is(conv, "coreai.conv2d") || conv->n_operands < 2 || conv->n_results != 1 ||
+        conv->operands[0]->type.dtype != CG_DTYPE_F32 || conv->results[0]->type.dtype != CG_DTYPE_F32)
+        return false;
+    return match_weight(conv->operands[1], 4, false, q);
+}
+
+bool cg_qweight_match(const cg_op *op, cg_qlinear *q)
+{
+    return cg_qlinear_match(op, q) || cg_qconv_match(op, q);
 }
 
 /* The one op reading op's one result, or NULL. */
@@ -115,7 +172,7 @@ const cg_op *cg_qlinear_of_dequant(const cg_op *op)
     if (user != NULL && kind_is(user, "coreai.cast"))
         user = only_user(user);
     cg_qlinear q;
-    if (user == NULL || !cg_qlinear_match(user, &q) || (q.dequant != op && q.cast != op))
+    if (user == NULL || !cg_qweight_match(user, &q) || (q.dequant != op && q.cast != op))
         return NULL;
     return user;
 }
@@ -131,6 +188,6 @@ bool cg_qlinear_a8(const cg_op *linear, const cg_qlinear *q)
 {
     const cg_type *x = &linear->operands[0]->type;
     const int64_t in = x->dims[x->rank - 1];
-    return int8_activations && q->lut == NULL && q->data->type.dtype != CG_DTYPE_U8 &&
+    return int8_activations && kind_is(linear, "coreai.linear") && q->lut == NULL && q->data->type.dtype != CG_DTYPE_U8 &&
            q->scale->type.dtype == CG_DTYPE_F32 && q->minval == NULL && q->block % 32 == 0 && in % 32 == 0 && in > 0;
 }

@@ -1,7 +1,8 @@
 /*
- * qlinear.h - coreai.linear layers whose weight is a constant dequantized
- * right before them, run on the compressed weight itself
- * (coreai_linear_q_f32, coreai/kernels/linear_q.h) instead of
+ * qlinear.h - coreai.linear (and coreai.conv2d) layers whose weight is a
+ * constant dequantized right before them, run on the compressed weight
+ * itself (coreai_linear_q_f32, coreai/kernels/linear_q.h;
+ * coreai_conv2d_q_f32, coreai/kernels/conv.h) instead of
  * dequantize-into-workspace then the f32 GEMM.
  *
  * The pattern: a coreai.linear (weight not transposed, f32 in and out) whose
@@ -16,8 +17,9 @@
  * model's layout), the dequantizing op and the cast emit nothing and their
  * results take no workspace. Likewise a coreai.lut_to_dense of constant
  * indices [out][in] and f32 tables, one value per index (vector_size 1),
- * one table per tensor or per group of output channels. Any other layer
- * falls back.
+ * one table per tensor or per group of output channels. A coreai.conv2d
+ * on such a weight (integers, not a table) runs coreai_conv2d_q_f32
+ * (cg_qconv_match). Any other layer falls back.
  * The planner, the emitter and `generate --stats` decide through here.
  */
 #ifndef CG_QLINEAR_H
@@ -42,6 +44,18 @@ typedef struct cg_qlinear {
 
 /* Whether linear runs on its compressed weight; fills *q (may be NULL). */
 bool cg_qlinear_match(const cg_op *linear, cg_qlinear *q);
+
+/* The same for a coreai.conv2d (f32 in and out) whose weight
+ * [out][in / groups][kh][kw] is made by the pattern above from rank-4
+ * constants (not a lut_to_dense): coreai_conv2d_q_f32 reads the weight as
+ * [out][in / groups * kh * kw] with `block` consecutive weights per scale,
+ * so the scale must equal the data's shape up to one axis, which it
+ * divides, and be 1 after it (quantize_weights' [out][in / block][1][1]),
+ * or be per output channel (dequantize along axis 0). */
+bool cg_qconv_match(const cg_op *conv, cg_qlinear *q);
+
+/* cg_qlinear_match or cg_qconv_match. */
+bool cg_qweight_match(const cg_op *op, cg_qlinear *q);
 
 /* The coreai.linear that runs on the compressed operand of op, the
  * pattern's dequantizing op or its cast, or NULL (op then runs as itself:

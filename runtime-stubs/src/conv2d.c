@@ -7,6 +7,8 @@
  * layout, so the output lands in NCHW with no transpose and the bias is the
  * GEMM's row bias. Smaller groups (depthwise) use the direct loops below,
  * where a GEMM with one or two rows would waste the register tile.
+ * coreai_conv2d_gemm_a runs the same implicit GEMM with A from a function
+ * (gemm_internal.h): coreai_conv2d_q_f32's compressed weight.
  */
 #include "isa_names.h" /* first: renames this file's functions per ISA variant */
 #include "coreai/kernels/conv.h"
@@ -628,8 +630,10 @@ static void conv_pack(const void *ctx, int64_t pc, int64_t kc, int64_t jc, int64
         conv_pack_any(c, pc, kc, jc, nc, dst, ps);
 }
 
+/* weight: f32 [out][cg*kh*kw] (A as stored), or NULL and A from a_pack,
+ * whose rows count from the first output channel of all groups. */
 static void conv_gemm(const coreai_conv2d_params *p, const float *x, const float *weight,
-                      const float *bias, float *out, float *scratch)
+                      coreai_gemm_pack_a_fn a_pack, const void *a_ctx, const float *bias, float *out, float *scratch)
 {
     const int64_t cg = p->in_channels / p->groups, og = p->out_channels / p->groups;
     const int64_t k = cg * p->kernel_h * p->kernel_w, npix = p->out_h * p->out_w;
@@ -643,9 +647,15 @@ static void conv_gemm(const coreai_conv2d_params *p, const float *x, const float
             a.m = og;
             a.n = npix;
             a.k = k;
-            a.a = weight + g * og * k;
-            a.a_rs = k;
-            a.a_cs = 1;
+            if (a_pack != NULL) {
+                a.a_pack = a_pack;
+                a.a_ctx = a_ctx;
+                a.a_row0 = g * og;
+            } else {
+                a.a = weight + g * og * k;
+                a.a_rs = k;
+                a.a_cs = 1;
+            }
             a.c = out + (n * p->out_channels + g * og) * npix;
             a.ldc = npix;
             a.row_bias = bias != NULL ? bias + g * og : NULL;
@@ -655,13 +665,22 @@ static void conv_gemm(const coreai_conv2d_params *p, const float *x, const float
     }
 }
 
+coreai_status coreai_conv2d_gemm_a(const coreai_conv2d_params *params, const float *x, coreai_gemm_pack_a_fn a_pack,
+                                   const void *a_ctx, const float *bias, float *out, void *scratch)
+{
+    if (params == NULL || x == NULL || a_pack == NULL || out == NULL || !conv_params_valid(params))
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    conv_gemm(params, x, NULL, a_pack, a_ctx, bias, out, scratch);
+    return COREAI_STATUS_OK;
+}
+
 coreai_status coreai_conv2d_ws_f32(const coreai_conv2d_params *params, const float *x,
                                    const float *weight, const float *bias, float *out, void *scratch)
 {
     if (params == NULL || x == NULL || weight == NULL || out == NULL || !conv_params_valid(params))
         return COREAI_STATUS_INVALID_ARGUMENT;
     if (params->out_channels / params->groups >= COREAI_CONV2D_GEMM_MIN_OUT)
-        conv_gemm(params, x, weight, bias, out, scratch);
+        conv_gemm(params, x, weight, NULL, NULL, bias, out, scratch);
     else
         conv_direct(params, x, weight, bias, out);
     return COREAI_STATUS_OK;

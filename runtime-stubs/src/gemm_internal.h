@@ -16,7 +16,14 @@
 
 #include <stdint.h>
 
+#include "coreai/kernels/conv.h"
 #include "coreai/kernels/matmul.h"
+
+/* Writes A(i0 + i, pc + p) to dst[i * ld + p] for i < rows, p < kc: A given
+ * by a function rather than strides (a compressed convolution weight,
+ * dequantized as it is packed). Runs on any thread. */
+typedef void (*coreai_gemm_pack_a_fn)(const void *ctx, int64_t i0, int rows, int64_t pc, int64_t kc, float *dst,
+                                      int64_t ld);
 
 typedef struct coreai_gemm_args {
     int64_t m, n, k;
@@ -39,6 +46,12 @@ typedef struct coreai_gemm_args {
      * connection. Must not overlap C (C holds partial sums until the last
      * k block). */
     const float *add;
+    /* NULL, or A from a_pack(a_ctx, a_row0 + i, ...) instead of a and its
+     * strides (only with coreai_gemm_packer and coreai_gemm_strips; no
+     * column blocks). */
+    coreai_gemm_pack_a_fn a_pack;
+    const void *a_ctx;
+    int64_t a_row0;
 } coreai_gemm_args;
 
 /* A fully connected layer's GEMM, out = x W^T: A = x (rows x in, row-major),
@@ -102,6 +115,13 @@ void coreai_gemm_packer(const coreai_gemm_args *g, coreai_gemm_pack_fn pack, con
  * most about 48 rows, so B is produced ceil(m / chunk) times) and should
  * never exist whole: a compressed weight dequantized in L1. */
 void coreai_gemm_strips(const coreai_gemm_args *g, coreai_gemm_pack_fn pack, const void *ctx);
+
+/* coreai_conv2d_ws_f32's implicit GEMM (conv2d.c) for groups of any size,
+ * the weight (A: group g's og output channels from row g * og on, each
+ * cg * kh * kw wide) from a_pack rather than an f32 array: the compressed
+ * convolution (coreai_conv2d_q_f32, gemm_q.c). */
+coreai_status coreai_conv2d_gemm_a(const coreai_conv2d_params *params, const float *x, coreai_gemm_pack_a_fn a_pack,
+                                   const void *a_ctx, const float *bias, float *out, void *scratch);
 
 /* Upper bounds of the scratch blocks over every ISA's KC and NC. */
 #define COREAI_GEMM_BLOCK_K 256

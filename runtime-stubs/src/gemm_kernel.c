@@ -490,6 +490,10 @@ static void gemm_pack_a(float *restrict dst, int rows, int64_t kc, const float *
 static void gemm_pack_a_at(float *restrict dst, int rows, const coreai_gemm_args *g, int64_t ir, int64_t pc,
                            int64_t kc)
 {
+    if (g->a_pack != NULL) {
+        g->a_pack(g->a_ctx, g->a_row0 + ir, rows, pc, kc, dst, GEMM_KC);
+        return;
+    }
     if (g->a_cb <= 0) {
         gemm_pack_a(dst, rows, kc, g->a + ir * g->a_rs + pc * g->a_cs, g->a_rs, g->a_cs);
         return;
@@ -573,7 +577,7 @@ static gemm_panels gemm_panels_of(int64_t m)
  * in_features == KC)? Then nothing is copied. */
 static int gemm_a_is_panel(const coreai_gemm_args *g)
 {
-    return g->a_cb <= 0 && g->a_cs == 1 && g->a_rs == GEMM_KC;
+    return g->a_pack == NULL && g->a_cb <= 0 && g->a_cs == 1 && g->a_rs == GEMM_KC;
 }
 
 /*
@@ -595,7 +599,7 @@ static void gemm_block(const coreai_gemm_args *g, int64_t i0, int64_t i1, int64_
             gemm_pack_a_at(apanel, rows, g, ir, pc, kc);
         /* the next panel's rows of A into cache while this one computes: a
          * convolution's weight is read once per call, from memory */
-        if (ir + rows < i1 && ap == apanel && g->a_cb <= 0 && g->a_cs == 1) {
+        if (ir + rows < i1 && ap == apanel && g->a_pack == NULL && g->a_cb <= 0 && g->a_cs == 1) {
             const float *na = g->a + (ir + rows) * g->a_rs + pc;
             for (int i = 0; i < pn.short_rows + (ip + 1 < pn.tall); ++i)
                 for (int64_t p = 0; p < kc; p += 16)

@@ -1027,6 +1027,48 @@ static void q_pack(const void *ctx, int64_t pc, int64_t kc, int64_t jc, int64_t 
     }
 }
 
+/* ---- a convolution's weight: A rows dequantized for the implicit GEMM ---- */
+
+/* dst[i * ld + p] = W[i0 + i][pc + p], i < rows, p < kc: one row of W is
+ * one output channel's cg * kh * kw weights, so each panel row is a run of
+ * q_deq_run; with f32 scales, no minval and blocks of whole 16s, 16
+ * weights at a time converted and scaled in registers (one rounding per
+ * weight either way: the bits of coreai_shift_scale). */
+Q_INLINE void q_apack_fmt(const q_weight *w, coreai_int_format f, int64_t i0, int rows, int64_t pc, int64_t kc,
+                          float *dst, int64_t ld)
+{
+    for (int i = 0; i < rows; ++i) {
+        const int64_t o = i0 + i;
+        float *d = dst + i * ld;
+        int64_t p = 0;
+#ifdef Q_VECTOR
+        if (!q_exact(w) && w->block % 16 == 0 && pc % 16 == 0) {
+            for (; p + 16 <= kc; p += 16) {
+                const int64_t bi = o * w->blocks + (pc + p) / w->block, e = o * w->in + pc + p;
+                q_vf v[16 / Q_VL];
+                q_cvt16(f, w->q + (q_is4(f) ? e / 2 : e), Q_SETI(w->zero != NULL ? q_load(f, w->zero, bi) : 0), v);
+                const q_vf sv = Q_SET(((const float *)w->scale)[bi]);
+                for (int t = 0; t < 16 / Q_VL; ++t)
+                    Q_STORE(d + p + t * Q_VL, v[t] * sv);
+            }
+        }
+#endif
+        if (p < kc)
+            q_deq_run(w, f, o, pc + p, kc - p, d + p);
+    }
+}
+
+static void q_apack(const void *ctx, int64_t i0, int rows, int64_t pc, int64_t kc, float *dst, int64_t ld)
+{
+    const q_weight *w = ctx;
+    switch (w->format) {
+    case COREAI_INT_I8: q_apack_fmt(w, COREAI_INT_I8, i0, rows, pc, kc, dst, ld); break;
+    case COREAI_INT_U8: q_apack_fmt(w, COREAI_INT_U8, i0, rows, pc, kc, dst, ld); break;
+    case COREAI_INT_I4: q_apack_fmt(w, COREAI_INT_I4, i0, rows, pc, kc, dst, ld); break;
+    default: q_apack_fmt(w, COREAI_INT_U4, i0, rows, pc, kc, dst, ld); break;
+    }
+}
+
 /* ---- int8 activations (coreai_linear_q8a_f32) ---------------------------- */
 
 #if !defined(COREAI_GEMM_FORCE_SCALAR) && (defined(__GNUC__) || defined(__clang__)) && defined(__AVX2__)
@@ -1787,6 +1829,28 @@ coreai_status coreai_linear_q_f32(const coreai_linear_q_params *params, const fl
     q_gemv_job job = {&w, x, bias, out, rows, outf, params->epilogue, parts};
     coreai_par_run(q_gemv_task, &job, parts);
     return COREAI_STATUS_OK;
+}
+
+coreai_status coreai_conv2d_q_f32(const coreai_conv2d_q_params *params, const float *x, const uint8_t *weight,
+                                  const void *scale, const uint8_t *zero_point, const void *minval,
+                                  const float *bias, float *out, void *scratch)
+{
+    if (params == NULL || weight == NULL || scale == NULL)
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    const coreai_conv2d_params *c = &params->conv;
+    /* the weight as a linear's: out_channels x (cg * kh * kw) */
+    int64_t k = 0;
+    if (c->groups < 1 || c->in_channels < 0 || c->kernel_h < 0 || c->kernel_w < 0 || c->out_channels < 0 ||
+        __builtin_mul_overflow(c->in_channels / c->groups, c->kernel_h, &k) ||
+        __builtin_mul_overflow(k, c->kernel_w, &k))
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    const coreai_linear_q_params lp = {1, k, c->out_channels, params->block, params->format,
+                                       COREAI_EPILOGUE_NONE, params->scale_dtype};
+    if (!q_shape_ok(&lp))
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    const q_weight w = {weight, scale, zero_point, minval, k, params->block, k / params->block, params->format,
+                        params->scale_dtype};
+    return coreai_conv2d_gemm_a(c, x, q_apack, &w, bias, out, scratch);
 }
 
 /* coreai_linear_q8a_f32 on the dot-product instruction's path (dot: VNNI

@@ -36,6 +36,7 @@
 #define coreai_linear_q_f32 COREAI_ISA_NAME(coreai_linear_q_f32)
 #define coreai_linear_q8a_f32 COREAI_ISA_NAME(coreai_linear_q8a_f32)
 #define coreai_linear_q8a_f32_vnni COREAI_ISA_NAME(coreai_linear_q8a_f32_vnni) /* avx512 only */
+#define coreai_conv2d_q_f32 COREAI_ISA_NAME(coreai_conv2d_q_f32)
 /* gemm_lut.c */
 #define coreai_linear_lut_f32 COREAI_ISA_NAME(coreai_linear_lut_f32)
 /* attention.c */
@@ -49,6 +50,7 @@
 /* conv2d.c */
 #define coreai_conv2d_f32 COREAI_ISA_NAME(coreai_conv2d_f32)
 #define coreai_conv2d_ws_f32 COREAI_ISA_NAME(coreai_conv2d_ws_f32)
+#define coreai_conv2d_gemm_a COREAI_ISA_NAME(coreai_conv2d_gemm_a)
 /* softmax.c, log_softmax.c */
 #define coreai_softmax_f32 COREAI_ISA_NAME(coreai_softmax_f32)
 #define coreai_log_softmax_f32 COREAI_ISA_NAME(coreai_log_softmax_f32)

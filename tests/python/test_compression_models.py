@@ -170,16 +170,20 @@ def test_compressed_model_converted_matches_eager(how, coreai_gen, c_compiler, t
         # an f16 weight is cast to the f32 the layer computes in
         consumers = ("coreai.cast",) if how == "int4-f16-scale" else ("coreai.linear", "coreai.conv2d")
         assert ln[10] in consumers, ln
-        # a linear on a blockwise weight runs on it compressed
-        # (coreai_linear_q_f32), an f16 one through its cast (a linear's
-        # weight is 2-D, tensor<OxIx..>), one on an f32 palette too
-        # (coreai_linear_lut_f32); a convolution falls back
+        # a linear or convolution on a blockwise weight runs on it
+        # compressed (coreai_linear_q_f32, coreai_conv2d_q_f32), an f16 one
+        # through its cast; a linear on an f32 palette too
+        # (coreai_linear_lut_f32; a linear's weight is 2-D, tensor<OxIx..>),
+        # a convolution on a palette falls back
         linear = ln[10] == "coreai.linear" or (ln[10] == "coreai.cast" and ln[4].count("x") == 2)
-        fused = ln[3] in ("blockwise_shift_scale", "lut_to_dense") and linear
+        fused = ln[3] == "blockwise_shift_scale" or (ln[3] == "lut_to_dense" and linear)
         assert ln[-2:] == ["path", "fused" if fused else "fallback"], ln
     if how in ("int8-block16", "int4-block8", "uint4-zp-channel", "int4-f16-scale"):
-        assert sum(ln[-1] == "fused" for ln in lines) == 2  # fc1 and fc2
-        assert "coreai_linear_q_f32(" in (tmp_path / "out" / "m.c").read_text()
+        src = (tmp_path / "out" / "m.c").read_text()
+        convs = 1 if how == "int8-block16" else 2
+        assert sum(ln[-1] == "fused" for ln in lines) == 2 + convs  # fc1, fc2 and the compressed convolutions
+        assert src.count("coreai_linear_q_f32(") == 2 and src.count("coreai_conv2d_q_f32(") == convs
+        assert "coreai_shift_scale(" not in src
     if how.startswith("pal"):
         assert sum(ln[-1] == "fused" for ln in lines) == 2
         assert (tmp_path / "out" / "m.c").read_text().count("coreai_linear_lut_f32(") == 2
@@ -220,6 +224,44 @@ def test_fused_linear_matches_eager(nbits, symmetric, rows, coreai_gen, c_compil
     assert paths == ["fused_int8_activations" if a8 else "fused"] * 2
     src = (tmp_path / "a8" / "m.c").read_text()
     assert src.count("coreai_linear_q8a_f32(") == (2 if a8 else 0), src
+
+
+@pytest.mark.parametrize("nbits,block_size,symmetric,groups,stride,scale_dtype",
+                         [(4, 8, True, 1, 1, torch.float32), (8, None, False, 2, 2, torch.float32),
+                          (4, 16, False, 1, 2, torch.float16), (8, 4, True, 4, 1, torch.float32),
+                          (4, None, True, 32, 1, torch.float32)])
+def test_fused_conv_matches_eager(nbits, block_size, symmetric, groups, stride, scale_dtype, coreai_gen, c_compiler,
+                                  tmp_path):
+    """Convolutions on weights kept compressed (coreai_conv2d_q_f32) against
+    the compressed model in eager PyTorch: 4 and 8 bits, blocks of input
+    channels or one per output channel, zero points, f16 scales, groups,
+    stride 2, batch 2. A depthwise 3 x 3 layer at 4 bits has blocks of 9
+    weights (odd: not whole bytes) and falls back."""
+    torch.manual_seed(21)
+    net = nn.Sequential(nn.Conv2d(32, 32, 3, stride=stride, padding=1, groups=groups), nn.ReLU(),
+                        nn.Conv2d(32, 16, 1, bias=False)).eval()
+    m = quantize_weights(net, nbits=nbits, block_size=block_size, symmetric=symmetric, scale_dtype=scale_dtype,
+                         include=lambda name, _: not (groups == 32 and name == "2"))
+    x = torch.randn(2, 32, 9, 10, generator=torch.Generator().manual_seed(6))
+    with torch.no_grad():
+        want = m(x)
+    ep = torch.export.export(m, (x,)).run_decompositions(get_decomp_table())
+    program = TorchConverter().add_exported_program(ep).to_coreai()
+    program.optimize()
+    got = next(iter(run_program(program, [{"input": x}], workdir=str(tmp_path))[0].values()))
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-5 * float(want.abs().max()))
+    import subprocess
+    path = program.save(tmp_path / "m")
+    r = subprocess.run([coreai_gen, "generate", str(path), "-o", str(tmp_path / "out"), "--stats"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    paths = [ln.split()[-1] for ln in r.stdout.splitlines() if ln.startswith("compressed_weight ")]
+    src = (tmp_path / "out" / "m.c").read_text()
+    if groups == 32:  # the depthwise layer alone, 4-bit blocks of 9
+        assert paths == ["fallback"] and "coreai_shift_scale(" in src
+    else:
+        assert paths == ["fused", "fused"]
+        assert src.count("coreai_conv2d_q_f32(") == 2 and "coreai_shift_scale(" not in src
 
 
 @pytest.mark.parametrize("nbits,group_size,rows,features", [(4, None, 1, 64), (2, 8, 8, 64), (6, None, 3, 300),

@@ -153,7 +153,7 @@ static void test_shift_scale_random(void **state)
         p.data_format = FORMATS[fi].f;
         p.dtype = dts[ref_int(&rng, 0, 2)];
         const int bits = FORMATS[fi].bits, with_offset = (int)ref_int(&rng, 0, 1), with_min = (int)ref_int(&rng, 0, 1);
-        int64_t lo, hi, groups[COREAI_MAX_RANK];
+        int64_t lo, hi, groups[COREAI_MAX_RANK] = {0};
         range_of(bits, FORMATS[fi].is_signed, &lo, &hi);
         const int64_t n = ref_numel(p.shape, p.rank);
         int64_t ng = 1;
@@ -282,7 +282,7 @@ static void test_lut_random(void **state)
         p.vector_size = ref_int(&rng, 1, 3);
         p.element_size = (int32_t)(1 << ref_int(&rng, 0, 2));
         const int64_t n = ref_numel(p.shape, p.rank), palettes = (int64_t)1 << bits, es = p.element_size;
-        int64_t groups[COREAI_MAX_RANK], ng = 1;
+        int64_t groups[COREAI_MAX_RANK] = {0}, ng = 1;
         for (int d = 0; d < p.rank; ++d)
             ng *= groups[d] = p.shape[d] / p.block[d];
         const int64_t table_bytes = ng * palettes * p.vector_size * es;

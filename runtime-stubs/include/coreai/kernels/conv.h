@@ -4,6 +4,7 @@
 #include <stddef.h>
 
 #include "coreai/runtime.h"
+#include "coreai/kernels/quant.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -73,6 +74,40 @@ static inline size_t coreai_conv2d_f32_scratch_size(const coreai_conv2d_params *
 
 coreai_status coreai_conv2d_ws_f32(const coreai_conv2d_params *params, const float *x,
                                    const float *weight, const float *bias, float *out, void *scratch);
+
+/*
+ * The same convolution on a compressed weight, kept as stored (the form
+ * coreai_torch.compression.quantize_weights gives an nn.Conv2d): integers
+ * q [out][cg*kh*kw] in `format` (coreai/kernels/linear_q.h's layout and
+ * formats: i8 / u8, or i4 / u4 packed two per byte), one scale (and
+ * optionally one zero point and one minval) per block of `block`
+ * consecutive weights of an output channel (quantize_weights' blocks of
+ * input channels times kh * kw), each weight
+ *     W = round((q - zero_point) * scale) (+ minval, rounded)
+ * as coreai_linear_q_f32 forms it. Every group size runs as the implicit
+ * GEMM, the weight dequantized row panel by row panel as the GEMM packs
+ * its A operand (no dense weight anywhere): the output has the bits of
+ * coreai_conv2d_ws_f32 on the dequantized weight for groups of at least
+ * COREAI_CONV2D_GEMM_MIN_OUT output channels, and within f32 rounding of
+ * it below (whose direct loops sum in another order). Scratch as
+ * coreai_conv2d_ws_f32 (NULL: stack blocks). block > 0 divides
+ * cg*kh*kw and is even for 4-bit formats.
+ */
+typedef struct coreai_conv2d_q_params {
+    coreai_conv2d_params conv;
+    int64_t block;            /* consecutive weights of an output channel per scale */
+    coreai_int_format format; /* COREAI_INT_I8, _U8, _I4 or _U4 */
+    int32_t scale_dtype;      /* of scale and minval: COREAI_DTYPE_F32 (0), _F16 or _BF16 */
+} coreai_conv2d_q_params;
+
+static inline size_t coreai_conv2d_q_f32_scratch_size(const coreai_conv2d_q_params *p)
+{
+    return p == NULL ? 0 : coreai_conv2d_f32_scratch_size(&p->conv);
+}
+
+coreai_status coreai_conv2d_q_f32(const coreai_conv2d_q_params *params, const float *x, const uint8_t *weight,
+                                  const void *scale, const uint8_t *zero_point, const void *minval,
+                                  const float *bias, float *out, void *scratch);
 
 #ifdef __cplusplus
 }
