@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # bench/quant/run.sh [--build DIR] [DIM [LAYERS [PREFILL [ROUNDS]]]]: builds
 # the runtime (Release, the portable dispatching build users get) and
-# bench_linear_q.c against it, then times f32 vs int8 vs int4 weights in one
-# run (bench_linear_q.c says what), pinned to BENCH_CPU (default 1).
+# bench_linear_q.c and bench_conv_q.c against it, then times f32 vs int8 vs
+# int4 weights, linears then convolutions, each in one run (the sources say
+# what), pinned to BENCH_CPU (default 1). BENCH_QUANT_CONV=0 skips the
+# convolutions.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=$root/build-bench-quant
@@ -18,10 +20,15 @@ cmake --build "$build" --target coreai_runtime >>"$log" 2>&1 || { cat "$log"; ex
 lib=$(find "$build" -name libcoreai_runtime.a | head -1)
 ${CC:-cc} -std=c11 -O2 -I "$root/runtime-stubs/include" "$root/bench/quant/bench_linear_q.c" "$lib" -lm \
     -o "$build/bench_linear_q"
+${CC:-cc} -std=c11 -O2 -I "$root/runtime-stubs/include" "$root/bench/quant/bench_conv_q.c" "$lib" -lm \
+    -o "$build/bench_conv_q"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 pin=()
 if command -v taskset >/dev/null; then
     pin=(taskset -c "${BENCH_CPU:-1}")
 fi
 "${pin[@]}" "$build/bench_linear_q" "$@"
+if [ "${BENCH_QUANT_CONV:-1}" != 0 ]; then
+    "${pin[@]}" "$build/bench_conv_q" ${4:+"$4"}
+fi
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
