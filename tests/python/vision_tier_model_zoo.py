@@ -21,7 +21,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 PY = Path(os.environ.get("COREAI_ZOO_VISION_PYTHON", REPO / ".venv-vision" / "bin" / "python"))
 
-MODELS = ["resnet18", "mobilenet_v3_small", "efficientnet_b0", "convnext_tiny", "vit (torchvision)",
+MODELS = ["resnet18", "resnet18 int4", "mobilenet_v3_small", "efficientnet_b0", "convnext_tiny", "vit (torchvision)",
           "vit_tiny (timm)"]
 
 

@@ -70,6 +70,23 @@ def _tv(name: str, size: int = 64, **kw):
     return make
 
 
+def _tv_int4(name: str, size: int = 64):
+    """A torchvision CNN with its convolution and linear weights compressed
+    to 4 bits (coreai_torch.compression.quantize_weights, one f32 scale per
+    32 input channels; layers whose input channels 32 does not divide, the
+    3-channel stem, stay f32): the generated C runs each compressed layer
+    on its packed weight (coreai_conv2d_q_f32 / coreai_linear_q_f32), the
+    reference is the compressed model in eager PyTorch."""
+    def make():
+        from coreai_torch.compression import quantize_weights
+
+        model, inputs = _tv(name, size)()
+        def include(_name, m):
+            return (m.in_channels if isinstance(m, torch.nn.Conv2d) else m.in_features) % 32 == 0
+        return quantize_weights(model, nbits=4, block_size=32, include=include).eval(), inputs
+    return make
+
+
 def _tv_vit():
     from torchvision.models.vision_transformer import VisionTransformer
 
@@ -92,6 +109,8 @@ def _timm(name: str, size: int, **kw):
 #: model id -> (config in words, builder)
 VISION = {
     "resnet18": ("torchvision, 1x3x64x64, 1000 classes", _tv("resnet18")),
+    "resnet18 int4": ("torchvision, 1x3x64x64, weights quantize_weights(nbits=4, block_size=32)",
+                      _tv_int4("resnet18")),
     "mobilenet_v3_small": ("torchvision, 1x3x64x64", _tv("mobilenet_v3_small")),
     "efficientnet_b0": ("torchvision, 1x3x64x64", _tv("efficientnet_b0")),
     "convnext_tiny": ("torchvision, 1x3x64x64", _tv("convnext_tiny")),
