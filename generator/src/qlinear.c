@@ -16,8 +16,9 @@ static bool int_data(cg_dtype d)
 
 static bool is_const(const cg_value *v) { return v != NULL && v->kind == CG_VALUE_CONST; }
 
-/* Palettized: u1..u8 indices [out][in], f32 tables [groups, 1, 2^bits, 1]. */
-static bool match_lut(const cg_op *d, cg_qlinear *q)
+/* Palettized: u1..u8 indices [out, ...] of the given rank, f32 tables
+ * [groups, 1, ..., 1, 2^bits, 1] (rank + 2: one value per index). */
+static bool match_lut(const cg_op *d, int rank, cg_qlinear *q)
 {
     if (d->n_operands != 2)
         return false;
@@ -25,12 +26,15 @@ static bool match_lut(const cg_op *d, cg_qlinear *q)
     const cg_dtype t = is_const(idx) ? idx->type.dtype : CG_DTYPE_COUNT;
     if (!is_const(lut) || !(t == CG_DTYPE_U1 || t == CG_DTYPE_U2 || t == CG_DTYPE_U4 || t == CG_DTYPE_U6 ||
                             t == CG_DTYPE_U8) ||
-        idx->type.rank != 2 || lut->type.dtype != CG_DTYPE_F32 || lut->type.rank != 4)
+        idx->type.rank != rank || lut->type.dtype != CG_DTYPE_F32 || lut->type.rank != rank + 2)
         return false;
     const int64_t outf = idx->type.dims[0], groups = lut->type.dims[0];
-    if (groups <= 0 || outf % groups != 0 || lut->type.dims[1] != 1 ||
-        lut->type.dims[2] != ((int64_t)1 << cg_dtype_bits(t)) || lut->type.dims[3] != 1)
+    if (groups <= 0 || outf % groups != 0 || lut->type.dims[rank] != ((int64_t)1 << cg_dtype_bits(t)) ||
+        lut->type.dims[rank + 1] != 1)
         return false;
+    for (int i = 1; i < rank; i++)
+        if (lut->type.dims[i] != 1)
+            return false;
     if (q != NULL)
         *q = (cg_qlinear){.dequant = d, .data = idx, .lut = lut, .group_rows = outf / groups};
     return true;
@@ -80,9 +84,8 @@ static int64_t run_block(const cg_type *d, const cg_type *s)
 }
 
 /* The dequantizing pattern that makes w, a consumer's f32 weight operand of
- * the given rank ([out, ...], read as [out][the rest]); lut: whether a
- * palettized weight may match. */
-static bool match_weight(const cg_value *w, int rank, bool lut, cg_qlinear *q)
+ * the given rank ([out, ...], read as [out][the rest]). */
+static bool match_weight(const cg_value *w, int rank, cg_qlinear *q)
 {
     if (!single_use(w, rank) || w->type.dtype != CG_DTYPE_F32)
         return false;
@@ -96,7 +99,7 @@ static bool match_weight(const cg_value *w, int rank, bool lut, cg_qlinear *q)
         d = w->def;
     }
     if (kind_is(d, "coreai.lut_to_dense"))
-        return lut && cast == NULL && match_lut(d, q);
+        return cast == NULL && match_lut(d, rank, q);
     const bool shift_scale = kind_is(d, "coreai.blockwise_shift_scale");
     if ((!shift_scale && !kind_is(d, "coreai.dequantize")) || d->n_operands < 2 || d->n_operands > (shift_scale ? 4 : 3))
         return false; /* minval (a fourth operand) only on blockwise_shift_scale */
@@ -141,7 +144,7 @@ bool cg_qlinear_match(const cg_op *linear, cg_qlinear *q)
     const cg_value *x = linear->operands[0];
     if (x->type.dtype != CG_DTYPE_F32 || linear->results[0]->type.dtype != CG_DTYPE_F32)
         return false;
-    return match_weight(linear->operands[1], 2, true, q);
+    return match_weight(linear->operands[1], 2, q);
 }
 
 bool cg_qconv_match(const cg_op *conv, cg_qlinear *q)
@@ -149,7 +152,7 @@ bool cg_qconv_match(const cg_op *conv, cg_qlinear *q)
     if (!kind_is(conv, "coreai.conv2d") || conv->n_operands < 2 || conv->n_results != 1 ||
         conv->operands[0]->type.dtype != CG_DTYPE_F32 || conv->results[0]->type.dtype != CG_DTYPE_F32)
         return false;
-    return match_weight(conv->operands[1], 4, false, q);
+    return match_weight(conv->operands[1], 4, q);
 }
 
 bool cg_qweight_match(const cg_op *op, cg_qlinear *q)

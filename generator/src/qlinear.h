@@ -18,7 +18,7 @@
  * results take no workspace. Likewise a coreai.lut_to_dense of constant
  * indices [out][in] and f32 tables, one value per index (vector_size 1),
  * one table per tensor or per group of output channels. A coreai.conv2d
- * on such a weight (integers, not a table) runs coreai_conv2d_q_f32
+ * on such a weight runs coreai_conv2d_q_f32 or coreai_conv2d_lut_f32
  * (cg_qconv_match). Any other layer falls back.
  * The planner, the emitter and `generate --stats` decide through here.
  */
@@ -47,11 +47,13 @@ bool cg_qlinear_match(const cg_op *linear, cg_qlinear *q);
 
 /* The same for a coreai.conv2d (f32 in and out) whose weight
  * [out][in / groups][kh][kw] is made by the pattern above from rank-4
- * constants (not a lut_to_dense): coreai_conv2d_q_f32 reads the weight as
+ * constants: coreai_conv2d_q_f32 reads the weight as
  * [out][in / groups * kh * kw] with `block` consecutive weights per scale,
  * so the scale must equal the data's shape up to one axis, which it
  * divides, and be 1 after it (quantize_weights' [out][in / block][1][1]),
- * or be per output channel (dequantize along axis 0). */
+ * or be per output channel (dequantize along axis 0); coreai_conv2d_lut_f32
+ * a lut_to_dense of indices [out][in / groups][kh][kw] and f32 tables
+ * [groups, 1, 1, 1, 2^bits, 1]. */
 bool cg_qconv_match(const cg_op *conv, cg_qlinear *q);
 
 /* cg_qlinear_match or cg_qconv_match. */

@@ -374,3 +374,33 @@ coreai_status coreai_linear_lut_f32(const coreai_linear_lut_params *params, cons
     coreai_par_ranges(lut_gemv_range, &j, outf, 16, 2.0 * (double)rows * (double)in);
     return COREAI_STATUS_OK;
 }
+
+/* ---- a convolution's weight: A rows looked up for the implicit GEMM ----- */
+
+/* dst[i * ld + p] = W[i0 + i][pc + p]: one output channel's weights are one
+ * row of W, so each panel row is a lut_row run. */
+static void lut_apack(const void *ctx, int64_t i0, int rows, int64_t pc, int64_t kc, float *dst, int64_t ld)
+{
+    const lut_weight *lw = ctx;
+    for (int i = 0; i < rows; ++i)
+        lut_row(lw, i0 + i, pc, kc, dst + i * ld, 1);
+}
+
+coreai_status coreai_conv2d_lut_f32(const coreai_conv2d_lut_params *params, const float *x, const uint8_t *indices,
+                                    const float *lut, const float *bias, float *out, void *scratch)
+{
+    if (params == NULL || indices == NULL || lut == NULL)
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    const coreai_conv2d_params *c = &params->conv;
+    const int nbits = params->nbits;
+    int64_t k = 0;
+    if (c->groups < 1 || c->in_channels < 0 || c->kernel_h < 0 || c->kernel_w < 0 || c->out_channels < 0 ||
+        __builtin_mul_overflow(c->in_channels / c->groups, c->kernel_h, &k) ||
+        __builtin_mul_overflow(k, c->kernel_w, &k) || params->group_rows <= 0 ||
+        c->out_channels % params->group_rows != 0 ||
+        !(nbits == 1 || nbits == 2 || nbits == 4 || nbits == 6 || nbits == 8) ||
+        (c->out_channels > 0 && k > INT64_MAX / 8 / c->out_channels))
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    const lut_weight w = {indices, lut, k, params->group_rows, nbits};
+    return coreai_conv2d_gemm_a(c, x, lut_apack, &w, bias, out, scratch);
+}

@@ -116,6 +116,10 @@ static void isa_append(char *buf, size_t cap, const char *s)
       (const coreai_conv2d_q_params *params, const float *x, const uint8_t *weight, const void *scale,  \
        const uint8_t *zero_point, const void *minval, const float *bias, float *out, void *scratch),   \
       (params, x, weight, scale, zero_point, minval, bias, out, scratch))                              \
+    X(s, coreai_status, coreai_conv2d_lut_f32,                                                         \
+      (const coreai_conv2d_lut_params *params, const float *x, const uint8_t *indices, const float *lut, \
+       const float *bias, float *out, void *scratch),                                                  \
+      (params, x, indices, lut, bias, out, scratch))                                                   \
     X(s, coreai_status, coreai_conv2d_gemm_a,                                                          \
       (const coreai_conv2d_params *params, const float *x, coreai_gemm_pack_a_fn a_pack,              \
        const void *a_ctx, const float *bias, float *out, void *scratch),                               \

@@ -39,6 +39,7 @@
 #define coreai_conv2d_q_f32 COREAI_ISA_NAME(coreai_conv2d_q_f32)
 /* gemm_lut.c */
 #define coreai_linear_lut_f32 COREAI_ISA_NAME(coreai_linear_lut_f32)
+#define coreai_conv2d_lut_f32 COREAI_ISA_NAME(coreai_conv2d_lut_f32)
 /* attention.c */
 #define coreai_sdpa_f32 COREAI_ISA_NAME(coreai_sdpa_f32)
 /* norm.c */

@@ -170,14 +170,12 @@ def test_compressed_model_converted_matches_eager(how, coreai_gen, c_compiler, t
         # an f16 weight is cast to the f32 the layer computes in
         consumers = ("coreai.cast",) if how == "int4-f16-scale" else ("coreai.linear", "coreai.conv2d")
         assert ln[10] in consumers, ln
-        # a linear or convolution on a blockwise weight runs on it
-        # compressed (coreai_linear_q_f32, coreai_conv2d_q_f32), an f16 one
-        # through its cast; a linear on an f32 palette too
-        # (coreai_linear_lut_f32; a linear's weight is 2-D, tensor<OxIx..>),
-        # a convolution on a palette falls back
-        linear = ln[10] == "coreai.linear" or (ln[10] == "coreai.cast" and ln[4].count("x") == 2)
-        fused = ln[3] == "blockwise_shift_scale" or (ln[3] == "lut_to_dense" and linear)
-        assert ln[-2:] == ["path", "fused" if fused else "fallback"], ln
+        # every layer runs on its compressed weight: blockwise
+        # (coreai_linear_q_f32, coreai_conv2d_q_f32; an f16 one through its
+        # cast) and on an f32 palette (coreai_linear_lut_f32,
+        # coreai_conv2d_lut_f32)
+        assert ln[3] in ("blockwise_shift_scale", "lut_to_dense")
+        assert ln[-2:] == ["path", "fused"], ln
     if how in ("int8-block16", "int4-block8", "uint4-zp-channel", "int4-f16-scale"):
         src = (tmp_path / "out" / "m.c").read_text()
         convs = 1 if how == "int8-block16" else 2
@@ -185,8 +183,10 @@ def test_compressed_model_converted_matches_eager(how, coreai_gen, c_compiler, t
         assert src.count("coreai_linear_q_f32(") == 2 and src.count("coreai_conv2d_q_f32(") == convs
         assert "coreai_shift_scale(" not in src
     if how.startswith("pal"):
-        assert sum(ln[-1] == "fused" for ln in lines) == 2
-        assert (tmp_path / "out" / "m.c").read_text().count("coreai_linear_lut_f32(") == 2
+        src = (tmp_path / "out" / "m.c").read_text()
+        assert sum(ln[-1] == "fused" for ln in lines) == 4
+        assert src.count("coreai_linear_lut_f32(") == 2 and src.count("coreai_conv2d_lut_f32(") == 2
+        assert "coreai_lut_to_dense(" not in src
 
 
 @pytest.mark.parametrize("nbits,symmetric,rows", [(4, True, 1), (4, False, 8), (8, True, 8), (8, False, 1)])

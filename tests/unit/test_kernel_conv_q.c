@@ -9,6 +9,8 @@
  * implicit GEMM. Every format, zero point, scale dtype and minval; blocks
  * of whole 16s (the vector path) and not, one per output channel; groups,
  * strides, padding, K across the GEMM's k blocks; every ISA variant.
+ * coreai_conv2d_lut_f32 (a palettized weight) likewise: every index width,
+ * rows starting mid-byte, one table per tensor, per channel and per group.
  */
 #include "kernel_ref.h"
 
@@ -203,6 +205,122 @@ static void test_shapes(void **state)
         }
 }
 
+/* Element e of a packed little-endian stream of nbits-wide indices, bit by
+ * bit (linear_lut.h's layout). */
+static uint32_t ref_index(const uint8_t *d, int nbits, int64_t e)
+{
+    uint32_t v = 0;
+    for (int b = 0; b < nbits; ++b) {
+        const int64_t bit = e * nbits + b;
+        v |= (uint32_t)((d[bit / 8] >> (bit % 8)) & 1u) << b;
+    }
+    return v;
+}
+
+/* coreai_conv2d_lut_f32: the weight looked up by the definition, then the
+ * same checks as run_case. */
+static void run_lut(ref_rng *r, const coreai_conv2d_params *p, int nbits, int64_t group_rows, int with_bias)
+{
+    const int64_t G = p->groups, cg = p->in_channels / G, og = p->out_channels / G;
+    const int64_t k = cg * p->kernel_h * p->kernel_w, O = p->out_channels, tables = O / group_rows;
+    const int64_t nx = p->batch * p->in_channels * p->in_h * p->in_w, no = p->batch * O * p->out_h * p->out_w;
+    const int64_t ib = (O * k * nbits + 7) / 8;
+    uint8_t *idx = malloc((size_t)ib + 1);
+    assert_non_null(idx);
+    for (int64_t i = 0; i < ib; ++i)
+        idx[i] = (uint8_t)ref_next(r);
+    float *lut = ref_alloc_f(tables << nbits), *x = ref_alloc_f(nx), *w = ref_alloc_f(O * k);
+    float *bias = ref_alloc_f(O), *out = ref_alloc_f(no), *want = ref_alloc_f(no);
+    double *ref = ref_alloc_d(no), *mag = ref_alloc_d(no);
+    ref_fill(r, lut, tables << nbits, -1.0, 1.0);
+    ref_fill(r, x, nx, -1.0, 1.0);
+    ref_fill(r, bias, O, -1.0, 1.0);
+    for (int64_t o = 0; o < O; ++o)
+        for (int64_t i = 0; i < k; ++i)
+            w[o * k + i] = lut[((o / group_rows) << nbits) + ref_index(idx, nbits, o * k + i)];
+    for (int64_t n = 0; n < p->batch; ++n)
+        for (int64_t o = 0; o < O; ++o)
+            for (int64_t i = 0; i < p->out_h; ++i)
+                for (int64_t j = 0; j < p->out_w; ++j) {
+                    double sum = with_bias ? bias[o] : 0.0, m = fabs(sum);
+                    for (int64_t ci = 0; ci < cg; ++ci)
+                        for (int64_t a = 0; a < p->kernel_h; ++a)
+                            for (int64_t e = 0; e < p->kernel_w; ++e) {
+                                const int64_t y = i * p->stride_h - p->pad_top + a * p->dilation_h;
+                                const int64_t xx = j * p->stride_w - p->pad_left + e * p->dilation_w;
+                                if (y < 0 || y >= p->in_h || xx < 0 || xx >= p->in_w)
+                                    continue;
+                                const int64_t ic = (o / og) * cg + ci;
+                                const double t = (double)x[((n * p->in_channels + ic) * p->in_h + y) * p->in_w + xx] *
+                                                 w[o * k + (ci * p->kernel_h + a) * p->kernel_w + e];
+                                sum += t;
+                                m += fabs(t);
+                            }
+                    ref[((n * O + o) * p->out_h + i) * p->out_w + j] = sum;
+                    mag[((n * O + o) * p->out_h + i) * p->out_w + j] = m;
+                }
+    const coreai_conv2d_lut_params lp = {*p, nbits, group_rows};
+    const int64_t ns = (int64_t)(coreai_conv2d_lut_f32_scratch_size(&lp) / sizeof(float));
+    float *scratch = ref_alloc_f(ns + 16);
+    for (int64_t i = 0; i < no; ++i)
+        out[i] = NAN;
+    assert_int_equal(coreai_conv2d_lut_f32(&lp, x, idx, lut, with_bias ? bias : NULL, out, ns > 0 ? scratch : NULL),
+                     COREAI_STATUS_OK);
+    char what[200];
+    snprintf(what, sizeof what, "conv_lut C%lld O%lld k%lldx%lld g%lld nbits %d group_rows %lld",
+             (long long)p->in_channels, (long long)O, (long long)p->kernel_h, (long long)p->kernel_w, (long long)G,
+             nbits, (long long)group_rows);
+    check(out, ref, mag, no, k, what);
+    if (og >= COREAI_CONV2D_GEMM_MIN_OUT) {
+        assert_int_equal(coreai_conv2d_ws_f32(p, x, w, with_bias ? bias : NULL, want, ns > 0 ? scratch : NULL),
+                         COREAI_STATUS_OK);
+        for (int64_t i = 0; i < no; ++i)
+            if (memcmp(&out[i], &want[i], sizeof(float)) != 0)
+                fail_msg("%s: out[%lld] = %.9g, the f32 convolution on the looked-up weight %.9g", what,
+                         (long long)i, (double)out[i], (double)want[i]);
+    }
+    free(idx);
+    free(lut);
+    free(x);
+    free(w);
+    free(bias);
+    free(out);
+    free(want);
+    free(ref);
+    free(mag);
+    free(scratch);
+}
+
+static void test_palettized(void **state)
+{
+    (void)state;
+    ref_rng r = ref_rng_make(37);
+    static const int widths[] = {1, 2, 4, 6, 8};
+    for (int wi = 0; wi < 5; ++wi) {
+        /* K = 27 * 3 = 81: rows that start mid-byte for every width below 8 */
+        run_lut(&r, &(coreai_conv2d_params){1, 9, 8, 9, 12, 3, 3, 8, 9, 1, 1, 1, 1, 1, 1, 1}, widths[wi], 12, 1);
+        run_lut(&r, &(coreai_conv2d_params){2, 16, 7, 7, 24, 3, 3, 4, 4, 2, 2, 1, 1, 1, 1, 2}, widths[wi], 4, 0);
+        run_lut(&r, &(coreai_conv2d_params){1, 64, 6, 6, 8, 3, 3, 6, 6, 1, 1, 1, 1, 1, 1, 1}, widths[wi], 1, 1);
+        run_lut(&r, &(coreai_conv2d_params){1, 8, 5, 5, 8, 3, 3, 5, 5, 1, 1, 1, 1, 1, 1, 8}, widths[wi], 2, 1);
+    }
+    /* errors: a width without a layout, tables that do not divide the outputs */
+    float x[16] = {0}, lut[4] = {0}, out[16];
+    uint8_t idx[8] = {0};
+    coreai_conv2d_lut_params e = {{1, 1, 2, 2, 2, 1, 1, 2, 2, 1, 1, 0, 0, 1, 1, 1}, 1, 1};
+    assert_int_equal(coreai_conv2d_lut_f32(&e, x, idx, lut, NULL, out, NULL), COREAI_STATUS_OK);
+    e.nbits = 3;
+    assert_int_equal(coreai_conv2d_lut_f32(&e, x, idx, lut, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
+    e.nbits = 1;
+    e.group_rows = 3;
+    assert_int_equal(coreai_conv2d_lut_f32(&e, x, idx, lut, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
+    e.group_rows = 0;
+    assert_int_equal(coreai_conv2d_lut_f32(&e, x, idx, lut, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
+    e.group_rows = 1;
+    assert_int_equal(coreai_conv2d_lut_f32(&e, x, NULL, lut, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_conv2d_lut_f32(&e, x, idx, NULL, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_conv2d_lut_f32(NULL, x, idx, lut, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -256,6 +374,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_formats_and_scales),
         cmocka_unit_test(test_shapes),
+        cmocka_unit_test(test_palettized),
         cmocka_unit_test(test_errors),
     };
     return COREAI_RUN_EVERY_ISA(tests);

@@ -109,6 +109,31 @@ coreai_status coreai_conv2d_q_f32(const coreai_conv2d_q_params *params, const fl
                                   const void *scale, const uint8_t *zero_point, const void *minval,
                                   const float *bias, float *out, void *scratch);
 
+/*
+ * The same convolution on a palettized weight (coreai_torch.compression.
+ * palettize_weights of an nn.Conv2d): nbits-wide indices (1, 2, 4, 6 or 8;
+ * coreai/kernels/linear_lut.h's packed little-endian bit stream)
+ * [out][cg*kh*kw] into f32 tables of 2^nbits values, one table per
+ * group_rows output channels (lut: out / group_rows tables, one after the
+ * other). The implicit GEMM looks the weight up as it packs its A panels:
+ * the bits of coreai_conv2d_ws_f32 on the looked-up weight for groups of
+ * at least COREAI_CONV2D_GEMM_MIN_OUT output channels, and every group
+ * size runs that way. Scratch as coreai_conv2d_ws_f32.
+ */
+typedef struct coreai_conv2d_lut_params {
+    coreai_conv2d_params conv;
+    int32_t nbits;      /* index width: 1, 2, 4, 6 or 8 */
+    int64_t group_rows; /* output channels per table */
+} coreai_conv2d_lut_params;
+
+static inline size_t coreai_conv2d_lut_f32_scratch_size(const coreai_conv2d_lut_params *p)
+{
+    return p == NULL ? 0 : coreai_conv2d_f32_scratch_size(&p->conv);
+}
+
+coreai_status coreai_conv2d_lut_f32(const coreai_conv2d_lut_params *params, const float *x, const uint8_t *indices,
+                                    const float *lut, const float *bias, float *out, void *scratch);
+
 #ifdef __cplusplus
 }
 #endif
