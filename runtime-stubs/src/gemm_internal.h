@@ -123,6 +123,28 @@ void coreai_gemm_strips(const coreai_gemm_args *g, coreai_gemm_pack_fn pack, con
 coreai_status coreai_conv2d_gemm_a(const coreai_conv2d_params *params, const float *x, coreai_gemm_pack_a_fn a_pack,
                                    const void *a_ctx, const float *bias, float *out, void *scratch);
 
+/* Prefetches (into L2 and closer) the bytes of the bits-wide elements
+ * [e0 + i * stride, + kc) of the packed stream q, for i < rows: the next
+ * row panel of a compressed A (a_pack) while the current one computes. A
+ * panel row is a run of a few cache lines (kc <= 256 weights), and the
+ * hardware prefetcher does not follow a dozen such streams: without this a
+ * 512 x 4608 weight streaming from memory ran 10% slower at 4 bits than at
+ * f32. Addresses, not pointers: past the last panel they are past the
+ * array, and a prefetch never faults. */
+static inline void coreai_gemm_prefetch_runs(const uint8_t *q, int64_t e0, int64_t stride, int rows, int64_t kc,
+                                             int bits)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    for (int i = 0; i < rows; ++i) {
+        const uintptr_t a = (uintptr_t)q + (uintptr_t)((e0 + i * stride) * bits / 8);
+        for (int64_t b = 0; b < (kc * bits + 7) / 8; b += 64)
+            __builtin_prefetch((const void *)(a + (uintptr_t)b), 0, 2);
+    }
+#else
+    (void)q, (void)e0, (void)stride, (void)rows, (void)kc, (void)bits;
+#endif
+}
+
 /* Upper bounds of the scratch blocks over every ISA's KC and NC. */
 #define COREAI_GEMM_BLOCK_K 256
 #define COREAI_GEMM_BLOCK_N 512

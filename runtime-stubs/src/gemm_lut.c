@@ -384,6 +384,8 @@ static void lut_apack(const void *ctx, int64_t i0, int rows, int64_t pc, int64_t
     const lut_weight *lw = ctx;
     for (int i = 0; i < rows; ++i)
         lut_row(lw, i0 + i, pc, kc, dst + i * ld, 1);
+    /* the next row panel's indices while this one computes */
+    coreai_gemm_prefetch_runs(lw->idx, (i0 + rows) * lw->in + pc, lw->in, rows, kc, lw->nbits);
 }
 
 coreai_status coreai_conv2d_lut_f32(const coreai_conv2d_lut_params *params, const float *x, const uint8_t *indices,

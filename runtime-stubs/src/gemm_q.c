@@ -1056,6 +1056,8 @@ Q_INLINE void q_apack_fmt(const q_weight *w, coreai_int_format f, int64_t i0, in
         if (p < kc)
             q_deq_run(w, f, o, pc + p, kc - p, d + p);
     }
+    /* the next row panel's weights while this one computes */
+    coreai_gemm_prefetch_runs(w->q, (i0 + rows) * w->in + pc, w->in, rows, kc, q_is4(f) ? 4 : 8);
 }
 
 static void q_apack(const void *ctx, int64_t i0, int rows, int64_t pc, int64_t kc, float *dst, int64_t ld)
