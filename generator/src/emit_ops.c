@@ -584,7 +584,8 @@ static void emit_conv2d(cg_emitter *em, size_t index, const cg_op *op)
                             q.pad_top, q.pad_left, q.dilation_h, q.dilation_w, q.groups);
     const char *bias = op->n_operands == 3 ? cg_emit_ref(em, op->operands[2]) : "NULL";
     cg_qlinear w;
-    if (cg_qconv_match(op, &w) && w.lut != NULL) {
+    const bool compressed = cg_qconv_match(op, &w);
+    if (compressed && w.lut != NULL) {
         /* on the indices and tables as stored (qlinear.h) */
         cg_emit_call(em, "coreai_conv2d_lut_f32", pname(em, index), "coreai_conv2d_lut_params",
                      init(em, "{%s, %d, %" PRId64 "}", conv, cg_dtype_bits(w.data->type.dtype), w.group_rows), 6,
@@ -593,7 +594,7 @@ static void emit_conv2d(cg_emitter *em, size_t index, const cg_op *op)
                      cg_emit_ref(em, w.lut), bias, cg_emit_ref(em, op->results[0]), gemm_scratch(em, index, op));
         return;
     }
-    if (cg_qconv_match(op, &w)) {
+    if (compressed) {
         /* on the compressed weight as stored (qlinear.h) */
         const char *zero = w.zero != NULL
                                ? talloc_asprintf(em->mem_ctx, "(const uint8_t *)%s", cg_emit_ref(em, w.zero))

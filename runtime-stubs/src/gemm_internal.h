@@ -123,6 +123,18 @@ void coreai_gemm_strips(const coreai_gemm_args *g, coreai_gemm_pack_fn pack, con
 coreai_status coreai_conv2d_gemm_a(const coreai_conv2d_params *params, const float *x, coreai_gemm_pack_a_fn a_pack,
                                    const void *a_ctx, const float *bias, float *out, void *scratch);
 
+/* *k = the columns of a convolution's weight as the implicit GEMM's A,
+ * in_channels / groups * kernel_h * kernel_w; 0 when the parameters cannot
+ * give one (coreai_conv2d_gemm_a checks the rest). For the compressed
+ * kernels, which size their weight from it before that. */
+static inline int coreai_conv2d_weight_cols(const coreai_conv2d_params *c, int64_t *k)
+{
+    *k = 0;
+    return c->groups >= 1 && c->in_channels >= 0 && c->kernel_h >= 0 && c->kernel_w >= 0 && c->out_channels >= 0 &&
+           !__builtin_mul_overflow(c->in_channels / c->groups, c->kernel_h, k) &&
+           !__builtin_mul_overflow(*k, c->kernel_w, k);
+}
+
 /* Prefetches (into L2 and closer) the bytes of the bits-wide elements
  * [e0 + i * stride, + kc) of the packed stream q, for i < rows: the next
  * row panel of a compressed A (a_pack) while the current one computes. A

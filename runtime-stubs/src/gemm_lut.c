@@ -395,11 +395,8 @@ coreai_status coreai_conv2d_lut_f32(const coreai_conv2d_lut_params *params, cons
         return COREAI_STATUS_INVALID_ARGUMENT;
     const coreai_conv2d_params *c = &params->conv;
     const int nbits = params->nbits;
-    int64_t k = 0;
-    if (c->groups < 1 || c->in_channels < 0 || c->kernel_h < 0 || c->kernel_w < 0 || c->out_channels < 0 ||
-        __builtin_mul_overflow(c->in_channels / c->groups, c->kernel_h, &k) ||
-        __builtin_mul_overflow(k, c->kernel_w, &k) || params->group_rows <= 0 ||
-        c->out_channels % params->group_rows != 0 ||
+    int64_t k;
+    if (!coreai_conv2d_weight_cols(c, &k) || params->group_rows <= 0 || c->out_channels % params->group_rows != 0 ||
         !(nbits == 1 || nbits == 2 || nbits == 4 || nbits == 6 || nbits == 8) ||
         (c->out_channels > 0 && k > INT64_MAX / 8 / c->out_channels))
         return COREAI_STATUS_INVALID_ARGUMENT;

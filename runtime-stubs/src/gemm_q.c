@@ -1043,13 +1043,18 @@ Q_INLINE void q_apack_fmt(const q_weight *w, coreai_int_format f, int64_t i0, in
         int64_t p = 0;
 #ifdef Q_VECTOR
         if (!q_exact(w) && w->block % 16 == 0 && pc % 16 == 0) {
-            for (; p + 16 <= kc; p += 16) {
-                const int64_t bi = o * w->blocks + (pc + p) / w->block, e = o * w->in + pc + p;
-                q_vf v[16 / Q_VL];
-                q_cvt16(f, w->q + (q_is4(f) ? e / 2 : e), Q_SETI(w->zero != NULL ? q_load(f, w->zero, bi) : 0), v);
+            /* block by block: its zero point and scale once, then its 16s */
+            for (int64_t b = pc / w->block; p + 16 <= kc; ++b) {
+                const int64_t bi = o * w->blocks + b, end = (b + 1) * w->block - pc < kc ? (b + 1) * w->block - pc : kc;
+                const q_vi zv = Q_SETI(w->zero != NULL ? q_load(f, w->zero, bi) : 0);
                 const q_vf sv = Q_SET(((const float *)w->scale)[bi]);
-                for (int t = 0; t < 16 / Q_VL; ++t)
-                    Q_STORE(d + p + t * Q_VL, v[t] * sv);
+                for (; p + 16 <= end; p += 16) {
+                    const int64_t e = o * w->in + pc + p;
+                    q_vf v[16 / Q_VL];
+                    q_cvt16(f, w->q + (q_is4(f) ? e / 2 : e), zv, v);
+                    for (int t = 0; t < 16 / Q_VL; ++t)
+                        Q_STORE(d + p + t * Q_VL, v[t] * sv);
+                }
             }
         }
 #endif
@@ -1841,10 +1846,8 @@ coreai_status coreai_conv2d_q_f32(const coreai_conv2d_q_params *params, const fl
         return COREAI_STATUS_INVALID_ARGUMENT;
     const coreai_conv2d_params *c = &params->conv;
     /* the weight as a linear's: out_channels x (cg * kh * kw) */
-    int64_t k = 0;
-    if (c->groups < 1 || c->in_channels < 0 || c->kernel_h < 0 || c->kernel_w < 0 || c->out_channels < 0 ||
-        __builtin_mul_overflow(c->in_channels / c->groups, c->kernel_h, &k) ||
-        __builtin_mul_overflow(k, c->kernel_w, &k))
+    int64_t k;
+    if (!coreai_conv2d_weight_cols(c, &k))
         return COREAI_STATUS_INVALID_ARGUMENT;
     const coreai_linear_q_params lp = {1, k, c->out_channels, params->block, params->format,
                                        COREAI_EPILOGUE_NONE, params->scale_dtype};
