@@ -22,44 +22,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "coreai/kernels.h"
+#include "bench_util.h"
 
 enum { V_F32, V_I8, V_I4, V_N };
 static const char *const v_name[V_N] = {"f32", "int8", "int4"};
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static uint64_t rng = 88172645463325252u;
-static uint32_t next(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)(rng >> 32);
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n);
-    if (p == NULL) {
-        fprintf(stderr, "bench_conv_q: out of memory\n");
-        exit(1);
-    }
-    return p;
-}
 
 typedef struct shape {
     int64_t c, hw, o, k;

@@ -23,9 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "coreai/kernels.h"
+#include "bench_util.h"
 
 enum { V_F32, V_I8, V_I4, V_I8A, V_I4A, V_N };
 static const char *const v_name[V_N] = {"f32", "int8", "int4", "int8a8", "int4a8"};
@@ -35,38 +35,6 @@ typedef struct layer {
     uint8_t *q8, *q4;     /* i8, i4 */
     float *scale;         /* [dim][dim / 32], shared by int8 and int4 */
 } layer;
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static uint64_t rng = 88172645463325252u;
-static uint32_t next(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)(rng >> 32);
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n);
-    if (p == NULL) {
-        fprintf(stderr, "bench_linear_q: out of memory\n");
-        exit(1);
-    }
-    return p;
-}
 
 static void *q_scratch; /* the q8a scratch of PREFILL rows (coreai_linear_q_f32 needs none) */
 

@@ -37,19 +37,64 @@ static void check(const float *got, const double *want, const double *mag, int64
     }
 }
 
+/* out (computed with scratch, which may be NULL) against the definition on
+ * the f32 weight w [out][cg*kh*kw] (the test's own dequantization or
+ * lookup), summed in double; and, for groups the f32 kernel runs as the
+ * implicit GEMM, bit for bit against coreai_conv2d_ws_f32 on w with the
+ * same scratch (so the same k blocks). */
+static void verify(const coreai_conv2d_params *p, const float *x, const float *w, const float *bias,
+                   const float *out, float *scratch, const char *what)
+{
+    const int64_t G = p->groups, cg = p->in_channels / G, og = p->out_channels / G, O = p->out_channels;
+    const int64_t k = cg * p->kernel_h * p->kernel_w, no = p->batch * O * p->out_h * p->out_w;
+    double *ref = ref_alloc_d(no), *mag = ref_alloc_d(no);
+    for (int64_t n = 0; n < p->batch; ++n)
+        for (int64_t o = 0; o < O; ++o)
+            for (int64_t i = 0; i < p->out_h; ++i)
+                for (int64_t j = 0; j < p->out_w; ++j) {
+                    double sum = bias != NULL ? bias[o] : 0.0, m = fabs(sum);
+                    for (int64_t ci = 0; ci < cg; ++ci)
+                        for (int64_t a = 0; a < p->kernel_h; ++a)
+                            for (int64_t e = 0; e < p->kernel_w; ++e) {
+                                const int64_t y = i * p->stride_h - p->pad_top + a * p->dilation_h;
+                                const int64_t xx = j * p->stride_w - p->pad_left + e * p->dilation_w;
+                                if (y < 0 || y >= p->in_h || xx < 0 || xx >= p->in_w)
+                                    continue;
+                                const int64_t ic = (o / og) * cg + ci;
+                                const double t = (double)x[((n * p->in_channels + ic) * p->in_h + y) * p->in_w + xx] *
+                                                 w[o * k + (ci * p->kernel_h + a) * p->kernel_w + e];
+                                sum += t;
+                                m += fabs(t);
+                            }
+                    ref[((n * O + o) * p->out_h + i) * p->out_w + j] = sum;
+                    mag[((n * O + o) * p->out_h + i) * p->out_w + j] = m;
+                }
+    check(out, ref, mag, no, k, what);
+    if (og >= COREAI_CONV2D_GEMM_MIN_OUT) {
+        float *want = ref_alloc_f(no);
+        assert_int_equal(coreai_conv2d_ws_f32(p, x, w, bias, want, scratch), COREAI_STATUS_OK);
+        for (int64_t i = 0; i < no; ++i)
+            if (memcmp(&out[i], &want[i], sizeof(float)) != 0)
+                fail_msg("%s: out[%lld] = %.9g, the f32 convolution on the same weight %.9g", what, (long long)i,
+                         (double)out[i], (double)want[i]);
+        free(want);
+    }
+    free(ref);
+    free(mag);
+}
+
 static void run_case(ref_rng *r, const ccase *c)
 {
     const coreai_conv2d_params *p = &c->p;
-    const int64_t G = p->groups, cg = p->in_channels / G, og = p->out_channels / G;
-    const int64_t k = cg * p->kernel_h * p->kernel_w, O = p->out_channels, nb = k / c->block;
+    const int64_t G = p->groups, k = p->in_channels / G * p->kernel_h * p->kernel_w;
+    const int64_t O = p->out_channels, nb = k / c->block;
     const int64_t nx = p->batch * p->in_channels * p->in_h * p->in_w, no = p->batch * O * p->out_h * p->out_w;
     const int64_t qn = stream_bytes(c->f, O * k), zn = stream_bytes(c->f, O * nb);
     uint8_t *q = malloc((size_t)qn + 1), *z = malloc((size_t)zn + 1);
     void *s = malloc(sizeof(float) * (size_t)(O * nb + 1)), *mv = malloc(sizeof(float) * (size_t)(O * nb + 1));
     double *sd = malloc(sizeof(double) * (size_t)(O * nb + 1)), *md = malloc(sizeof(double) * (size_t)(O * nb + 1));
     float *x = ref_alloc_f(nx), *w = ref_alloc_f(O * k), *bias = ref_alloc_f(O);
-    float *out = ref_alloc_f(no), *want = ref_alloc_f(no);
-    double *ref = ref_alloc_d(no), *mag = ref_alloc_d(no);
+    float *out = ref_alloc_f(no);
     assert_non_null(q);
     assert_non_null(z);
     assert_non_null(s);
@@ -77,28 +122,6 @@ static void run_case(ref_rng *r, const ccase *c)
                 v = ref_round(c->sdt, (double)(float)(v + md[b]));
             w[o * k + i] = (float)v;
         }
-    /* the definition, in double, on the dequantized weight */
-    for (int64_t n = 0; n < p->batch; ++n)
-        for (int64_t o = 0; o < O; ++o)
-            for (int64_t i = 0; i < p->out_h; ++i)
-                for (int64_t j = 0; j < p->out_w; ++j) {
-                    double sum = c->bias ? bias[o] : 0.0, m = fabs(sum);
-                    for (int64_t ci = 0; ci < cg; ++ci)
-                        for (int64_t a = 0; a < p->kernel_h; ++a)
-                            for (int64_t e = 0; e < p->kernel_w; ++e) {
-                                const int64_t y = i * p->stride_h - p->pad_top + a * p->dilation_h;
-                                const int64_t xx = j * p->stride_w - p->pad_left + e * p->dilation_w;
-                                if (y < 0 || y >= p->in_h || xx < 0 || xx >= p->in_w)
-                                    continue;
-                                const int64_t ic = (o / og) * cg + ci;
-                                const double t = (double)x[((n * p->in_channels + ic) * p->in_h + y) * p->in_w + xx] *
-                                                 w[o * k + (ci * p->kernel_h + a) * p->kernel_w + e];
-                                sum += t;
-                                m += fabs(t);
-                            }
-                    ref[((n * O + o) * p->out_h + i) * p->out_w + j] = sum;
-                    mag[((n * O + o) * p->out_h + i) * p->out_w + j] = m;
-                }
     const coreai_conv2d_q_params qp = {*p, c->block, c->f, c->sdt};
     const int64_t ns = (int64_t)(coreai_conv2d_q_f32_scratch_size(&qp) / sizeof(float));
     assert_int_equal(ns, (int64_t)(coreai_conv2d_f32_scratch_size(p) / sizeof(float)));
@@ -119,21 +142,13 @@ static void run_case(ref_rng *r, const ccase *c)
              (long long)p->batch, (long long)p->in_channels, (long long)p->in_h, (long long)p->in_w, (long long)O,
              (long long)p->kernel_h, (long long)p->kernel_w, (long long)p->stride_h, (long long)p->pad_top,
              (long long)G, (long long)c->block, (int)c->f, c->zero, c->sdt, c->minval, c->bias);
-    check(out, ref, mag, no, k, what);
+    verify(p, x, w, c->bias ? bias : NULL, out, ns > 0 ? scratch : NULL, what);
     /* the stack path (no scratch: other k blocks, so other bits) */
     float *out2 = ref_alloc_f(no);
     assert_int_equal(coreai_conv2d_q_f32(&qp, x, q, s, c->zero ? z : NULL, c->minval ? mv : NULL,
                                          c->bias ? bias : NULL, out2, NULL),
                      COREAI_STATUS_OK);
-    check(out2, ref, mag, no, k, what);
-    if (og >= COREAI_CONV2D_GEMM_MIN_OUT) {
-        assert_int_equal(coreai_conv2d_ws_f32(p, x, w, c->bias ? bias : NULL, want, ns > 0 ? scratch : NULL),
-                         COREAI_STATUS_OK);
-        for (int64_t i = 0; i < no; ++i)
-            if (memcmp(&out[i], &want[i], sizeof(float)) != 0)
-                fail_msg("%s: out[%lld] = %.9g, the f32 convolution on the dequantized weight %.9g", what,
-                         (long long)i, (double)out[i], (double)want[i]);
-    }
+    verify(p, x, w, c->bias ? bias : NULL, out2, NULL, what);
     free(q);
     free(z);
     free(s);
@@ -145,9 +160,6 @@ static void run_case(ref_rng *r, const ccase *c)
     free(bias);
     free(out);
     free(out2);
-    free(want);
-    free(ref);
-    free(mag);
     free(scratch);
 }
 
@@ -221,8 +233,8 @@ static uint32_t ref_index(const uint8_t *d, int nbits, int64_t e)
  * same checks as run_case. */
 static void run_lut(ref_rng *r, const coreai_conv2d_params *p, int nbits, int64_t group_rows, int with_bias)
 {
-    const int64_t G = p->groups, cg = p->in_channels / G, og = p->out_channels / G;
-    const int64_t k = cg * p->kernel_h * p->kernel_w, O = p->out_channels, tables = O / group_rows;
+    const int64_t G = p->groups, k = p->in_channels / G * p->kernel_h * p->kernel_w;
+    const int64_t O = p->out_channels, tables = O / group_rows;
     const int64_t nx = p->batch * p->in_channels * p->in_h * p->in_w, no = p->batch * O * p->out_h * p->out_w;
     const int64_t ib = (O * k * nbits + 7) / 8;
     uint8_t *idx = malloc((size_t)ib + 1);
@@ -230,35 +242,13 @@ static void run_lut(ref_rng *r, const coreai_conv2d_params *p, int nbits, int64_
     for (int64_t i = 0; i < ib; ++i)
         idx[i] = (uint8_t)ref_next(r);
     float *lut = ref_alloc_f(tables << nbits), *x = ref_alloc_f(nx), *w = ref_alloc_f(O * k);
-    float *bias = ref_alloc_f(O), *out = ref_alloc_f(no), *want = ref_alloc_f(no);
-    double *ref = ref_alloc_d(no), *mag = ref_alloc_d(no);
+    float *bias = ref_alloc_f(O), *out = ref_alloc_f(no);
     ref_fill(r, lut, tables << nbits, -1.0, 1.0);
     ref_fill(r, x, nx, -1.0, 1.0);
     ref_fill(r, bias, O, -1.0, 1.0);
     for (int64_t o = 0; o < O; ++o)
         for (int64_t i = 0; i < k; ++i)
             w[o * k + i] = lut[((o / group_rows) << nbits) + ref_index(idx, nbits, o * k + i)];
-    for (int64_t n = 0; n < p->batch; ++n)
-        for (int64_t o = 0; o < O; ++o)
-            for (int64_t i = 0; i < p->out_h; ++i)
-                for (int64_t j = 0; j < p->out_w; ++j) {
-                    double sum = with_bias ? bias[o] : 0.0, m = fabs(sum);
-                    for (int64_t ci = 0; ci < cg; ++ci)
-                        for (int64_t a = 0; a < p->kernel_h; ++a)
-                            for (int64_t e = 0; e < p->kernel_w; ++e) {
-                                const int64_t y = i * p->stride_h - p->pad_top + a * p->dilation_h;
-                                const int64_t xx = j * p->stride_w - p->pad_left + e * p->dilation_w;
-                                if (y < 0 || y >= p->in_h || xx < 0 || xx >= p->in_w)
-                                    continue;
-                                const int64_t ic = (o / og) * cg + ci;
-                                const double t = (double)x[((n * p->in_channels + ic) * p->in_h + y) * p->in_w + xx] *
-                                                 w[o * k + (ci * p->kernel_h + a) * p->kernel_w + e];
-                                sum += t;
-                                m += fabs(t);
-                            }
-                    ref[((n * O + o) * p->out_h + i) * p->out_w + j] = sum;
-                    mag[((n * O + o) * p->out_h + i) * p->out_w + j] = m;
-                }
     const coreai_conv2d_lut_params lp = {*p, nbits, group_rows};
     const int64_t ns = (int64_t)(coreai_conv2d_lut_f32_scratch_size(&lp) / sizeof(float));
     float *scratch = ref_alloc_f(ns + 16);
@@ -270,24 +260,13 @@ static void run_lut(ref_rng *r, const coreai_conv2d_params *p, int nbits, int64_
     snprintf(what, sizeof what, "conv_lut C%lld O%lld k%lldx%lld g%lld nbits %d group_rows %lld",
              (long long)p->in_channels, (long long)O, (long long)p->kernel_h, (long long)p->kernel_w, (long long)G,
              nbits, (long long)group_rows);
-    check(out, ref, mag, no, k, what);
-    if (og >= COREAI_CONV2D_GEMM_MIN_OUT) {
-        assert_int_equal(coreai_conv2d_ws_f32(p, x, w, with_bias ? bias : NULL, want, ns > 0 ? scratch : NULL),
-                         COREAI_STATUS_OK);
-        for (int64_t i = 0; i < no; ++i)
-            if (memcmp(&out[i], &want[i], sizeof(float)) != 0)
-                fail_msg("%s: out[%lld] = %.9g, the f32 convolution on the looked-up weight %.9g", what,
-                         (long long)i, (double)out[i], (double)want[i]);
-    }
+    verify(p, x, w, with_bias ? bias : NULL, out, ns > 0 ? scratch : NULL, what);
     free(idx);
     free(lut);
     free(x);
     free(w);
     free(bias);
     free(out);
-    free(want);
-    free(ref);
-    free(mag);
     free(scratch);
 }
 
