@@ -15,6 +15,7 @@
 #include "cname.h"
 #include "coreai/runtime.h"
 #include "dce.h"
+#include "lut_widen.h"
 #include "emit.h"
 #include "load.h"
 #include "output.h"
@@ -313,7 +314,12 @@ static void print_compressed_weights(const cg_program_plan *plan)
 static int run_generate(void *ctx, const cli *c, cg_module *m, cg_diag *diag)
 {
     const char *prefix = c->prefix ? c->prefix : default_prefix(ctx, c->model);
-    /* before anything decides by a value's uses (dce.h) */
+    /* before anything decides by a value's uses (dce.h); the widened
+     * tables' casts are dead ops too (lut_widen.h) */
+    if (cg_module_widen_luts(m) == (size_t)-1) {
+        fprintf(stderr, "coreai-gen: error: out of memory\n");
+        return EXIT_INVALID;
+    }
     cg_module_remove_dead_ops(m);
     const cg_plan_options plan_opt = {.composite_kernels = c->composite_kernels, .fuse_elementwise = c->fuse};
     cg_program_plan *plan = cg_program_plan_build_with(ctx, m, &plan_opt);

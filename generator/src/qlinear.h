@@ -16,7 +16,8 @@
  * block even. The constants are emitted as stored (the kernel reads the
  * model's layout), the dequantizing op and the cast emit nothing and their
  * results take no workspace. Likewise a coreai.lut_to_dense of constant
- * indices [out][in] and f32 tables, one value per index (vector_size 1),
+ * indices [out][in] and f32 tables (f16 / bf16 ones widened before,
+ * lut_widen.h), one value per index (vector_size 1),
  * one table per tensor or per group of output channels. A coreai.conv2d
  * on such a weight runs coreai_conv2d_q_f32 or coreai_conv2d_lut_f32
  * (cg_qconv_match). Any other layer falls back.

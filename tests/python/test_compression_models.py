@@ -123,7 +123,7 @@ def test_quantize_weights_replaces_layers():
 
 
 @pytest.mark.parametrize("how", ["int8-block16", "int4-block8", "uint4-zp-channel", "int4-f16-scale", "pal2",
-                                 "pal4-group4", "pal6"])
+                                 "pal4-group4", "pal6", "pal4-f16-lut"])
 def test_compressed_model_converted_matches_eager(how, coreai_gen, c_compiler, tmp_path):
     net = Net()
     if how == "int8-block16":
@@ -138,6 +138,8 @@ def test_compressed_model_converted_matches_eager(how, coreai_gen, c_compiler, t
         m = palettize_weights(net, nbits=2)
     elif how == "pal4-group4":
         m = palettize_weights(net, nbits=4, group_size=2)
+    elif how == "pal4-f16-lut":
+        m = palettize_weights(net, nbits=4, group_size=2, lut_dtype=torch.float16)
     else:
         m = palettize_weights(net, nbits=6)
     x = torch.randn(2, 8, 4, 4, generator=torch.Generator().manual_seed(4))
@@ -165,14 +167,16 @@ def test_compressed_model_converted_matches_eager(how, coreai_gen, c_compiler, t
     for ln in lines:
         numel = int(np.prod([int(d) for d in ln[4][len("tensor<"):].split("x")[:-1]]))
         dtype = ln[4].split("x")[-1].rstrip(">")
-        dense = 2 if how == "int4-f16-scale" else 4  # the scale's dtype is the dense weight's
+        # the scale's dtype is the dense weight's; an f16 table is widened
+        # to f32 at generation time, and its lookup with it (lut_widen.h)
+        dense = 2 if how == "int4-f16-scale" else 4
         assert int(ln[6]) == (numel * bits[dtype] + 7) // 8 and int(ln[8]) == dense * numel
         # an f16 weight is cast to the f32 the layer computes in
         consumers = ("coreai.cast",) if how == "int4-f16-scale" else ("coreai.linear", "coreai.conv2d")
         assert ln[10] in consumers, ln
         # every layer runs on its compressed weight: blockwise
         # (coreai_linear_q_f32, coreai_conv2d_q_f32; an f16 one through its
-        # cast) and on an f32 palette (coreai_linear_lut_f32,
+        # cast) and on a palette (coreai_linear_lut_f32,
         # coreai_conv2d_lut_f32)
         assert ln[3] in ("blockwise_shift_scale", "lut_to_dense")
         assert ln[-2:] == ["path", "fused"], ln
@@ -264,17 +268,23 @@ def test_fused_conv_matches_eager(nbits, block_size, symmetric, groups, stride, 
         assert src.count("coreai_conv2d_q_f32(") == 2 and "coreai_shift_scale(" not in src
 
 
-@pytest.mark.parametrize("nbits,group_size,rows,features", [(4, None, 1, 64), (2, 8, 8, 64), (6, None, 3, 300),
-                                                            (1, 32, 5, 64), (8, 16, 1, 300)])
-def test_fused_palettized_linear_matches_eager(nbits, group_size, rows, features, coreai_gen, c_compiler, tmp_path):
+@pytest.mark.parametrize("nbits,group_size,rows,features,lut_dtype",
+                         [(4, None, 1, 64, torch.float32), (2, 8, 8, 64, torch.float32),
+                          (6, None, 3, 300, torch.float32), (1, 32, 5, 64, torch.float32),
+                          (8, 16, 1, 300, torch.float32), (4, 16, 1, 64, torch.float16),
+                          (4, None, 8, 64, torch.bfloat16), (6, 8, 5, 300, torch.float16)])
+def test_fused_palettized_linear_matches_eager(nbits, group_size, rows, features, lut_dtype, coreai_gen, c_compiler,
+                                               tmp_path):
     """Linears on palettized weights kept as indices and tables
     (coreai_linear_lut_f32): every index width, one table per tensor or per
     group of outputs, 300 inputs (more than the kernel's 256-weight chunk,
     and 6-bit indices straddling bytes), a relu in the first layer's
-    epilogue and a bias; against the palettized model in eager PyTorch."""
+    epilogue and a bias; against the palettized model in eager PyTorch.
+    f16 and bf16 tables (an f16 lookup cast to the layer's f32) run fused
+    too, on the table widened at generation time (lut_widen.h)."""
     torch.manual_seed(12)
     net = nn.Sequential(nn.Linear(features, 96), nn.ReLU(), nn.Linear(96, 32, bias=False)).eval()
-    m = palettize_weights(net, nbits=nbits, group_size=group_size)
+    m = palettize_weights(net, nbits=nbits, group_size=group_size, lut_dtype=lut_dtype)
     x = torch.randn(rows, features, generator=torch.Generator().manual_seed(5))
     with torch.no_grad():
         want = m(x)
