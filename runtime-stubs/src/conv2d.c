@@ -670,6 +670,11 @@ coreai_status coreai_conv2d_gemm_a(const coreai_conv2d_params *params, const flo
 {
     if (params == NULL || x == NULL || a_pack == NULL || out == NULL || !conv_params_valid(params))
         return COREAI_STATUS_INVALID_ARGUMENT;
+    /* groups of fewer than COREAI_CONV2D_GEMM_MIN_OUT outputs run the GEMM
+     * here too, but their scratch size is 0: a buffer of that size (a
+     * malloc(0)'s) must not be written, so their blocks go on the stack */
+    if (coreai_conv2d_f32_scratch_size(params) == 0)
+        scratch = NULL;
     conv_gemm(params, x, NULL, a_pack, a_ctx, bias, out, scratch);
     return COREAI_STATUS_OK;
 }

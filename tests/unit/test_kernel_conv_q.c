@@ -130,8 +130,10 @@ static void run_case(ref_rng *r, const ccase *c)
         scratch[i] = -777.0f;
     for (int64_t i = 0; i < no; ++i)
         out[i] = NAN;
+    /* a buffer of the size asked for, even 0 (what malloc(0) may give):
+     * nothing past it is written */
     assert_int_equal(coreai_conv2d_q_f32(&qp, x, q, s, c->zero ? z : NULL, c->minval ? mv : NULL,
-                                         c->bias ? bias : NULL, out, ns > 0 ? scratch : NULL),
+                                         c->bias ? bias : NULL, out, scratch),
                      COREAI_STATUS_OK);
     for (int64_t i = ns; i < ns + 16; ++i)
         assert_true(scratch[i] == -777.0f);
@@ -252,10 +254,14 @@ static void run_lut(ref_rng *r, const coreai_conv2d_params *p, int nbits, int64_
     const coreai_conv2d_lut_params lp = {*p, nbits, group_rows};
     const int64_t ns = (int64_t)(coreai_conv2d_lut_f32_scratch_size(&lp) / sizeof(float));
     float *scratch = ref_alloc_f(ns + 16);
+    for (int64_t i = 0; i < ns + 16; ++i)
+        scratch[i] = -777.0f;
     for (int64_t i = 0; i < no; ++i)
         out[i] = NAN;
-    assert_int_equal(coreai_conv2d_lut_f32(&lp, x, idx, lut, with_bias ? bias : NULL, out, ns > 0 ? scratch : NULL),
+    assert_int_equal(coreai_conv2d_lut_f32(&lp, x, idx, lut, with_bias ? bias : NULL, out, scratch),
                      COREAI_STATUS_OK);
+    for (int64_t i = ns; i < ns + 16; ++i)
+        assert_true(scratch[i] == -777.0f); /* as above: even a 0-byte buffer */
     char what[200];
     snprintf(what, sizeof what, "conv_lut C%lld O%lld k%lldx%lld g%lld nbits %d group_rows %lld",
              (long long)p->in_channels, (long long)O, (long long)p->kernel_h, (long long)p->kernel_w, (long long)G,
