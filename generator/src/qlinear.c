@@ -126,8 +126,10 @@ static bool match_weight(const cg_value *w, int rank, cg_qlinear *q)
             return false;
         block = in;
     }
+    /* a linear's 4-bit blocks are whole bytes; a convolution's may start
+     * mid-byte (coreai_conv2d_q_f32) */
     if (block <= 0 || in % block != 0 ||
-        ((data->type.dtype == CG_DTYPE_I4 || data->type.dtype == CG_DTYPE_U4) && block % 2 != 0) ||
+        ((data->type.dtype == CG_DTYPE_I4 || data->type.dtype == CG_DTYPE_U4) && block % 2 != 0 && rank == 2) ||
         (zero != NULL && zero->type.dtype != data->type.dtype))
         return false;
     if (q != NULL)

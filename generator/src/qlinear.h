@@ -13,7 +13,7 @@
  * [out][in / block] ([out] for dequantize), an optional zero point of the
  * data's dtype and the scale's shape, and (blockwise_shift_scale, with a
  * zero point) an optional minval of the scale's dtype and shape; a 4-bit
- * block even. The constants are emitted as stored (the kernel reads the
+ * block even for a linear (a convolution's may be odd). The constants are emitted as stored (the kernel reads the
  * model's layout), the dequantizing op and the cast emit nothing and their
  * results take no workspace. Likewise a coreai.lut_to_dense of constant
  * indices [out][in] and f32 tables (f16 / bf16 ones widened before,

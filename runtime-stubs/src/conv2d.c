@@ -5,8 +5,9 @@
  * is A as it is stored ([og][cg*kh*kw], row-major), and the im2col matrix is
  * B, packed block by block straight from the input into the GEMM's panel
  * layout, so the output lands in NCHW with no transpose and the bias is the
- * GEMM's row bias. Smaller groups (depthwise) use the direct loops below,
- * where a GEMM with one or two rows would waste the register tile.
+ * GEMM's row bias. Smaller groups use the direct loops below, where a GEMM
+ * with one or two rows would waste the register tile; depthwise ones (one
+ * input channel per group) conv_depthwise.c's flat bands.
  * coreai_conv2d_gemm_a runs the same implicit GEMM with A from a function
  * (gemm_internal.h): coreai_conv2d_q_f32's compressed weight.
  */
@@ -15,6 +16,7 @@
 
 #include <string.h>
 
+#include "conv_depthwise.h"
 #include "gemm_internal.h"
 #include "parallel.h"
 #include "window.h"
@@ -675,7 +677,10 @@ coreai_status coreai_conv2d_gemm_a(const coreai_conv2d_params *params, const flo
      * malloc(0)'s) must not be written, so their blocks go on the stack */
     if (coreai_conv2d_f32_scratch_size(params) == 0)
         scratch = NULL;
-    conv_gemm(params, x, NULL, a_pack, a_ctx, bias, out, scratch);
+    /* depthwise: each channel's few weights dequantized as it is computed */
+    if (params->out_channels / params->groups >= COREAI_CONV2D_GEMM_MIN_OUT ||
+        !coreai_conv2d_depthwise(params, x, NULL, a_pack, a_ctx, bias, out))
+        conv_gemm(params, x, NULL, a_pack, a_ctx, bias, out, scratch);
     return COREAI_STATUS_OK;
 }
 
@@ -686,7 +691,7 @@ coreai_status coreai_conv2d_ws_f32(const coreai_conv2d_params *params, const flo
         return COREAI_STATUS_INVALID_ARGUMENT;
     if (params->out_channels / params->groups >= COREAI_CONV2D_GEMM_MIN_OUT)
         conv_gemm(params, x, weight, NULL, NULL, bias, out, scratch);
-    else
+    else if (!coreai_conv2d_depthwise(params, x, weight, NULL, NULL, bias, out))
         conv_direct(params, x, weight, bias, out);
     return COREAI_STATUS_OK;
 }

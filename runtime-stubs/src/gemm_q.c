@@ -1789,7 +1789,9 @@ static Q8X_TARGET void q8x_task(void *arg, int64_t t)
 
 /* ---- entry --------------------------------------------------------------- */
 
-static int q_shape_ok(const coreai_linear_q_params *p)
+/* A linear's 4-bit blocks are whole bytes (its vector paths read bytes);
+ * a convolution's need not be (odd_blocks: q_apack reads any nibble). */
+static int q_shape_ok_blocks(const coreai_linear_q_params *p, int odd_blocks)
 {
     const int64_t rows = p->rows, in = p->in_features, outf = p->out_features;
     if (rows < 0 || in < 0 || outf < 0 || p->block <= 0 || in % p->block != 0)
@@ -1797,7 +1799,7 @@ static int q_shape_ok(const coreai_linear_q_params *p)
     if (p->format != COREAI_INT_I8 && p->format != COREAI_INT_U8 && p->format != COREAI_INT_I4 &&
         p->format != COREAI_INT_U4)
         return 0;
-    if (q_is4(p->format) && p->block % 2 != 0)
+    if (q_is4(p->format) && p->block % 2 != 0 && !odd_blocks)
         return 0;
     if (p->scale_dtype != COREAI_DTYPE_F32 && p->scale_dtype != COREAI_DTYPE_F16 &&
         p->scale_dtype != COREAI_DTYPE_BF16)
@@ -1807,6 +1809,8 @@ static int q_shape_ok(const coreai_linear_q_params *p)
         return 0;
     return coreai_gemm_packed_count(in, outf) >= 0;
 }
+
+static int q_shape_ok(const coreai_linear_q_params *p) { return q_shape_ok_blocks(p, 0); }
 
 coreai_status coreai_linear_q_f32(const coreai_linear_q_params *params, const float *x, const uint8_t *weight,
                                   const void *scale, const uint8_t *zero_point, const void *minval, const float *bias,
@@ -1851,7 +1855,7 @@ coreai_status coreai_conv2d_q_f32(const coreai_conv2d_q_params *params, const fl
         return COREAI_STATUS_INVALID_ARGUMENT;
     const coreai_linear_q_params lp = {1, k, c->out_channels, params->block, params->format,
                                        COREAI_EPILOGUE_NONE, params->scale_dtype};
-    if (!q_shape_ok(&lp))
+    if (!q_shape_ok_blocks(&lp, 1))
         return COREAI_STATUS_INVALID_ARGUMENT;
     const q_weight w = {weight, scale, zero_point, minval, k, params->block, k / params->block, params->format,
                         params->scale_dtype};

@@ -21,6 +21,7 @@
 
 #include <string.h>
 
+#include "conv_depthwise.h"
 #include "gemm_internal.h"
 
 #define ISA_CAT2(a, b) a##b
@@ -124,6 +125,10 @@ static void isa_append(char *buf, size_t cap, const char *s)
       (const coreai_conv2d_params *params, const float *x, coreai_gemm_pack_a_fn a_pack,              \
        const void *a_ctx, const float *bias, float *out, void *scratch),                               \
       (params, x, a_pack, a_ctx, bias, out, scratch))                                                  \
+    X(s, int, coreai_conv2d_depthwise,                                                                 \
+      (const coreai_conv2d_params *p, const float *x, const float *weight, coreai_gemm_pack_a_fn a_pack, \
+       const void *a_ctx, const float *bias, float *out),                                              \
+      (p, x, weight, a_pack, a_ctx, bias, out))                                                        \
     X(s, coreai_status, coreai_softmax_f32,                                                            \
       (const coreai_softmax_params *params, const float *x, float *out), (params, x, out))            \
     X(s, coreai_status, coreai_log_softmax_f32,                                                        \

@@ -52,6 +52,8 @@
 #define coreai_conv2d_f32 COREAI_ISA_NAME(coreai_conv2d_f32)
 #define coreai_conv2d_ws_f32 COREAI_ISA_NAME(coreai_conv2d_ws_f32)
 #define coreai_conv2d_gemm_a COREAI_ISA_NAME(coreai_conv2d_gemm_a)
+/* conv_depthwise.c */
+#define coreai_conv2d_depthwise COREAI_ISA_NAME(coreai_conv2d_depthwise)
 /* softmax.c, log_softmax.c */
 #define coreai_softmax_f32 COREAI_ISA_NAME(coreai_softmax_f32)
 #define coreai_log_softmax_f32 COREAI_ISA_NAME(coreai_log_softmax_f32)

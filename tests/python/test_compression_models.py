@@ -239,8 +239,8 @@ def test_fused_conv_matches_eager(nbits, block_size, symmetric, groups, stride, 
     """Convolutions on weights kept compressed (coreai_conv2d_q_f32) against
     the compressed model in eager PyTorch: 4 and 8 bits, blocks of input
     channels or one per output channel, zero points, f16 scales, groups,
-    stride 2, batch 2. A depthwise 3 x 3 layer at 4 bits has blocks of 9
-    weights (odd: not whole bytes) and falls back."""
+    stride 2, batch 2; a depthwise 3 x 3 layer at 4 bits, whose blocks of 9
+    weights start mid-byte."""
     torch.manual_seed(21)
     net = nn.Sequential(nn.Conv2d(32, 32, 3, stride=stride, padding=1, groups=groups), nn.ReLU(),
                         nn.Conv2d(32, 16, 1, bias=False)).eval()
@@ -262,7 +262,7 @@ def test_fused_conv_matches_eager(nbits, block_size, symmetric, groups, stride, 
     paths = [ln.split()[-1] for ln in r.stdout.splitlines() if ln.startswith("compressed_weight ")]
     src = (tmp_path / "out" / "m.c").read_text()
     if groups == 32:  # the depthwise layer alone, 4-bit blocks of 9
-        assert paths == ["fallback"] and "coreai_shift_scale(" in src
+        assert paths == ["fused"] and src.count("coreai_conv2d_q_f32(") == 1 and "coreai_shift_scale(" not in src
     else:
         assert paths == ["fused", "fused"]
         assert src.count("coreai_conv2d_q_f32(") == 2 and "coreai_shift_scale(" not in src

@@ -164,6 +164,33 @@ static void test_larger(void **state)
     run(&rng, &odd, 0);
 }
 
+/* Depthwise layers (one input channel per group: conv_depthwise.c) the
+ * size of real ones, so the 8, 4 and 2-vector passes, the stride-2 phase
+ * split and the banding all run: MobileNet's 3 x 3 at strides 1 and 2, 5 x
+ * 5 and ConvNeXt's 7 x 7, a channel multiplier of 2 with dilation, stride
+ * 3, 1 x 1, rows so wide that a band is one output row, and rows too wide
+ * for the stack buffers (the direct loops then). */
+static void test_depthwise(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(1007);
+    static const coreai_conv2d_params cases[] = {
+        {1, 24, 28, 28, 24, 3, 3, 28, 28, 1, 1, 1, 1, 1, 1, 24},
+        {1, 7, 29, 31, 7, 3, 3, 15, 16, 2, 2, 1, 1, 1, 1, 7},
+        {1, 5, 27, 33, 5, 5, 5, 14, 17, 2, 2, 2, 2, 1, 1, 5},
+        {2, 6, 20, 23, 12, 3, 3, 20, 23, 1, 1, 2, 2, 2, 2, 6},
+        {1, 4, 25, 26, 4, 3, 3, 9, 9, 3, 3, 1, 1, 1, 1, 4},
+        {1, 8, 14, 14, 8, 7, 7, 14, 14, 1, 1, 3, 3, 1, 1, 8},
+        {2, 3, 9, 13, 3, 1, 1, 9, 13, 1, 1, 0, 0, 1, 1, 3},
+        {1, 3, 6, 700, 3, 3, 3, 6, 700, 1, 1, 1, 1, 1, 1, 3},
+        {1, 2, 5, 800, 2, 3, 3, 3, 400, 2, 2, 1, 1, 1, 1, 2},
+        {1, 2, 5, 1000, 2, 3, 3, 3, 500, 2, 2, 1, 1, 1, 1, 2},
+        {1, 2, 3, 5000, 2, 3, 3, 3, 5000, 1, 1, 1, 1, 1, 1, 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
+        run(&rng, &cases[i], (int)(i & 1));
+}
+
 /* Output rows of the widths the panel packer treats differently: narrower
  * than a panel (a panel row spans up to five output rows at width 4, the
  * packer's narrowest; 3 goes the other way), wider but not a multiple of 16
@@ -310,6 +337,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random),       cmocka_unit_test(test_all_combinations),
         cmocka_unit_test(test_larger),       cmocka_unit_test(test_panel_rows),
+        cmocka_unit_test(test_depthwise),
         cmocka_unit_test(test_pointwise_and_rows), cmocka_unit_test(test_edges),
         cmocka_unit_test(test_errors),
     };

@@ -6,9 +6,11 @@
  * And bit for bit against coreai_conv2d_ws_f32 on that dequantized weight
  * (what the f32 image runs) for groups of at least
  * COREAI_CONV2D_GEMM_MIN_OUT output channels, where both run the same
- * implicit GEMM. Every format, zero point, scale dtype and minval; blocks
- * of whole 16s (the vector path) and not, one per output channel; groups,
- * strides, padding, K across the GEMM's k blocks; every ISA variant.
+ * implicit GEMM, and for depthwise layers, where both run the same
+ * depthwise loops. Every format, zero point, scale dtype and minval; blocks
+ * of whole 16s (the vector path) and not, odd ones (4-bit blocks starting
+ * mid-byte), one per output channel; groups, depthwise, strides, padding,
+ * K across the GEMM's k blocks; every ISA variant.
  * coreai_conv2d_lut_f32 (a palettized weight) likewise: every index width,
  * rows starting mid-byte, one table per tensor, per channel and per group.
  */
@@ -40,8 +42,9 @@ static void check(const float *got, const double *want, const double *mag, int64
 /* out (computed with scratch, which may be NULL) against the definition on
  * the f32 weight w [out][cg*kh*kw] (the test's own dequantization or
  * lookup), summed in double; and, for groups the f32 kernel runs as the
- * implicit GEMM, bit for bit against coreai_conv2d_ws_f32 on w with the
- * same scratch (so the same k blocks). */
+ * implicit GEMM or as the depthwise loops (one input channel per group),
+ * bit for bit against coreai_conv2d_ws_f32 on w with the same scratch (so
+ * the same k blocks). */
 static void verify(const coreai_conv2d_params *p, const float *x, const float *w, const float *bias,
                    const float *out, float *scratch, const char *what)
 {
@@ -70,7 +73,7 @@ static void verify(const coreai_conv2d_params *p, const float *x, const float *w
                     mag[((n * O + o) * p->out_h + i) * p->out_w + j] = m;
                 }
     check(out, ref, mag, no, k, what);
-    if (og >= COREAI_CONV2D_GEMM_MIN_OUT) {
+    if (og >= COREAI_CONV2D_GEMM_MIN_OUT || cg == 1) {
         float *want = ref_alloc_f(no);
         assert_int_equal(coreai_conv2d_ws_f32(p, x, w, bias, want, scratch), COREAI_STATUS_OK);
         for (int64_t i = 0; i < no; ++i)
@@ -211,6 +214,13 @@ static void test_shapes(void **state)
         {conv(1, 8, 6, 7, 8, 3, 1, 1, 4), 18},         /* groups of 2: below the GEMM's minimum */
         {conv(1, 4, 5, 5, 3, 5, 1, 2, 1), 100},        /* 3 outputs, a 5 x 5 kernel */
         {conv(1, 24, 33, 35, 40, 3, 1, 1, 1), 72},     /* many pixels, rows of 16 and more */
+        /* odd blocks (4-bit ones start mid-byte): K = 45 in runs of 9 */
+        {conv(1, 5, 8, 8, 16, 3, 1, 1, 1), 9},
+        /* depthwise (the depthwise loops, weights dequantized per channel):
+         * a 3 x 3 per channel, a channel multiplier of 2 at stride 2 in
+         * runs of 3 */
+        {conv(1, 16, 14, 15, 16, 3, 1, 1, 16), 9},
+        {conv(2, 6, 12, 12, 12, 3, 2, 1, 6), 3},
     };
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; ++si)
         for (int fi = 0; fi < 4; ++fi) {
@@ -319,9 +329,8 @@ static void test_errors(void **state)
                      COREAI_STATUS_INVALID_ARGUMENT);
     p = ok;
     p.block = 9;
-    p.format = COREAI_INT_I4; /* a 4-bit block must be even (whole bytes) */
-    assert_int_equal(coreai_conv2d_q_f32(&p, x, q, scale, NULL, NULL, NULL, out, NULL),
-                     COREAI_STATUS_INVALID_ARGUMENT);
+    p.format = COREAI_INT_I4; /* an odd 4-bit block (unlike a linear's) */
+    assert_int_equal(coreai_conv2d_q_f32(&p, x, q, scale, NULL, NULL, NULL, out, NULL), COREAI_STATUS_OK);
     p = ok;
     p.format = COREAI_INT_U2;
     assert_int_equal(coreai_conv2d_q_f32(&p, x, q, scale, NULL, NULL, NULL, out, NULL),

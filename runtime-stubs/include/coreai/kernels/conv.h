@@ -91,7 +91,12 @@ coreai_status coreai_conv2d_ws_f32(const coreai_conv2d_params *params, const flo
  * COREAI_CONV2D_GEMM_MIN_OUT output channels, and within f32 rounding of
  * it below (whose direct loops sum in another order). Scratch as
  * coreai_conv2d_ws_f32 (NULL: stack blocks). block > 0 divides
- * cg*kh*kw and is even for 4-bit formats.
+ * cg*kh*kw; with 4-bit formats it may be odd (a depthwise 3 x 3's 9), a
+ * block then starting mid-byte. Depthwise layers (one input channel per
+ * group, fewer than COREAI_CONV2D_GEMM_MIN_OUT outputs per group) run
+ * coreai_conv2d_ws_f32's depthwise loops instead, each channel's weights
+ * dequantized as it is computed: the bits of coreai_conv2d_ws_f32 on the
+ * dequantized weight.
  */
 typedef struct coreai_conv2d_q_params {
     coreai_conv2d_params conv;
