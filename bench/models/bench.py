@@ -292,7 +292,7 @@ def main(argv):
     parser.add_argument("--build", required=True, help="the build directory (build-bench)")
     parser.add_argument("--quick", action="store_true", help="few rounds (smoke run)")
     parser.add_argument("--models", help="comma-separated subset (default: every model of the build this"
-                        " Python can build: resnet18 needs torchvision)")
+                        " Python can build: resnet18 and mobilenetv2 need torchvision)")
     parser.add_argument("--rounds", type=int, help="A/B rounds per model (default 40, --quick 6)")
     parser.add_argument("--block-ms", type=float, help="time per block of calls (default 25, --quick 10)")
     parser.add_argument("--warmup", type=int, help="untimed calls before each block (default 2, --quick 1)")

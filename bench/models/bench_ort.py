@@ -141,7 +141,7 @@ def main(argv):
     parser.add_argument("--build", required=True, help="bench build directory of the default (portable) build")
     parser.add_argument("--native-build", help="bench build directory configured with COREAI_NATIVE=ON")
     parser.add_argument("--models", help="comma-separated subset (default: every model of the build this Python"
-                        " can build: resnet18 needs torchvision)")
+                        " can build: resnet18 and mobilenetv2 need torchvision)")
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--block-ms", type=float, default=20.0)

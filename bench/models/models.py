@@ -14,6 +14,7 @@ saved at build time.
 | llama1024  | the same at dim 1024, 16 heads, seq 128, hidden 2816, x [1, 128, 1024] |
 | convnet    | conv 3->16 3x3 pad 1 -> instance_norm (composite, affine) -> relu -> conv 16->32 3x3 stride 2 pad 1 -> pixel_shuffle 2, x [1, 3, 64, 64] -> [1, 8, 64, 64] |
 | resnet18   | torchvision resnet18 (weights=None: random; BatchNorms given random statistics so the logits are not ~0), x [1, 3, 224, 224] -> [1, 1000]; only with torchvision (the `.venv-vision` environment of docs/model-zoo.md, BENCH_VISION_PYTHON) |
+| mobilenetv2 | torchvision mobilenet_v2, the same way: 17 depthwise 3x3 layers (strides 1 and 2), 1x1 expansions and projections, ReLU6 |
 | qwen2      | Hugging Face transformers Qwen2ForCausalLM built from a config (random weights, no download): 4 layers, hidden 256, 8 heads / 2 KV heads (GQA), qkv bias, intermediate 688, vocab 2048, sdpa attention; input inputs_embeds x [1, 64, 256] (so every input is f32), all-ones attention_mask; output the logits [1, 64, 2048] |
 
 Composite ops (one runtime kernel call each in the generated C):
@@ -57,7 +58,10 @@ MODELS = {
                       target=0.45, title="Llama block d1024 h16 T128 ff2816"),
     "convnet": dict(kind="conv", shape=(1, 3, 64, 64), target=0.45,
                     title="ConvNet 3-16-32 pxshuf x[1,3,64,64]"),
-    "resnet18": dict(kind="tv", shape=(1, 3, 224, 224), target=0.45, title="torchvision resnet18 224x224"),
+    "resnet18": dict(kind="tv", arch="resnet18", shape=(1, 3, 224, 224), target=0.45,
+                     title="torchvision resnet18 224x224"),
+    "mobilenetv2": dict(kind="tv", arch="mobilenet_v2", shape=(1, 3, 224, 224), target=0.45,
+                        title="torchvision mobilenet_v2 224x224"),
     "qwen2": dict(kind="hf", layers=4, dim=256, heads=8, kv_heads=2, hidden=688, vocab=2048, seq=64,
                   shape=(1, 64, 256), target=0.45, title="HF Qwen2 4L d256 h8/2 T64"),
 }
@@ -180,9 +184,13 @@ def build_hf(cfg) -> nn.Module:
 
 # ---- torchvision CNN ----
 
-def build_tv() -> nn.Module:
+#: multiply-adds at 224x224, from torchvision's model cards (Weights.meta["_ops"])
+TV_GMACS = {"resnet18": 1.814, "mobilenet_v2": 0.301}
+
+
+def build_tv(arch: str) -> nn.Module:
     import torchvision
-    model = torchvision.models.resnet18(weights=None)
+    model = getattr(torchvision.models, arch)(weights=None)
     g = torch.Generator().manual_seed(2)
     with torch.no_grad():  # fresh BatchNorms (mean 0, var 1, weight 1, bias 0) would be trivial
         for m in model.modules():
@@ -196,7 +204,7 @@ def build_tv() -> nn.Module:
 
 
 def available(name: str) -> bool:
-    """Whether this Python can build the model (resnet18 needs torchvision)."""
+    """Whether this Python can build the model (the "tv" ones need torchvision)."""
     if MODELS[name]["kind"] == "tv":
         import importlib.util
         return importlib.util.find_spec("torchvision") is not None
@@ -217,7 +225,7 @@ def build(name: str):
     elif kind == "hf":
         model = build_hf(cfg)
     elif kind == "tv":
-        model = build_tv()
+        model = build_tv(cfg["arch"])
     else:
         model = ConvNet()
     model.eval()
@@ -287,7 +295,7 @@ def flops(name: str) -> int:
         attn = b * 2 * (2 * t * t * d)    # QK^T and PV over all heads (heads * head_dim = d)
         return proj + mlp + attn
     if kind == "tv":
-        return 3_628_000_000  # resnet18 at 224x224: 1.814 G multiply-adds (torchvision's model card)
+        return round(2e9 * TV_GMACS[cfg["arch"]])
     if kind == "hf":
         b, t, d = cfg["shape"]
         m, hid, kv = b * t, cfg["hidden"], d // cfg["heads"] * cfg["kv_heads"]
@@ -308,7 +316,8 @@ def flops_formula(name: str) -> str:
     if kind == "llama":
         return "4 proj 2*T*d*d + 3 mlp 2*T*d*hid + attn (QK^T+PV) 2*2*T*T*d (dense)"
     if kind == "tv":
-        return "resnet18 224x224: 1.814 GMAC x 2"
+        arch = MODELS[name]["arch"]
+        return f"{arch} 224x224: {TV_GMACS[arch]} GMAC x 2 (torchvision's model card)"
     if kind == "hf":
         return "layers * (q,o 2*T*d*d + k,v 2*T*d*kv + 3 mlp 2*T*d*hid + attn 2*2*T*T*d) + lm_head 2*T*d*vocab"
     return "2*outputs*Cin*9 per conv: 2*16*64*64*3*9 + 2*32*32*32*16*9"
