@@ -57,6 +57,19 @@ static size_t graph_remove_dead_ops(cg_graph *g)
     return removed;
 }
 
+void cg_graph_drop_op(cg_graph *g, size_t index)
+{
+    cg_op *op = g->ops[index];
+    for (size_t o = 0; o < op->n_operands; o++)
+        op->operands[o]->n_uses--;
+    for (size_t i = index + 1; i < g->n_ops; i++) {
+        g->ops[i - 1] = g->ops[i];
+        g->ops[i - 1]->index = i - 1;
+    }
+    g->n_ops--;
+    recount_last_users(g);
+}
+
 size_t cg_module_remove_dead_ops(cg_module *m)
 {
     size_t removed = 0;

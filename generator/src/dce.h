@@ -24,4 +24,8 @@
  * went. Run after verification, before planning. */
 size_t cg_module_remove_dead_ops(cg_module *m);
 
+/* Removes op `index` of g, whose results nothing reads (an invoke too: the
+ * caller knows its callee need not run), as above. */
+void cg_graph_drop_op(cg_graph *g, size_t index);
+
 #endif /* CG_DCE_H */

@@ -1,6 +1,7 @@
 /*
  * fuzz_generate.c - libFuzzer harness for coreai-gen: load, verify, print,
- * plan and emit one model given as bytes.
+ * rewrite (lut_widen.h, bn_fold.h, dce.h), plan and emit one model given as
+ * bytes.
  *
  * Input: the model file, optionally followed by a NUL byte and the bytes of
  * its weights file (XML cannot contain NUL). The model is written to a
@@ -15,6 +16,7 @@
  * fuzz_replay_main.c into coreai_fuzz_replay for the ctest that replays
  * tests/fuzz/regressions.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,8 +26,11 @@
 #include <libxml/parser.h>
 #include <talloc.h>
 
+#include "bn_fold.h"
+#include "dce.h"
 #include "emit.h"
 #include "load.h"
+#include "lut_widen.h"
 #include "plan.h"
 #include "print.h"
 #include "verify.h"
@@ -107,9 +112,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cg_module *m = cg_module_load(ctx, model_path, &diag);
     if (m && cg_module_verify(m, &diag)) {
         (void)cg_module_print(ctx, m);
+        /* the rewrites coreai-gen generate runs before planning (main.c);
+         * out of memory, it stops there too */
+        const bool rewritten = cg_module_widen_luts(m) != (size_t)-1 && cg_module_fold_batch_norms(m) != (size_t)-1;
+        cg_module_remove_dead_ops(m);
         /* both planner and emitter variants, chosen by the input's length */
         const cg_plan_options opt = {.composite_kernels = (size & 1) == 0, .fuse_elementwise = (size & 2) == 0};
-        cg_program_plan *plan = cg_program_plan_build_with(ctx, m, &opt);
+        cg_program_plan *plan = rewritten ? cg_program_plan_build_with(ctx, m, &opt) : NULL;
         if (plan && !plan->overflow) {
             cg_emit_options eopt = {.prefix = "fuzz", .model_name = "model.xml"};
             cg_emitted_files files;
