@@ -174,8 +174,9 @@ static inline void dw_gather2(float *restrict d, const float *restrict s, int64_
 
 /* The band's phases at buf: output rows [oh0, oh0 + br - di) read phase
  * rows [0, br); then pj + DW_PAD zeros, which the dropped columns of the
- * last row and the last vector of dw_taps read past the end. A phase row is its zero head, the input row's columns
- * b - pad_left, b - pad_left + sw, ... that exist, and a zero tail. */
+ * last row and the last vector of dw_taps read past the end. A phase row
+ * is its zero head, the input row's columns b - pad_left,
+ * b - pad_left + sw, ... that exist, and a zero tail. */
 static void dw_fill(const dw_job *j, const float *plane, int64_t oh0, int64_t br, float *buf)
 {
     const coreai_conv2d_params *p = j->p;
@@ -274,11 +275,11 @@ static void dw_plane(const dw_job *j, int64_t q)
             off[t] = ((int64_t)j->tap_phase[t] * br + j->tap_row[t]) * pj + j->tap_col[t];
         for (int64_t m = 0; m < og; ++m) {
             const int64_t o = g * og + m;
-            const float *w = j->weight + o * taps;
-            if (j->a_pack != NULL) {
+            const float *w = wq;
+            if (j->a_pack != NULL)
                 j->a_pack(j->a_ctx, o, 1, 0, taps, wq, taps);
-                w = wq;
-            }
+            else
+                w = j->weight + o * taps;
             dw_taps(buf, off, w, taps, j->bias != NULL ? j->bias[o] : 0.0f, nr * pj, acc);
             float *dst = j->out + ((n * p->out_channels + o) * OH + oh0) * OW;
             for (int64_t r = 0; r < nr; ++r)
@@ -304,8 +305,8 @@ int coreai_conv2d_depthwise(const coreai_conv2d_params *p, const float *x, const
         p->kernel_w > DW_TAPS || p->kernel_h * p->kernel_w > DW_TAPS || sh > DW_BUF || sw > DW_BUF)
         return 0;
     dw_job j = {p, x, weight, bias, a_pack, a_ctx, out, 0, 0, 0, 1, {0}, {0}, {0}};
-    if (p->out_h == 0 || p->out_w == 0 || p->batch == 0)
-        return 1; /* nothing to write */
+    if (p->out_h == 0 || p->out_w == 0 || p->batch == 0 || p->out_channels == 0)
+        return 1; /* nothing to write (and x may be smaller than its shape) */
     j.pj = p->out_w + (p->kernel_w - 1) * p->dilation_w / sw;
     j.di = (p->kernel_h - 1) * p->dilation_h / sh;
     if (j.pj > DW_BUF)
