@@ -11,12 +11,15 @@
 
 static bool kind_is(const cg_op *op, const char *k) { return strcmp(op->kind, k) == 0; }
 
-/* A constant f32 tensor of n elements, stored whole, read by `uses` ops. */
-static bool f32_const(const cg_value *v, int64_t n, size_t uses)
+/* A constant f32 tensor of n elements, stored whole, no graph output. */
+static bool f32_const(const cg_value *v, int64_t n)
 {
     return v->kind == CG_VALUE_CONST && v->type.dtype == CG_DTYPE_F32 && cg_type_numel(&v->type) == n &&
-           v->data_size == (size_t)n * 4 && !v->is_output && v->n_uses == uses;
+           v->data_size == (size_t)n * 4 && !v->is_output;
 }
+
+/* The same, read by one op alone: the fold may rewrite its bytes. */
+static bool own_f32_const(const cg_value *v, int64_t n) { return f32_const(v, n) && v->n_uses == 1; }
 
 static double load_f32(const cg_value *v, int64_t i)
 {
@@ -68,10 +71,11 @@ static cg_op *foldable(const cg_op *norm)
     if (w->type.rank != 4 || w->type.dims[0] <= 0)
         return NULL;
     const int64_t o = w->type.dims[0];
-    if (!f32_const(w, cg_type_numel(&w->type), 1) || (conv->n_operands == 3 && !f32_const(conv->operands[2], o, 1)))
+    if (!own_f32_const(w, cg_type_numel(&w->type)) ||
+        (conv->n_operands == 3 && !own_f32_const(conv->operands[2], o)))
         return NULL;
     for (size_t i = 1; i < 5; i++)
-        if (!f32_const(norm->operands[i], o, norm->operands[i]->n_uses) || norm->operands[i]->type.rank != 1)
+        if (!f32_const(norm->operands[i], o) || norm->operands[i]->type.rank != 1)
             return NULL;
     /* without a bias, beta becomes it: read by the norm alone */
     if (conv->n_operands == 2 && norm->operands[2]->n_uses != 1)

@@ -11,8 +11,8 @@
  * (r, c) of the band then reads, for tap (kh, kw), element
  * r * pj + c + off(kh, kw) of one phase, so every tap is one contiguous
  * run over all the band's outputs, the columns c >= out_w computed and
- * dropped. The accumulators of 32 outputs stay in registers across all
- * taps. Each output is its bias plus the taps in (kh, kw) order, as the
+ * dropped. The accumulators of up to 8 vectors of outputs stay in
+ * registers across all taps. Each output is its bias plus the taps in (kh, kw) order, as the
  * direct loops sum, and a plane is computed whole by one thread: the same
  * bits for any thread count.
  * Compiled once per ISA variant (isa_names.h).
@@ -20,8 +20,7 @@
 #include "isa_names.h" /* first: renames this file's functions per ISA variant */
 #include "conv_depthwise.h"
 
-#include <string.h>
-
+#include "conv_copy.h"
 #include "parallel.h"
 
 /* Stack of one call: the band's phases (16 KiB) and accumulators (4 KiB). */
@@ -77,69 +76,6 @@ typedef float dw_v __attribute__((vector_size(DW_L * 4), aligned(4), may_alias))
 #define DW_FMA(a, w, x) ((a) + (w) * (x))
 #endif
 
-/* Short fills and copies as inline loops: memset / memcpy calls of a few
- * floats each (a phase row's head, a 7 to 28-column row) cost more than
- * the taps. The empty asm hides the loop from GCC's loop distribution,
- * which would make it a library call again. */
-#if defined(__GNUC__) || defined(__clang__)
-#define DW_OPAQUE(p) __asm__("" : "+r"(p))
-#else
-#define DW_OPAQUE(p) ((void)0)
-#endif
-
-/* The last n % DW_L floats in one masked access where the ISA has one. */
-#if defined(__AVX512F__)
-#define DW_TAIL_LOAD(p, r) _mm512_maskz_loadu_ps((__mmask16)((1u << (r)) - 1u), (p))
-#define DW_TAIL_STORE(p, r, v) _mm512_mask_storeu_ps((p), (__mmask16)((1u << (r)) - 1u), (v))
-#elif defined(DW_LOAD) && defined(__AVX2__)
-static inline __m256i dw_mask(int64_t r)
-{
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)r), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-#define DW_TAIL_LOAD(p, r) _mm256_maskload_ps((p), dw_mask(r))
-#define DW_TAIL_STORE(p, r, v) _mm256_maskstore_ps((p), dw_mask(r), (v))
-#endif
-
-static inline void dw_zero(float *d, int64_t n)
-{
-    int64_t i = 0;
-#ifdef DW_LOAD
-    for (; i + DW_L <= n; i += DW_L) {
-        DW_OPAQUE(d);
-        DW_STORE(d + i, (dw_v){0});
-    }
-#ifdef DW_TAIL_STORE
-    if (i < n)
-        DW_TAIL_STORE(d + i, n - i, (__typeof__(DW_TAIL_LOAD(d, 1))){0});
-    return;
-#endif
-#endif
-    for (; i < n; ++i) {
-        DW_OPAQUE(d);
-        d[i] = 0.0f;
-    }
-}
-
-static inline void dw_copy(float *restrict d, const float *restrict s, int64_t n)
-{
-    int64_t i = 0;
-#ifdef DW_LOAD
-    for (; i + DW_L <= n; i += DW_L) {
-        DW_OPAQUE(d);
-        DW_STORE(d + i, DW_LOAD(s + i));
-    }
-#ifdef DW_TAIL_STORE
-    if (i < n)
-        DW_TAIL_STORE(d + i, n - i, DW_TAIL_LOAD(s + i, n - i));
-    return;
-#endif
-#endif
-    for (; i < n; ++i) {
-        DW_OPAQUE(d);
-        d[i] = s[i];
-    }
-}
-
 /* d[k] = s[2 k], k < n: a row's even columns, two vectors at a time
  * deinterleaved in registers where the ISA has the permute; a vector step
  * reads only what the scalar loop would (s[2 n - 2] is the last). */
@@ -193,23 +129,23 @@ static void dw_fill(const dw_job *j, const float *plane, int64_t oh0, int64_t br
                 float *row = dst + i * pj;
                 const int64_t ih = (oh0 + i) * sh + a - p->pad_top;
                 if (ih < 0 || ih >= p->in_h || c1 == head) {
-                    dw_zero(row, pj);
+                    conv_zero(row, pj);
                     continue;
                 }
                 const float *src = plane + ih * W + (c0 * sw - lead);
-                dw_zero(row, head);
+                conv_zero(row, head);
                 if (sw == 1)
-                    dw_copy(row + c0, src, c1 - c0);
+                    conv_copy(row + c0, src, c1 - c0);
                 else if (sw == 2)
                     dw_gather2(row + c0, src, c1 - c0);
                 else
                     for (int64_t c = c0; c < c1; ++c)
                         row[c] = src[(c - c0) * sw];
-                dw_zero(row + c1, pj - c1);
+                conv_zero(row + c1, pj - c1);
             }
         }
     }
-    dw_zero(buf + sh * sw * br * pj, pj + DW_PAD);
+    conv_zero(buf + sh * sw * br * pj, pj + DW_PAD);
 }
 
 #ifdef DW_LOAD
@@ -283,7 +219,7 @@ static void dw_plane(const dw_job *j, int64_t q)
             dw_taps(buf, off, w, taps, j->bias != NULL ? j->bias[o] : 0.0f, nr * pj, acc);
             float *dst = j->out + ((n * p->out_channels + o) * OH + oh0) * OW;
             for (int64_t r = 0; r < nr; ++r)
-                dw_copy(dst + r * OW, acc + r * pj, OW);
+                conv_copy(dst + r * OW, acc + r * pj, OW);
         }
     }
 }
