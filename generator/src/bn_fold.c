@@ -125,19 +125,8 @@ static bool fold(cg_module *m, cg_graph *g, size_t at, cg_op *conv)
         conv->n_operands = 3;
         beta->n_uses++; /* the norm's use goes with it below */
     }
-    /* the norm's readers read the convolution */
-    cg_value *v = norm->operands[0], *r = norm->results[0];
-    for (size_t k = at + 1; k < g->n_ops; k++)
-        for (size_t i = 0; i < g->ops[k]->n_operands; i++)
-            if (g->ops[k]->operands[i] == r)
-                g->ops[k]->operands[i] = v;
-    v->n_uses += r->n_uses;
-    r->n_uses = 0;
-    for (size_t k = 0; k < g->n_outputs; k++)
-        if (g->outputs[k] == r)
-            g->outputs[k] = v;
-    v->is_output = r->is_output;
-    r->is_output = false;
+    /* the norm's readers (and the graph's outputs) read the convolution */
+    cg_graph_replace_uses(g, norm->results[0], norm->operands[0]);
     cg_graph_drop_op(g, at); /* dce.h keeps invokes */
     drop_if_unread(g, gamma);
     drop_if_unread(g, mean);

@@ -57,6 +57,21 @@ static size_t graph_remove_dead_ops(cg_graph *g)
     return removed;
 }
 
+void cg_graph_replace_uses(cg_graph *g, cg_value *from, cg_value *to)
+{
+    for (size_t i = 0; i < g->n_ops; i++)
+        for (size_t o = 0; o < g->ops[i]->n_operands; o++)
+            if (g->ops[i]->operands[o] == from)
+                g->ops[i]->operands[o] = to;
+    for (size_t i = 0; i < g->n_outputs; i++)
+        if (g->outputs[i] == from)
+            g->outputs[i] = to;
+    to->n_uses += from->n_uses;
+    from->n_uses = 0;
+    to->is_output = to->is_output || from->is_output;
+    from->is_output = false;
+}
+
 void cg_graph_drop_op(cg_graph *g, size_t index)
 {
     cg_op *op = g->ops[index];

@@ -24,6 +24,12 @@
  * went. Run after verification, before planning. */
 size_t cg_module_remove_dead_ops(cg_module *m);
 
+/* Makes every reader of `from` in g (ops and outputs) read `to` instead,
+ * moving its use count and output flag; `from` is then unread (its op is
+ * left for the removal above). For rewrites that replace a value by an
+ * equal one (lut_widen.h, bn_fold.h). */
+void cg_graph_replace_uses(cg_graph *g, cg_value *from, cg_value *to);
+
 /* Removes op `index` of g, whose results nothing reads (an invoke too: the
  * caller knows its callee need not run), as above. */
 void cg_graph_drop_op(cg_graph *g, size_t index);

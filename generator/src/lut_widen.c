@@ -5,6 +5,7 @@
 
 #include <talloc.h>
 
+#include "dce.h"
 #include "ir_half.h"
 #include "lut_widen.h"
 
@@ -67,12 +68,7 @@ static size_t graph_widen_luts(cg_module *m, cg_graph *g)
         r->type.dtype = CG_DTYPE_F32;
         /* the cast's readers read the lookup (the cast still does: dce.h
          * removes it and recounts the last readers) */
-        for (size_t k = i + 1; k < g->n_ops; k++)
-            for (size_t o = 0; o < g->ops[k]->n_operands; o++)
-                if (g->ops[k]->operands[o] == c)
-                    g->ops[k]->operands[o] = r;
-        r->n_uses += c->n_uses;
-        c->n_uses = 0;
+        cg_graph_replace_uses(g, c, r);
         done++;
     }
     return done;
