@@ -224,13 +224,26 @@ static void dw_plane(const dw_job *j, int64_t q)
     }
 }
 
+/* The row path where the ISA has masked loads: AVX-512 and AVX2. */
+#include "conv_depthwise_rows.h"
+#ifndef DW_ROWS_OK
+#define DW_ROWS_OK(p) 0
+#define dw_rows_plane(j, q, zrow) dw_plane(j, q)
+#endif
+
 static void dw_task(void *arg, int64_t t)
 {
     const dw_job *j = arg;
     int64_t lo, hi;
     coreai_par_part(j->p->batch * j->p->groups, j->parts, t, 1, &lo, &hi);
-    for (int64_t q = lo; q < hi; ++q)
-        dw_plane(j, q);
+    if (DW_ROWS_OK(j->p)) {
+        float zrow[DW_BUF]; /* a padding row: the columns a tap may read, zeros */
+        conv_zero(zrow, j->p->in_w);
+        for (int64_t q = lo; q < hi; ++q)
+            dw_rows_plane(j, q, zrow);
+    } else
+        for (int64_t q = lo; q < hi; ++q)
+            dw_plane(j, q);
 }
 
 int coreai_conv2d_depthwise(const coreai_conv2d_params *p, const float *x, const float *weight,

@@ -191,6 +191,39 @@ static void test_depthwise(void **state)
         run(&rng, &cases[i], (int)(i & 1));
 }
 
+/* The shapes of the row path (conv_depthwise_rows.h, AVX-512 and AVX2):
+ * MobileNet's planes at strides 1 and 2 (7-row tiles), heights that leave
+ * a partial 8- or 4-row tile, 3 x 3 and 5 x 5 read input row by input row,
+ * other kernels tap by tap (7 x 7, 1 x 16, unequal strides, dilation),
+ * widths around the vector and the AVX2 bound (16, 17, 32, 33 columns),
+ * padding wider than the kernel's reach on the right. */
+static void test_depthwise_rows(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(1008);
+    static const coreai_conv2d_params cases[] = {
+        {1, 6, 14, 14, 6, 3, 3, 7, 7, 2, 2, 1, 1, 1, 1, 6},
+        {1, 5, 7, 7, 5, 3, 3, 7, 7, 1, 1, 1, 1, 1, 1, 5},
+        {1, 3, 56, 56, 3, 3, 3, 56, 56, 1, 1, 1, 1, 1, 1, 3},
+        {1, 3, 56, 56, 3, 3, 3, 28, 28, 2, 2, 1, 1, 1, 1, 3},
+        {1, 4, 14, 14, 4, 5, 5, 14, 14, 1, 1, 2, 2, 1, 1, 4},
+        {1, 4, 28, 28, 4, 5, 5, 14, 14, 2, 2, 2, 2, 1, 1, 4},
+        {1, 3, 9, 17, 3, 3, 3, 9, 17, 1, 1, 1, 1, 1, 1, 3},
+        {1, 3, 11, 33, 3, 3, 3, 6, 17, 2, 2, 1, 1, 1, 1, 3},
+        {1, 3, 10, 32, 3, 3, 3, 5, 16, 2, 2, 1, 1, 1, 1, 3},
+        {1, 2, 13, 16, 2, 5, 5, 7, 8, 2, 2, 2, 2, 1, 1, 2},
+        {1, 3, 12, 20, 3, 3, 3, 6, 20, 2, 1, 1, 1, 1, 1, 3},
+        {1, 3, 12, 20, 3, 3, 3, 12, 10, 1, 2, 1, 1, 1, 1, 3},
+        {1, 2, 15, 15, 2, 7, 7, 15, 15, 1, 1, 3, 3, 1, 1, 2},
+        {1, 2, 8, 40, 2, 1, 16, 8, 25, 1, 1, 0, 0, 1, 1, 2},
+        {1, 2, 10, 30, 4, 3, 3, 10, 30, 1, 1, 2, 2, 2, 2, 2},
+        {1, 2, 9, 9, 2, 3, 3, 10, 10, 1, 1, 1, 1, 1, 1, 2},
+        {1, 2, 9, 9, 2, 3, 3, 6, 6, 2, 2, 2, 2, 1, 1, 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
+        run(&rng, &cases[i], (int)(i & 1));
+}
+
 /* Output rows of the widths the panel packer treats differently: narrower
  * than a panel (a panel row spans up to five output rows at width 4, the
  * packer's narrowest; 3 goes the other way), wider but not a multiple of 16
@@ -337,7 +370,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random),       cmocka_unit_test(test_all_combinations),
         cmocka_unit_test(test_larger),       cmocka_unit_test(test_panel_rows),
-        cmocka_unit_test(test_depthwise),
+        cmocka_unit_test(test_depthwise), cmocka_unit_test(test_depthwise_rows),
         cmocka_unit_test(test_pointwise_and_rows), cmocka_unit_test(test_edges),
         cmocka_unit_test(test_errors),
     };

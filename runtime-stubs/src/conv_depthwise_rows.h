@@ -1,0 +1,226 @@
+/*
+ * conv_depthwise_rows.h - conv_depthwise.c's row path, included by it
+ * after dw_job: on AVX-512 and AVX2 (masked loads and stores), stride 1
+ * or 2 across, the outputs come straight from the input rows with no
+ * copies.
+ *
+ * A vector holds DWR_L outputs of one row; a tile is R rows of it, R
+ * accumulators in registers across all taps. Tap (kh, kw) of lane c reads
+ * column c * sw + kw * dw - pad_left of its row: one masked load at
+ * stride 1, two and an even-lane permute at stride 2. Masked-off elements
+ * (padding columns) and rows outside the plane (a row of zeros) read as
+ * zeros, so each output is, bit for bit, the bands' sum: its bias plus
+ * every tap in (kh, kw) order, a padded tap adding w * 0. A masked load's
+ * address may lie before its row (left padding) or past the plane (right
+ * padding); the masked-off lanes are not read.
+ */
+#ifndef COREAI_SRC_CONV_DEPTHWISE_ROWS_H
+#define COREAI_SRC_CONV_DEPTHWISE_ROWS_H
+
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__)))
+#include <immintrin.h>
+
+#if defined(__AVX512F__)
+#define DWR_L 16
+#define DWR_RT 0 /* 7 or 8 rows */
+#define DWR_ISA_OK(p) 1
+typedef __m512 dwr_v;
+typedef __mmask16 dwr_m;
+/* lanes e of [0, 16) with a <= e < b */
+static inline dwr_m dwr_run(int64_t a, int64_t b)
+{
+    a = a < 0 ? 0 : a;
+    b = b > 16 ? 16 : b;
+    return b <= a ? 0 : (dwr_m)(((1u << b) - 1u) & ~((1u << a) - 1u));
+}
+#define DWR_SET1(x) _mm512_set1_ps(x)
+#define DWR_FMA(a, w, x) _mm512_fmadd_ps((w), (x), (a))
+#define DWR_LOAD(m, p) _mm512_maskz_loadu_ps((m), (p))
+#define DWR_STORE(p, m, v) _mm512_mask_storeu_ps((p), (m), (v))
+/* lanes 0, 2, ..., 30 of lo:hi */
+#define DWR_EVEN(lo, hi)                                                                                     \
+    _mm512_permutex2var_ps((lo), _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), \
+                           (hi))
+#else
+#define DWR_L 8
+/* 16 registers: tiles of 4 rows (7 spill the tap weights). On Zen 4 the
+ * band path stays faster at stride 1 and on wide rows: this path takes
+ * stride 2 on rows of up to 32 columns (3x faster at 14 x 14, 1.6x at
+ * 28 x 28; about even at 56, 7% slower at 112). */
+#define DWR_RT 4
+#define DWR_ISA_OK(p) ((p)->stride_w == 2 && (p)->in_w <= 32)
+typedef __m256 dwr_v;
+typedef __m256i dwr_m;
+static inline dwr_m dwr_run(int64_t a, int64_t b)
+{
+    a = a < 0 ? 0 : a > 8 ? 8 : a;
+    b = b < 0 ? 0 : b > 8 ? 8 : b;
+    const __m256i e = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    return _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)a), e),
+                               _mm256_cmpgt_epi32(_mm256_set1_epi32((int)b), e));
+}
+#define DWR_SET1(x) _mm256_set1_ps(x)
+#define DWR_FMA(a, w, x) _mm256_fmadd_ps((w), (x), (a))
+#define DWR_LOAD(m, p) _mm256_maskload_ps((p), (m))
+#define DWR_STORE(p, m, v) _mm256_maskstore_ps((p), (m), (v))
+#define DWR_EVEN(lo, hi)                                                                                     \
+    _mm256_castpd_ps(_mm256_permute4x64_pd(                                                                  \
+        _mm256_castps_pd(_mm256_shuffle_ps((lo), (hi), _MM_SHUFFLE(2, 0, 2, 0))), _MM_SHUFFLE(3, 1, 2, 0)))
+#endif
+
+#define DW_ROWS_KW 16
+#define DW_UNROLL _Pragma("GCC unroll 16")
+
+typedef struct dw_cols {
+    int64_t base[DW_ROWS_KW];           /* input column of lane 0, per kw */
+    dwr_m lo[DW_ROWS_KW], hi[DW_ROWS_KW]; /* columns of [base, base + 2 DWR_L) inside the row */
+    dwr_m out;                          /* lanes below out_w */
+} dw_cols;
+
+/* Tap kw's vector of row: the columns base + c * S, c < DWR_L. */
+#define DWR_TAP(row, cc, kw, S)                                                                              \
+    ((S) == 2 ? DWR_EVEN(DWR_LOAD((cc)->lo[kw], (row) + (cc)->base[kw]),                                    \
+                         DWR_LOAD((cc)->hi[kw], (row) + (cc)->base[kw] + DWR_L))                            \
+              : DWR_LOAD((cc)->lo[kw], (row) + (cc)->base[kw]))
+
+/* Any kernel: tap by tap, R rows at a time. */
+static inline __attribute__((always_inline)) void dw_rows_tile(const coreai_conv2d_params *p, const float *plane,
+                                                               const float *zrow, const float *w, float b0,
+                                                               const dw_cols *cc, int64_t r0, int64_t c0, float *dst,
+                                                               const int R, const int S)
+{
+    const int64_t H = p->in_h, W = p->in_w, KW = p->kernel_w;
+    dwr_v acc[8];
+    DW_UNROLL
+    for (int r = 0; r < R; ++r)
+        acc[r] = DWR_SET1(b0);
+    for (int64_t kh = 0; kh < p->kernel_h; ++kh) {
+        const float *row[8];
+        DW_UNROLL
+        for (int r = 0; r < R; ++r) {
+            const int64_t ih = (r0 + r) * p->stride_h + kh * p->dilation_h - p->pad_top;
+            row[r] = ih >= 0 && ih < H ? plane + ih * W : zrow;
+        }
+        for (int64_t kw = 0; kw < KW; ++kw) {
+            const dwr_v wv = DWR_SET1(w[kh * KW + kw]);
+            DW_UNROLL
+            for (int r = 0; r < R; ++r)
+                acc[r] = DWR_FMA(acc[r], wv, DWR_TAP(row[r], cc, kw, S));
+        }
+    }
+    for (int r = 0; r < R && r0 + r < p->out_h; ++r)
+        DWR_STORE(dst + (r0 + r) * p->out_w + c0, cc->out, acc[r]);
+}
+
+/*
+ * The common square kernels (3 x 3, 5 x 5) at equal strides and no
+ * dilation, input row by input row: each tap vector is loaded once and
+ * feeds the up to K output rows of the tile that read it, so one row
+ * pointer is live rather than R, and the loads drop K-fold (3x faster than
+ * dw_rows_tile on MobileNet's layers). An output still gets its taps in
+ * (kh, kw) order: input rows come in kh order, and kw runs inside each.
+ */
+static inline __attribute__((always_inline)) void dw_rows_tile_k(const coreai_conv2d_params *p, const float *plane,
+                                                                 const float *zrow, const float *w, float b0,
+                                                                 const dw_cols *cc, int64_t r0, int64_t c0,
+                                                                 float *dst, const int R, const int S, const int K)
+{
+    const int64_t H = p->in_h, W = p->in_w, ih0 = r0 * S - p->pad_top;
+    dwr_v acc[8];
+    DW_UNROLL
+    for (int r = 0; r < R; ++r)
+        acc[r] = DWR_SET1(b0);
+    DW_UNROLL
+    for (int i = 0; i < (R - 1) * S + K; ++i) {
+        const int64_t ih = ih0 + i;
+        const float *row = ih >= 0 && ih < H ? plane + ih * W : zrow;
+        DW_UNROLL
+        for (int kw = 0; kw < K; ++kw) {
+            const dwr_v v = DWR_TAP(row, cc, kw, S);
+            DW_UNROLL
+            for (int kh = 0; kh < K; ++kh) {
+                const int d = i - kh;
+                if (d >= 0 && d % S == 0 && d / S < R)
+                    acc[d / S] = DWR_FMA(acc[d / S], DWR_SET1(w[kh * K + kw]), v);
+            }
+        }
+    }
+    for (int r = 0; r < R && r0 + r < p->out_h; ++r)
+        DWR_STORE(dst + (r0 + r) * p->out_w + c0, cc->out, acc[r]);
+}
+
+/* dw_rows_tile_k's shapes: k x k, strides (s, s), no dilation. */
+static int dw_rows_square(const coreai_conv2d_params *p)
+{
+    return (p->kernel_h == 3 || p->kernel_h == 5) && p->kernel_w == p->kernel_h && p->stride_h == p->stride_w &&
+           p->dilation_h == 1 && p->dilation_w == 1;
+}
+
+/* Plane q's outputs, column strip by strip: tiles of 7 rows where they
+ * divide the plane (MobileNet's 112 ... 7), else 8. zrow: in_w zeros. */
+static void dw_rows_plane(const dw_job *j, int64_t q, const float *zrow)
+{
+    const coreai_conv2d_params *p = j->p;
+    const int64_t G = p->groups, og = p->out_channels / G, n = q / G, g = q % G;
+    const int64_t OH = p->out_h, OW = p->out_w, sw = p->stride_w, W = p->in_w;
+    const int taps = (int)(p->kernel_h * p->kernel_w), R = DWR_RT ? DWR_RT : OH % 7 == 0 ? 7 : 8;
+    const int shape = (dw_rows_square(p) ? (int)p->kernel_h : 0) * 100 + (int)sw * 10 + R;
+    const float *plane = j->x + q * p->in_h * W;
+    float wq[DW_TAPS];
+    for (int64_t m = 0; m < og; ++m) {
+        const int64_t o = g * og + m;
+        const float *w = wq;
+        if (j->a_pack != NULL)
+            j->a_pack(j->a_ctx, o, 1, 0, taps, wq, taps);
+        else
+            w = j->weight + o * taps;
+        const float b0 = j->bias != NULL ? j->bias[o] : 0.0f;
+        float *dst = j->out + (n * p->out_channels + o) * OH * OW;
+        for (int64_t c0 = 0; c0 < OW; c0 += DWR_L) {
+            dw_cols cc;
+            for (int64_t kw = 0; kw < p->kernel_w; ++kw) {
+                const int64_t b = c0 * sw + kw * p->dilation_w - p->pad_left;
+                cc.base[kw] = b;
+                cc.lo[kw] = dwr_run(-b, W - b);
+                cc.hi[kw] = dwr_run(-b - DWR_L, W - b - DWR_L);
+            }
+            cc.out = dwr_run(0, OW - c0);
+            for (int64_t r0 = 0; r0 < OH; r0 += R) {
+#define DW_TILE(r, s) dw_rows_tile(p, plane, zrow, w, b0, &cc, r0, c0, dst, r, s)
+#define DW_TILE_K(r, s, k) dw_rows_tile_k(p, plane, zrow, w, b0, &cc, r0, c0, dst, r, s, k)
+                switch (shape) { /* k * 100 + stride * 10 + rows */
+#if DWR_RT
+                case 314: DW_TILE_K(4, 1, 3); break;
+                case 324: DW_TILE_K(4, 2, 3); break;
+                case 514: DW_TILE_K(4, 1, 5); break;
+                case 524: DW_TILE_K(4, 2, 5); break;
+                case 14: DW_TILE(4, 1); break;
+                default: DW_TILE(4, 2); break;
+#else
+                case 317: DW_TILE_K(7, 1, 3); break;
+                case 318: DW_TILE_K(8, 1, 3); break;
+                case 327: DW_TILE_K(7, 2, 3); break;
+                case 328: DW_TILE_K(8, 2, 3); break;
+                case 517: DW_TILE_K(7, 1, 5); break;
+                case 518: DW_TILE_K(8, 1, 5); break;
+                case 527: DW_TILE_K(7, 2, 5); break;
+                case 528: DW_TILE_K(8, 2, 5); break;
+                case 17: DW_TILE(7, 1); break;
+                case 18: DW_TILE(8, 1); break;
+                case 27: DW_TILE(7, 2); break;
+                default: DW_TILE(8, 2); break;
+#endif
+                }
+#undef DW_TILE
+#undef DW_TILE_K
+            }
+        }
+    }
+}
+
+/* Stride 1 or 2 across, a kernel row of at most 16 taps, a row that the
+ * zero row (DW_BUF floats) covers, and the ISA's own bound. */
+#define DW_ROWS_OK(p) ((p)->stride_w <= 2 && (p)->kernel_w <= DW_ROWS_KW && (p)->in_w <= DW_BUF && DWR_ISA_OK(p))
+#endif
+
+#endif /* COREAI_SRC_CONV_DEPTHWISE_ROWS_H */
