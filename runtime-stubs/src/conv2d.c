@@ -599,6 +599,7 @@ static void conv_gemm(const coreai_conv2d_params *p, const float *x, const float
             a.ldc = npix;
             a.row_bias = bias != NULL ? bias + g * og : NULL;
             a.epilogue = COREAI_EPILOGUE_NONE;
+            a.tail_dots = 1;
             coreai_gemm_packer(&a, conv_pack, &ctx, scratch);
         }
     }

@@ -52,6 +52,15 @@ typedef struct coreai_gemm_args {
     coreai_gemm_pack_a_fn a_pack;
     const void *a_ctx;
     int64_t a_row0;
+    /* Nonzero: a right edge of at most GEMM_TAIL_DOTS columns past whole
+     * vectors (a 7 x 7 convolution's 49 = 3 * 16 + 1 pixels) is summed by
+     * dot products along k instead of a vector tile that computes 16
+     * columns for it (49 columns cost as much as 64). Those columns' sums
+     * then run in another order than the tiles'; deterministic, and the
+     * same for any thread count, but not the bits of the same column
+     * inside a wider product, so only callers that never compare with one
+     * (the convolutions) ask for it. */
+    int tail_dots;
 } coreai_gemm_args;
 
 /* A fully connected layer's GEMM, out = x W^T: A = x (rows x in, row-major),

@@ -509,6 +509,31 @@ static void gemm_pack_a_at(float *restrict dst, int rows, const coreai_gemm_args
     }
 }
 
+static float gemm_dot(const float *x, const float *y, int64_t k);
+
+/* Right edges of at most this many columns past whole vectors go to
+ * gemm_tail_dots when the caller allows it (coreai_gemm_args.tail_dots). */
+#define GEMM_TAIL_DOTS 2
+
+/* C[ir:ir+rows, j0:j0+nt] from dot products of the packed A rows with B's
+ * columns jb.. of the block (each copied out of its panel once), merged as
+ * a tile's edge. */
+static void gemm_tail_dots(const coreai_gemm_args *g, int64_t ir, int rows, const float *ap, int64_t j0, int64_t jb,
+                           int nt, int64_t kc, const float *bblk, int64_t bps, int beta, const float *bias,
+                           const float *rb, int epilogue, int add)
+{
+    _Alignas(64) float tmp[GEMM_MR * GEMM_NR];
+    _Alignas(64) float col[GEMM_KC];
+    for (int t = 0; t < nt; ++t) {
+        const float *b = bblk + ((jb + t) / 16) * bps + (jb + t) % 16;
+        for (int64_t p = 0; p < kc; ++p)
+            col[p] = b[16 * p];
+        for (int i = 0; i < rows; ++i)
+            tmp[i * GEMM_NR + t] = gemm_dot(ap + (int64_t)i * GEMM_KC, col, kc);
+    }
+    gemm_merge_tile(g, ir, j0, tmp, rows, nt, beta, bias, rb, epilogue, add);
+}
+
 /*
  * C[ir:ir+rows, jc:jc+nc] (+)= the packed A panel ap (rows x kc, rows GEMM_KC
  * apart) x B-block, bblk being the block's first panel at row pc (panel
@@ -526,6 +551,12 @@ static void gemm_panel(const coreai_gemm_args *g, int64_t ir, int rows, const fl
     /* relu runs in registers; the others after the tile is stored */
     const int relu = epilogue == COREAI_EPILOGUE_RELU;
     const int post = epilogue != COREAI_EPILOGUE_NONE && !relu;
+    const int64_t tail = nc % GEMM_VL;
+    if (GEMM_VL > 1 && g->tail_dots && g->c_cb <= 0 && tail <= GEMM_TAIL_DOTS) {
+        nc -= tail;
+        gemm_tail_dots(g, ir, rows, ap, jc + nc, nc, (int)tail, kc, bblk, bps, beta,
+                       bias != NULL ? bias + nc : NULL, rb, epilogue, add);
+    }
     for (int64_t jr = 0; jr < nc; jr += GEMM_NR) {
         const int64_t w = gemm_min(GEMM_NR, nc - jr);
         const int nv = (int)((w + GEMM_VL - 1) / GEMM_VL);

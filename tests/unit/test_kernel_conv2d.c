@@ -224,6 +224,32 @@ static void test_depthwise_rows(void **state)
         run(&rng, &cases[i], (int)(i & 1));
 }
 
+/* Outputs of 16 n + 1 and 16 n + 2 pixels (7 x 7: 49, 5 x 10: 50), whose
+ * last columns the GEMM sums as dot products (coreai_gemm_args.tail_dots),
+ * next to 16 n + 3 (a vector tile again): 1 x 1 and 3 x 3, a k of more
+ * than one 256-deep block (the dots' partial sums added to C), output
+ * channels that leave short row panels, two samples, with and without
+ * bias. */
+static void test_gemm_tails(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(1009);
+    static const coreai_conv2d_params cases[] = {
+        {1, 40, 7, 7, 24, 1, 1, 7, 7, 1, 1, 0, 0, 1, 1, 1},
+        {2, 300, 7, 7, 20, 1, 1, 7, 7, 1, 1, 0, 0, 1, 1, 1},
+        {1, 40, 7, 7, 33, 3, 3, 7, 7, 1, 1, 1, 1, 1, 1, 1},
+        {1, 16, 5, 10, 17, 3, 3, 5, 10, 1, 1, 1, 1, 1, 1, 1},
+        {1, 32, 14, 14, 18, 3, 3, 7, 7, 2, 2, 1, 1, 1, 1, 2},
+        {1, 16, 1, 17, 16, 1, 1, 1, 17, 1, 1, 0, 0, 1, 1, 1},
+        {1, 16, 3, 17, 19, 1, 1, 3, 17, 1, 1, 0, 0, 1, 1, 1},
+        {1, 16, 1, 1, 16, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        run(&rng, &cases[i], 1);
+        run(&rng, &cases[i], 0);
+    }
+}
+
 /* Output rows of the widths the panel packer treats differently: narrower
  * than a panel (a panel row spans up to five output rows at width 4, the
  * packer's narrowest; 3 goes the other way), wider but not a multiple of 16
@@ -371,6 +397,7 @@ int main(void)
         cmocka_unit_test(test_random),       cmocka_unit_test(test_all_combinations),
         cmocka_unit_test(test_larger),       cmocka_unit_test(test_panel_rows),
         cmocka_unit_test(test_depthwise), cmocka_unit_test(test_depthwise_rows),
+        cmocka_unit_test(test_gemm_tails),
         cmocka_unit_test(test_pointwise_and_rows), cmocka_unit_test(test_edges),
         cmocka_unit_test(test_errors),
     };
