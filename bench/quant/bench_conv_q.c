@@ -64,7 +64,8 @@ int main(int argc, char **argv)
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
         const shape sh = shapes[s];
         const int64_t pad = sh.k / 2, kk = sh.c * sh.k * sh.k, block = 32 * sh.k * sh.k, nw = sh.o * kk;
-        const coreai_conv2d_params p = {1, sh.c, sh.hw, sh.hw, sh.o, sh.k, sh.k, sh.hw, sh.hw, 1, 1, pad, pad, 1, 1, 1};
+        const coreai_conv2d_params p = {1, sh.c, sh.hw, sh.hw, sh.o, sh.k, sh.k, sh.hw, sh.hw, 1, 1, pad, pad, 1, 1, 1,
+                                        0, 0.0f, 0.0f};
         float *x = xmalloc(sizeof(float) * (size_t)(sh.c * sh.hw * sh.hw));
         float *w = xmalloc(sizeof(float) * (size_t)nw), *scale = xmalloc(sizeof(float) * (size_t)(nw / block));
         uint8_t *q8 = xmalloc((size_t)nw), *q4 = xmalloc((size_t)nw / 2);

@@ -27,7 +27,7 @@ size_t cg_module_remove_dead_ops(cg_module *m);
 /* Makes every reader of `from` in g (ops and outputs) read `to` instead,
  * moving its use count and output flag; `from` is then unread (its op is
  * left for the removal above). For rewrites that replace a value by an
- * equal one (lut_widen.h, bn_fold.h). */
+ * equal one (lut_widen.h, bn_fold.h, clamp_fold.h). */
 void cg_graph_replace_uses(cg_graph *g, cg_value *from, cg_value *to);
 
 /* Removes op `index` of g, whose results nothing reads (an invoke too: the

@@ -577,11 +577,13 @@ static void emit_conv2d(cg_emitter *em, size_t index, const cg_op *op)
 {
     coreai_conv2d_params q;
     cg_conv2d_params(op, &q);
+    /* the folded ReLU / ReLU6 (clamp_fold.h), else none */
+    const char *lo = q.clamp ? f32_lit(em, q.clamp_min) : "0.0f", *hi = q.clamp ? f32_lit(em, q.clamp_max) : "0.0f";
     const char *conv = init(em, "{%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
                             ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
-                            ", %" PRId64 ", %" PRId64 ", %" PRId64 "}", q.batch, q.in_channels, q.in_h, q.in_w,
-                            q.out_channels, q.kernel_h, q.kernel_w, q.out_h, q.out_w, q.stride_h, q.stride_w,
-                            q.pad_top, q.pad_left, q.dilation_h, q.dilation_w, q.groups);
+                            ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %d, %s, %s}", q.batch, q.in_channels, q.in_h,
+                            q.in_w, q.out_channels, q.kernel_h, q.kernel_w, q.out_h, q.out_w, q.stride_h, q.stride_w,
+                            q.pad_top, q.pad_left, q.dilation_h, q.dilation_w, q.groups, (int)q.clamp, lo, hi);
     const char *bias = op->n_operands == 3 ? cg_emit_ref(em, op->operands[2]) : "NULL";
     cg_qlinear w;
     const bool compressed = cg_qconv_match(op, &w);

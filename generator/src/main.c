@@ -15,6 +15,7 @@
 #include "cname.h"
 #include "coreai/runtime.h"
 #include "bn_fold.h"
+#include "clamp_fold.h"
 #include "dce.h"
 #include "lut_widen.h"
 #include "emit.h"
@@ -316,9 +317,11 @@ static int run_generate(void *ctx, const cli *c, cg_module *m, cg_diag *diag)
 {
     const char *prefix = c->prefix ? c->prefix : default_prefix(ctx, c->model);
     /* before anything decides by a value's uses (dce.h); the widened
-     * tables' casts (lut_widen.h) and the folded norms (bn_fold.h) are dead
-     * ops too */
-    if (cg_module_widen_luts(m) == (size_t)-1 || cg_module_fold_batch_norms(m) == (size_t)-1) {
+     * tables' casts (lut_widen.h), the folded norms (bn_fold.h) and, unless
+     * --no-fuse keeps one call per op, the activations folded into
+     * convolutions (clamp_fold.h) are dead ops too */
+    if (cg_module_widen_luts(m) == (size_t)-1 || cg_module_fold_batch_norms(m) == (size_t)-1 ||
+        (c->fuse && cg_module_fold_clamps(m) == (size_t)-1)) {
         fprintf(stderr, "coreai-gen: error: out of memory\n");
         return EXIT_INVALID;
     }

@@ -2,6 +2,7 @@
 
 #include "coreai/kernels/conv.h"
 #include "coreai/kernels/linear_q.h"
+#include "clamp_fold.h"
 #include "composite.h"
 #include "infer.h"
 #include "pack.h"
@@ -168,6 +169,12 @@ void cg_conv2d_params(const cg_op *op, coreai_conv2d_params *p)
         .dilation_w = conv_attr_int(op, "dilations", 1, 1),
         .groups = conv_attr_int(op, "groups", 0, 1),
     };
+    const cg_attr *c = cg_attr_find(&op->attrs, CG_FUSED_CLAMP_ATTR);
+    if (c != NULL && c->floats != NULL && c->count == 2) {
+        p->clamp = 1;
+        p->clamp_min = (float)c->floats[0];
+        p->clamp_max = (float)c->floats[1];
+    }
 }
 
 int cg_op_epilogue(const cg_op *op)

@@ -30,6 +30,8 @@ static int conv_params_valid(const coreai_conv2d_params *p)
     if (p->stride_h < 1 || p->stride_w < 1 || p->dilation_h < 1 || p->dilation_w < 1 || p->groups < 1 ||
         p->pad_top < 0 || p->pad_left < 0)
         return 0;
+    if (p->clamp && (p->clamp_min != p->clamp_min || p->clamp_max != p->clamp_max))
+        return 0; /* NaN bounds, as coreai_clamp_f32 refuses them */
     if (p->in_channels % p->groups != 0 || p->out_channels % p->groups != 0)
         return 0;
     /* no index the kernels compute may overflow (bottom and right padding
@@ -149,6 +151,8 @@ static void conv_direct_block(const coreai_conv2d_params *p, const float *x, con
             }
         }
     }
+    for (int64_t b = 0; b < nb; ++b)
+        conv_clamp_run(op[b], plane_out, p);
 }
 
 /* The blocks of a direct convolution: per sample, ceil(og / CONV_BLOCK)
@@ -600,6 +604,9 @@ static void conv_gemm(const coreai_conv2d_params *p, const float *x, const float
             a.row_bias = bias != NULL ? bias + g * og : NULL;
             a.epilogue = COREAI_EPILOGUE_NONE;
             a.tail_dots = 1;
+            a.clamp = p->clamp;
+            a.clamp_lo = p->clamp_min;
+            a.clamp_hi = p->clamp_max;
             coreai_gemm_packer(&a, conv_pack, &ctx, scratch);
         }
     }

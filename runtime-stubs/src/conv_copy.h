@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "coreai/kernels/conv.h"
+
 /*
  * Short copies and zero fills, as vector moves the compiler
  * cannot turn into library calls: a memcpy / memset of a variable count
@@ -70,6 +72,19 @@ static inline void conv_zero(float *restrict d, int64_t n)
     }
     if (n & 1)
         d[0] = 0.0f;
+}
+
+/* coreai_conv2d_params.clamp on x[0, n): coreai_clamp_f32's expression. */
+static inline void conv_clamp_run(float *x, int64_t n, const coreai_conv2d_params *p)
+{
+    if (!p->clamp)
+        return;
+    const float lo = p->clamp_min, hi = p->clamp_max;
+    for (int64_t i = 0; i < n; ++i) {
+        float v = x[i];
+        v = v < lo ? lo : v;
+        x[i] = v > hi ? hi : v;
+    }
 }
 
 #endif /* COREAI_SRC_CONV_COPY_H */

@@ -218,8 +218,10 @@ static void dw_plane(const dw_job *j, int64_t q)
                 w = j->weight + o * taps;
             dw_taps(buf, off, w, taps, j->bias != NULL ? j->bias[o] : 0.0f, nr * pj, acc);
             float *dst = j->out + ((n * p->out_channels + o) * OH + oh0) * OW;
-            for (int64_t r = 0; r < nr; ++r)
+            for (int64_t r = 0; r < nr; ++r) {
                 conv_copy(dst + r * OW, acc + r * pj, OW);
+                conv_clamp_run(dst + r * OW, OW, p);
+            }
         }
     }
 }

@@ -37,6 +37,8 @@ static inline dwr_m dwr_run(int64_t a, int64_t b)
 #define DWR_FMA(a, w, x) _mm512_fmadd_ps((w), (x), (a))
 #define DWR_LOAD(m, p) _mm512_maskz_loadu_ps((m), (p))
 #define DWR_STORE(p, m, v) _mm512_mask_storeu_ps((p), (m), (v))
+/* max(a, b) is a > b ? a : b, so NaN and -0 pass as coreai_clamp_f32's */
+#define DWR_CLAMP(v, lo, hi) _mm512_min_ps((hi), _mm512_max_ps((lo), (v)))
 /* lanes 0, 2, ..., 30 of lo:hi */
 #define DWR_EVEN(lo, hi)                                                                                     \
     _mm512_permutex2var_ps((lo), _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), \
@@ -63,6 +65,7 @@ static inline dwr_m dwr_run(int64_t a, int64_t b)
 #define DWR_FMA(a, w, x) _mm256_fmadd_ps((w), (x), (a))
 #define DWR_LOAD(m, p) _mm256_maskload_ps((p), (m))
 #define DWR_STORE(p, m, v) _mm256_maskstore_ps((p), (m), (v))
+#define DWR_CLAMP(v, lo, hi) _mm256_min_ps((hi), _mm256_max_ps((lo), (v)))
 #define DWR_EVEN(lo, hi)                                                                                     \
     _mm256_castpd_ps(_mm256_permute4x64_pd(                                                                  \
         _mm256_castps_pd(_mm256_shuffle_ps((lo), (hi), _MM_SHUFFLE(2, 0, 2, 0))), _MM_SHUFFLE(3, 1, 2, 0)))
@@ -108,6 +111,12 @@ static inline __attribute__((always_inline)) void dw_rows_tile(const coreai_conv
                 acc[r] = DWR_FMA(acc[r], wv, DWR_TAP(row[r], cc, kw, S));
         }
     }
+    if (p->clamp) {
+        const dwr_v lo = DWR_SET1(p->clamp_min), hi = DWR_SET1(p->clamp_max);
+        DW_UNROLL
+        for (int r = 0; r < R; ++r)
+            acc[r] = DWR_CLAMP(acc[r], lo, hi);
+    }
     for (int r = 0; r < R && r0 + r < p->out_h; ++r)
         DWR_STORE(dst + (r0 + r) * p->out_w + c0, cc->out, acc[r]);
 }
@@ -144,6 +153,12 @@ static inline __attribute__((always_inline)) void dw_rows_tile_k(const coreai_co
                     acc[d / S] = DWR_FMA(acc[d / S], DWR_SET1(w[kh * K + kw]), v);
             }
         }
+    }
+    if (p->clamp) {
+        const dwr_v lo = DWR_SET1(p->clamp_min), hi = DWR_SET1(p->clamp_max);
+        DW_UNROLL
+        for (int r = 0; r < R; ++r)
+            acc[r] = DWR_CLAMP(acc[r], lo, hi);
     }
     for (int r = 0; r < R && r0 + r < p->out_h; ++r)
         DWR_STORE(dst + (r0 + r) * p->out_w + c0, cc->out, acc[r]);

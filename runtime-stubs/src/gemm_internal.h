@@ -61,6 +61,12 @@ typedef struct coreai_gemm_args {
      * inside a wider product, so only callers that never compare with one
      * (the convolutions) ask for it. */
     int tail_dots;
+    /* Nonzero: each output, after the epilogue and before add, becomes
+     * v < clamp_lo ? clamp_lo : v, then > clamp_hi ? clamp_hi : that (a
+     * convolution's fused ReLU6, coreai_conv2d_params.clamp), tile by tile
+     * while it is in cache. */
+    int clamp;
+    float clamp_lo, clamp_hi;
 } coreai_gemm_args;
 
 /* A fully connected layer's GEMM, out = x W^T: A = x (rows x in, row-major),

@@ -136,6 +136,15 @@ static inline gemm_vf gemm_vrelu(gemm_vf x)
     const gemm_vi neg = x < gemm_vzero();
     return (gemm_vf)((gemm_vi)x & ~neg);
 }
+/* x < lo ? lo : x, then > hi ? hi : that, per lane: coreai_clamp_f32's
+ * expression (NaN and -0 pass through). */
+static inline gemm_vf gemm_vclamp(gemm_vf x, gemm_vf lo, gemm_vf hi)
+{
+    const gemm_vi below = x < lo;
+    x = (gemm_vf)(((gemm_vi)lo & below) | ((gemm_vi)x & ~below));
+    const gemm_vi above = x > hi;
+    return (gemm_vf)(((gemm_vi)hi & above) | ((gemm_vi)x & ~above));
+}
 static inline float gemm_vsum(gemm_vf v)
 {
     float t[GEMM_VL];
@@ -164,6 +173,11 @@ static inline void gemm_vstore(float *p, gemm_vf v) { *p = v; }
 static inline gemm_vf gemm_vzero(void) { return 0.0f; }
 static inline gemm_vf gemm_vbcast(float x) { return x; }
 static inline gemm_vf gemm_vrelu(gemm_vf x) { return x < 0.0f ? 0.0f : x; }
+static inline gemm_vf gemm_vclamp(gemm_vf x, gemm_vf lo, gemm_vf hi)
+{
+    x = x < lo ? lo : x;
+    return x > hi ? hi : x;
+}
 static inline float gemm_vsum(gemm_vf v) { return v; }
 #define GEMM_FMA(c, a, b) ((c) + (a) * (b))
 #if defined(__GNUC__) && (__GNUC__ >= 8 || defined(__clang__))
@@ -285,6 +299,8 @@ typedef struct gemm_tile_epi {
     const float *rbias; /* NULL, or the row bias of the tile's first row */
     int relu;
     const float *add;   /* NULL, or the addend of the tile (C's row stride), after relu */
+    int clamp;          /* clamp to [lo, hi] (coreai_gemm_args.clamp) after relu, before add */
+    float lo, hi;
 } gemm_tile_epi;
 
 typedef void (*gemm_ukernel)(int64_t kc, const float *restrict ap, const float *restrict b,
@@ -377,10 +393,21 @@ static void gemm_add_run(float *x, const float *add, int64_t n)
         x[j] = x[j] + add[j];
 }
 
+/* g->clamp on x[0, n) (coreai_gemm_args). */
+static void gemm_clamp_run(float *x, int64_t n, const coreai_gemm_args *g)
+{
+    const float lo = g->clamp_lo, hi = g->clamp_hi;
+    for (int64_t j = 0; j < n; ++j) {
+        float v = x[j];
+        v = v < lo ? lo : v;
+        x[j] = v > hi ? hi : v;
+    }
+}
+
 /* Rows of C that got their final sums: + bias and row bias, then the
- * activation. */
-static void gemm_finish_rows(float *c, int64_t ldc, int64_t rows, int64_t n, const float *bias,
-                             const float *row_bias, int epilogue, const float *add)
+ * activation, g's clamp and the addend. */
+static void gemm_finish_rows(const coreai_gemm_args *g, float *c, int64_t ldc, int64_t rows, int64_t n,
+                             const float *bias, const float *row_bias, int epilogue, const float *add)
 {
     for (int64_t i = 0; i < rows; ++i) {
         float *cr = c + i * ldc;
@@ -393,6 +420,8 @@ static void gemm_finish_rows(float *c, int64_t ldc, int64_t rows, int64_t n, con
                 cr[j] = cr[j] + row_bias[i];
         }
         gemm_act_apply(cr, n, epilogue);
+        if (g->clamp)
+            gemm_clamp_run(cr, n, g);
         if (add != NULL)
             gemm_add_run(cr, add + i * ldc, n);
     }
@@ -416,7 +445,7 @@ static void gemm_empty_k(const coreai_gemm_args *g)
         float *c = gemm_c_at(g, 0, j);
         for (int64_t i = 0; i < g->m; ++i)
             memset(c + i * g->ldc, 0, (size_t)w * sizeof(float));
-        gemm_finish_rows(c, g->ldc, g->m, w, g->bias != NULL ? g->bias + j : NULL, g->row_bias, g->epilogue,
+        gemm_finish_rows(g, c, g->ldc, g->m, w, g->bias != NULL ? g->bias + j : NULL, g->row_bias, g->epilogue,
                          g->add != NULL ? g->add + (c - g->c) : NULL);
     }
 }
@@ -438,7 +467,8 @@ static int gemm_degenerate(const coreai_gemm_args *g)
  * j0..j0+w (a right edge, or a tile across a column-block boundary), one
  * contiguous run of C at a time. */
 static void gemm_merge_tile(const coreai_gemm_args *g, int64_t i0, int64_t j0, const float *t, int rows,
-                            int64_t w, int beta, const float *bias, const float *row_bias, int epilogue, int add)
+                            int64_t w, int beta, const float *bias, const float *row_bias, int epilogue, int add,
+                            int last)
 {
     for (int64_t j = 0; j < w;) {
         int64_t run = w - j;
@@ -458,6 +488,8 @@ static void gemm_merge_tile(const coreai_gemm_args *g, int64_t i0, int64_t j0, c
                 cr[q] = v;
             }
             gemm_act_apply(cr, run, epilogue);
+            if (g->clamp && last)
+                gemm_clamp_run(cr, run, g);
             if (add)
                 gemm_add_run(cr, g->add + (cr - g->c), run);
         }
@@ -520,7 +552,7 @@ static float gemm_dot(const float *x, const float *y, int64_t k);
  * a tile's edge. */
 static void gemm_tail_dots(const coreai_gemm_args *g, int64_t ir, int rows, const float *ap, int64_t j0, int64_t jb,
                            int nt, int64_t kc, const float *bblk, int64_t bps, int beta, const float *bias,
-                           const float *rb, int epilogue, int add)
+                           const float *rb, int epilogue, int add, int last)
 {
     _Alignas(64) float tmp[GEMM_MR * GEMM_NR];
     _Alignas(64) float col[GEMM_KC];
@@ -531,7 +563,7 @@ static void gemm_tail_dots(const coreai_gemm_args *g, int64_t ir, int rows, cons
         for (int i = 0; i < rows; ++i)
             tmp[i * GEMM_NR + t] = gemm_dot(ap + (int64_t)i * GEMM_KC, col, kc);
     }
-    gemm_merge_tile(g, ir, j0, tmp, rows, nt, beta, bias, rb, epilogue, add);
+    gemm_merge_tile(g, ir, j0, tmp, rows, nt, beta, bias, rb, epilogue, add, last);
 }
 
 /*
@@ -548,14 +580,15 @@ static void gemm_panel(const coreai_gemm_args *g, int64_t ir, int rows, const fl
     const float *bias = last && g->bias != NULL ? g->bias + jc : NULL;
     const float *rb = last && g->row_bias != NULL ? g->row_bias + ir : NULL;
     const int add = last && g->add != NULL;
-    /* relu runs in registers; the others after the tile is stored */
-    const int relu = epilogue == COREAI_EPILOGUE_RELU;
+    /* relu and a clamp run in registers; the other activations after the
+     * tile is stored (and the clamp and the addend after them) */
+    const int relu = epilogue == COREAI_EPILOGUE_RELU, clamp = last && g->clamp;
     const int post = epilogue != COREAI_EPILOGUE_NONE && !relu;
     const int64_t tail = nc % GEMM_VL;
     if (GEMM_VL > 1 && g->tail_dots && g->c_cb <= 0 && tail <= GEMM_TAIL_DOTS) {
         nc -= tail;
         gemm_tail_dots(g, ir, rows, ap, jc + nc, nc, (int)tail, kc, bblk, bps, beta,
-                       bias != NULL ? bias + nc : NULL, rb, epilogue, add);
+                       bias != NULL ? bias + nc : NULL, rb, epilogue, add, last);
     }
     for (int64_t jr = 0; jr < nc; jr += GEMM_NR) {
         const int64_t w = gemm_min(GEMM_NR, nc - jr);
@@ -568,19 +601,23 @@ static void gemm_panel(const coreai_gemm_args *g, int64_t ir, int rows, const fl
             /* the addend after the activation: in registers unless the
              * activation runs after the store */
             const float *at = add ? g->add + (ct - g->c) : NULL;
-            const gemm_tile_epi ep = {beta, bias != NULL ? bias + jr : NULL, rb, relu, post ? NULL : at};
+            const gemm_tile_epi ep = {beta, bias != NULL ? bias + jr : NULL, rb, relu, post ? NULL : at,
+                                      clamp && !post, g->clamp_lo, g->clamp_hi};
             uk(kc, ap, bt, bps, ct, g->ldc, &ep);
             if (post) {
                 for (int i = 0; i < rows; ++i) {
                     gemm_act_apply(ct + i * g->ldc, w, epilogue);
+                    if (clamp)
+                        gemm_clamp_run(ct + i * g->ldc, w, g);
                     if (at != NULL)
                         gemm_add_run(ct + i * g->ldc, at + i * g->ldc, w);
                 }
             }
         } else {
-            const gemm_tile_epi ep = {0, NULL, NULL, 0, NULL};
+            const gemm_tile_epi ep = {0, NULL, NULL, 0, NULL, 0, 0.0f, 0.0f};
             uk(kc, ap, bt, bps, tmp, GEMM_NR, &ep);
-            gemm_merge_tile(g, ir, jc + jr, tmp, rows, w, beta, bias != NULL ? bias + jr : NULL, rb, epilogue, add);
+            gemm_merge_tile(g, ir, jc + jr, tmp, rows, w, beta, bias != NULL ? bias + jr : NULL, rb, epilogue, add,
+                            last);
         }
     }
 }
@@ -1036,7 +1073,7 @@ static void gemm_run_small(const gemm_job *job, const gemm_part *r, int64_t t)
                 gemm_axpy(cr, g->a[i * g->a_rs + p * g->a_cs], b + p * job->b_rs + j0, w);
         }
     }
-    gemm_finish_rows(g->c + j0, g->ldc, m, w, g->bias != NULL ? g->bias + j0 : NULL, NULL, g->epilogue,
+    gemm_finish_rows(g, g->c + j0, g->ldc, m, w, g->bias != NULL ? g->bias + j0 : NULL, NULL, g->epilogue,
                      g->add != NULL ? g->add + j0 : NULL);
 }
 

@@ -10,7 +10,7 @@
  * and the vector helpers of gemm_kernel.c in scope. It computes the
  * UK_MR x UK_NV*GEMM_VL tile
  *
- *     c[i][j] = relu?((beta ? c[i][j] : 0) + sum_p A[i][p] B[p][j] + bias[j] + rbias[i])
+ *     c[i][j] = clamp?(relu?((beta ? c[i][j] : 0) + sum_p A[i][p] B[p][j] + bias[j] + rbias[i]))
  *               (+ add[i][j], add with c's row stride)
  *
  * A: rows of the packed A panel, row i at ap + i * GEMM_KC (GEMM_KC is a
@@ -96,6 +96,15 @@ static void UK_NAME(int64_t kc, const float *restrict ap, const float *restrict 
             GEMM_UNROLL
             for (int v = 0; v < UK_NV; ++v)
                 acc[i][v] = gemm_vrelu(acc[i][v]);
+        }
+    }
+    if (ep->clamp) {
+        const gemm_vf lo = gemm_vbcast(ep->lo), hi = gemm_vbcast(ep->hi);
+        GEMM_UNROLL
+        for (int i = 0; i < UK_MR; ++i) {
+            GEMM_UNROLL
+            for (int v = 0; v < UK_NV; ++v)
+                acc[i][v] = gemm_vclamp(acc[i][v], lo, hi);
         }
     }
     if (ep->add != NULL) {

@@ -80,7 +80,7 @@ static size_t conv2d(void)
     for (int i = 0; i < 16; i++)
         f[i] = next_int();
     const coreai_conv2d_params p = {f[0], f[1], f[2],  f[3],  f[4],  f[5],  f[6],  f[7],
-                                    f[8], f[9], f[10], f[11], f[12], f[13], f[14], f[15]};
+                                    f[8], f[9], f[10], f[11], f[12], f[13], f[14], f[15], 0, 0.0f, 0.0f};
     return coreai_conv2d_f32_scratch_size(&p);
 }
 

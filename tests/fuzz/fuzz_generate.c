@@ -1,7 +1,7 @@
 /*
  * fuzz_generate.c - libFuzzer harness for coreai-gen: load, verify, print,
- * rewrite (lut_widen.h, bn_fold.h, dce.h), plan and emit one model given as
- * bytes.
+ * rewrite (lut_widen.h, bn_fold.h, clamp_fold.h, dce.h), plan and emit one
+ * model given as bytes.
  *
  * Input: the model file, optionally followed by a NUL byte and the bytes of
  * its weights file (XML cannot contain NUL). The model is written to a
@@ -27,6 +27,7 @@
 #include <talloc.h>
 
 #include "bn_fold.h"
+#include "clamp_fold.h"
 #include "dce.h"
 #include "emit.h"
 #include "load.h"
@@ -114,7 +115,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         (void)cg_module_print(ctx, m);
         /* the rewrites coreai-gen generate runs before planning (main.c);
          * out of memory, it stops there too */
-        const bool rewritten = cg_module_widen_luts(m) != (size_t)-1 && cg_module_fold_batch_norms(m) != (size_t)-1;
+        const bool rewritten = cg_module_widen_luts(m) != (size_t)-1 && cg_module_fold_batch_norms(m) != (size_t)-1 &&
+                               cg_module_fold_clamps(m) != (size_t)-1;
         cg_module_remove_dead_ops(m);
         /* both planner and emitter variants, chosen by the input's length */
         const cg_plan_options opt = {.composite_kernels = (size & 1) == 0, .fuse_elementwise = (size & 2) == 0};

@@ -46,6 +46,9 @@ static void run(ref_rng *rng, const coreai_conv2d_params *p, int with_bias)
                                 const int64_t ic = (o / og) * cg + c;
                                 s += (double)x[((n * C + ic) * H + r) * W + q] * w[((o * cg + c) * KH + a) * KW + e];
                             }
+                    /* a fused clamp, as coreai_clamp_f32 would apply it */
+                    if (p->clamp)
+                        s = s < p->clamp_min ? p->clamp_min : s > p->clamp_max ? p->clamp_max : s;
                     want[((n * O + o) * OH + i) * OW + j] = s;
                 }
     for (int64_t i = 0; i < no; ++i)
@@ -64,10 +67,10 @@ static void run(ref_rng *rng, const coreai_conv2d_params *p, int with_bias)
         assert_true(scratch[i] == -777.0f);
     char what[200];
     snprintf(what, sizeof what,
-             "conv N%lld C%lld %lldx%lld O%lld k%lldx%lld s%lld,%lld p%lld,%lld d%lld,%lld g%lld bias %d",
+             "conv N%lld C%lld %lldx%lld O%lld k%lldx%lld s%lld,%lld p%lld,%lld d%lld,%lld g%lld bias %d clamp %d",
              (long long)N, (long long)C, (long long)H, (long long)W, (long long)O, (long long)KH, (long long)KW,
              (long long)p->stride_h, (long long)p->stride_w, (long long)p->pad_top, (long long)p->pad_left,
-             (long long)p->dilation_h, (long long)p->dilation_w, (long long)G, with_bias);
+             (long long)p->dilation_h, (long long)p->dilation_w, (long long)G, with_bias, (int)p->clamp);
     ref_check(out, want, no, 2e-5, what);
     ref_check(out2, want, no, 2e-5, what);
     free(scratch);
@@ -134,7 +137,7 @@ static void test_all_combinations(void **state)
                     for (int bias = 0; bias < 2; ++bias) {
                         const int64_t g = gk == 0 ? 1 : gk == 1 ? 2 : 4;
                         coreai_conv2d_params p = {2, gk == 2 ? 4 : 4, 7, 6, gk == 2 ? 8 : 6, 3, 2, 0, 0,
-                                                  s, s, pad, pad, d, d, g};
+                                                  s, s, pad, pad, d, d, g, 0, 0.0f, 0.0f};
                         p.out_h = out_extent(7, pad, pad, 3, s, d);
                         p.out_w = out_extent(6, pad, pad, 2, s, d);
                         run(&rng, &p, bias);
@@ -146,21 +149,21 @@ static void test_larger(void **state)
 {
     (void)state;
     ref_rng rng = ref_rng_make(1003);
-    coreai_conv2d_params p = {1, 8, 33, 47, 16, 3, 3, 33, 47, 1, 1, 1, 1, 1, 1, 1};
+    coreai_conv2d_params p = {1, 8, 33, 47, 16, 3, 3, 33, 47, 1, 1, 1, 1, 1, 1, 1, 0, 0.0f, 0.0f};
     run(&rng, &p, 1);
-    coreai_conv2d_params q = {1, 16, 32, 32, 16, 3, 3, 16, 16, 2, 2, 1, 1, 1, 1, 16};
+    coreai_conv2d_params q = {1, 16, 32, 32, 16, 3, 3, 16, 16, 2, 2, 1, 1, 1, 1, 16, 0, 0.0f, 0.0f};
     run(&rng, &q, 0);
     /* the bench's conv net: 3 -> 16 at 64 x 64, 16 -> 32 stride 2 */
-    coreai_conv2d_params c1 = {1, 3, 64, 64, 16, 3, 3, 64, 64, 1, 1, 1, 1, 1, 1, 1};
+    coreai_conv2d_params c1 = {1, 3, 64, 64, 16, 3, 3, 64, 64, 1, 1, 1, 1, 1, 1, 1, 0, 0.0f, 0.0f};
     run(&rng, &c1, 1);
-    coreai_conv2d_params c2 = {1, 16, 64, 64, 32, 3, 3, 32, 32, 2, 2, 1, 1, 1, 1, 1};
+    coreai_conv2d_params c2 = {1, 16, 64, 64, 32, 3, 3, 32, 32, 2, 2, 1, 1, 1, 1, 1, 0, 0.0f, 0.0f};
     run(&rng, &c2, 1);
     /* K = 40 * 9 = 360 > one K block; 29 x 37 = 1073 pixels > one pixel
      * block and not a multiple of 16 or of a row; 2 groups of 17 */
-    coreai_conv2d_params big = {2, 80, 29, 37, 34, 3, 3, 29, 37, 1, 1, 1, 1, 1, 1, 2};
+    coreai_conv2d_params big = {2, 80, 29, 37, 34, 3, 3, 29, 37, 1, 1, 1, 1, 1, 1, 2, 0, 0.0f, 0.0f};
     run(&rng, &big, 1);
     /* 5 x 5 dilated, stride 3, pixels in rows shorter than a panel */
-    coreai_conv2d_params odd = {1, 6, 40, 13, 9, 5, 5, 12, 3, 3, 3, 2, 1, 2, 2, 1};
+    coreai_conv2d_params odd = {1, 6, 40, 13, 9, 5, 5, 12, 3, 3, 3, 2, 1, 2, 2, 1, 0, 0.0f, 0.0f};
     run(&rng, &odd, 0);
 }
 
@@ -175,17 +178,17 @@ static void test_depthwise(void **state)
     (void)state;
     ref_rng rng = ref_rng_make(1007);
     static const coreai_conv2d_params cases[] = {
-        {1, 24, 28, 28, 24, 3, 3, 28, 28, 1, 1, 1, 1, 1, 1, 24},
-        {1, 7, 29, 31, 7, 3, 3, 15, 16, 2, 2, 1, 1, 1, 1, 7},
-        {1, 5, 27, 33, 5, 5, 5, 14, 17, 2, 2, 2, 2, 1, 1, 5},
-        {2, 6, 20, 23, 12, 3, 3, 20, 23, 1, 1, 2, 2, 2, 2, 6},
-        {1, 4, 25, 26, 4, 3, 3, 9, 9, 3, 3, 1, 1, 1, 1, 4},
-        {1, 8, 14, 14, 8, 7, 7, 14, 14, 1, 1, 3, 3, 1, 1, 8},
-        {2, 3, 9, 13, 3, 1, 1, 9, 13, 1, 1, 0, 0, 1, 1, 3},
-        {1, 3, 6, 700, 3, 3, 3, 6, 700, 1, 1, 1, 1, 1, 1, 3},
-        {1, 2, 5, 800, 2, 3, 3, 3, 400, 2, 2, 1, 1, 1, 1, 2},
-        {1, 2, 5, 1000, 2, 3, 3, 3, 500, 2, 2, 1, 1, 1, 1, 2},
-        {1, 2, 3, 5000, 2, 3, 3, 3, 5000, 1, 1, 1, 1, 1, 1, 2},
+        {1, 24, 28, 28, 24, 3, 3, 28, 28, 1, 1, 1, 1, 1, 1, 24, 0, 0.0f, 0.0f},
+        {1, 7, 29, 31, 7, 3, 3, 15, 16, 2, 2, 1, 1, 1, 1, 7, 0, 0.0f, 0.0f},
+        {1, 5, 27, 33, 5, 5, 5, 14, 17, 2, 2, 2, 2, 1, 1, 5, 0, 0.0f, 0.0f},
+        {2, 6, 20, 23, 12, 3, 3, 20, 23, 1, 1, 2, 2, 2, 2, 6, 0, 0.0f, 0.0f},
+        {1, 4, 25, 26, 4, 3, 3, 9, 9, 3, 3, 1, 1, 1, 1, 4, 0, 0.0f, 0.0f},
+        {1, 8, 14, 14, 8, 7, 7, 14, 14, 1, 1, 3, 3, 1, 1, 8, 0, 0.0f, 0.0f},
+        {2, 3, 9, 13, 3, 1, 1, 9, 13, 1, 1, 0, 0, 1, 1, 3, 0, 0.0f, 0.0f},
+        {1, 3, 6, 700, 3, 3, 3, 6, 700, 1, 1, 1, 1, 1, 1, 3, 0, 0.0f, 0.0f},
+        {1, 2, 5, 800, 2, 3, 3, 3, 400, 2, 2, 1, 1, 1, 1, 2, 0, 0.0f, 0.0f},
+        {1, 2, 5, 1000, 2, 3, 3, 3, 500, 2, 2, 1, 1, 1, 1, 2, 0, 0.0f, 0.0f},
+        {1, 2, 3, 5000, 2, 3, 3, 3, 5000, 1, 1, 1, 1, 1, 1, 2, 0, 0.0f, 0.0f},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
         run(&rng, &cases[i], (int)(i & 1));
@@ -202,23 +205,23 @@ static void test_depthwise_rows(void **state)
     (void)state;
     ref_rng rng = ref_rng_make(1008);
     static const coreai_conv2d_params cases[] = {
-        {1, 6, 14, 14, 6, 3, 3, 7, 7, 2, 2, 1, 1, 1, 1, 6},
-        {1, 5, 7, 7, 5, 3, 3, 7, 7, 1, 1, 1, 1, 1, 1, 5},
-        {1, 3, 56, 56, 3, 3, 3, 56, 56, 1, 1, 1, 1, 1, 1, 3},
-        {1, 3, 56, 56, 3, 3, 3, 28, 28, 2, 2, 1, 1, 1, 1, 3},
-        {1, 4, 14, 14, 4, 5, 5, 14, 14, 1, 1, 2, 2, 1, 1, 4},
-        {1, 4, 28, 28, 4, 5, 5, 14, 14, 2, 2, 2, 2, 1, 1, 4},
-        {1, 3, 9, 17, 3, 3, 3, 9, 17, 1, 1, 1, 1, 1, 1, 3},
-        {1, 3, 11, 33, 3, 3, 3, 6, 17, 2, 2, 1, 1, 1, 1, 3},
-        {1, 3, 10, 32, 3, 3, 3, 5, 16, 2, 2, 1, 1, 1, 1, 3},
-        {1, 2, 13, 16, 2, 5, 5, 7, 8, 2, 2, 2, 2, 1, 1, 2},
-        {1, 3, 12, 20, 3, 3, 3, 6, 20, 2, 1, 1, 1, 1, 1, 3},
-        {1, 3, 12, 20, 3, 3, 3, 12, 10, 1, 2, 1, 1, 1, 1, 3},
-        {1, 2, 15, 15, 2, 7, 7, 15, 15, 1, 1, 3, 3, 1, 1, 2},
-        {1, 2, 8, 40, 2, 1, 16, 8, 25, 1, 1, 0, 0, 1, 1, 2},
-        {1, 2, 10, 30, 4, 3, 3, 10, 30, 1, 1, 2, 2, 2, 2, 2},
-        {1, 2, 9, 9, 2, 3, 3, 10, 10, 1, 1, 1, 1, 1, 1, 2},
-        {1, 2, 9, 9, 2, 3, 3, 6, 6, 2, 2, 2, 2, 1, 1, 2},
+        {1, 6, 14, 14, 6, 3, 3, 7, 7, 2, 2, 1, 1, 1, 1, 6, 0, 0.0f, 0.0f},
+        {1, 5, 7, 7, 5, 3, 3, 7, 7, 1, 1, 1, 1, 1, 1, 5, 0, 0.0f, 0.0f},
+        {1, 3, 56, 56, 3, 3, 3, 56, 56, 1, 1, 1, 1, 1, 1, 3, 0, 0.0f, 0.0f},
+        {1, 3, 56, 56, 3, 3, 3, 28, 28, 2, 2, 1, 1, 1, 1, 3, 0, 0.0f, 0.0f},
+        {1, 4, 14, 14, 4, 5, 5, 14, 14, 1, 1, 2, 2, 1, 1, 4, 0, 0.0f, 0.0f},
+        {1, 4, 28, 28, 4, 5, 5, 14, 14, 2, 2, 2, 2, 1, 1, 4, 0, 0.0f, 0.0f},
+        {1, 3, 9, 17, 3, 3, 3, 9, 17, 1, 1, 1, 1, 1, 1, 3, 0, 0.0f, 0.0f},
+        {1, 3, 11, 33, 3, 3, 3, 6, 17, 2, 2, 1, 1, 1, 1, 3, 0, 0.0f, 0.0f},
+        {1, 3, 10, 32, 3, 3, 3, 5, 16, 2, 2, 1, 1, 1, 1, 3, 0, 0.0f, 0.0f},
+        {1, 2, 13, 16, 2, 5, 5, 7, 8, 2, 2, 2, 2, 1, 1, 2, 0, 0.0f, 0.0f},
+        {1, 3, 12, 20, 3, 3, 3, 6, 20, 2, 1, 1, 1, 1, 1, 3, 0, 0.0f, 0.0f},
+        {1, 3, 12, 20, 3, 3, 3, 12, 10, 1, 2, 1, 1, 1, 1, 3, 0, 0.0f, 0.0f},
+        {1, 2, 15, 15, 2, 7, 7, 15, 15, 1, 1, 3, 3, 1, 1, 2, 0, 0.0f, 0.0f},
+        {1, 2, 8, 40, 2, 1, 16, 8, 25, 1, 1, 0, 0, 1, 1, 2, 0, 0.0f, 0.0f},
+        {1, 2, 10, 30, 4, 3, 3, 10, 30, 1, 1, 2, 2, 2, 2, 2, 0, 0.0f, 0.0f},
+        {1, 2, 9, 9, 2, 3, 3, 10, 10, 1, 1, 1, 1, 1, 1, 2, 0, 0.0f, 0.0f},
+        {1, 2, 9, 9, 2, 3, 3, 6, 6, 2, 2, 2, 2, 1, 1, 2, 0, 0.0f, 0.0f},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
         run(&rng, &cases[i], (int)(i & 1));
@@ -235,19 +238,59 @@ static void test_gemm_tails(void **state)
     (void)state;
     ref_rng rng = ref_rng_make(1009);
     static const coreai_conv2d_params cases[] = {
-        {1, 40, 7, 7, 24, 1, 1, 7, 7, 1, 1, 0, 0, 1, 1, 1},
-        {2, 300, 7, 7, 20, 1, 1, 7, 7, 1, 1, 0, 0, 1, 1, 1},
-        {1, 40, 7, 7, 33, 3, 3, 7, 7, 1, 1, 1, 1, 1, 1, 1},
-        {1, 16, 5, 10, 17, 3, 3, 5, 10, 1, 1, 1, 1, 1, 1, 1},
-        {1, 32, 14, 14, 18, 3, 3, 7, 7, 2, 2, 1, 1, 1, 1, 2},
-        {1, 16, 1, 17, 16, 1, 1, 1, 17, 1, 1, 0, 0, 1, 1, 1},
-        {1, 16, 3, 17, 19, 1, 1, 3, 17, 1, 1, 0, 0, 1, 1, 1},
-        {1, 16, 1, 1, 16, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1},
+        {1, 40, 7, 7, 24, 1, 1, 7, 7, 1, 1, 0, 0, 1, 1, 1, 0, 0.0f, 0.0f},
+        {2, 300, 7, 7, 20, 1, 1, 7, 7, 1, 1, 0, 0, 1, 1, 1, 0, 0.0f, 0.0f},
+        {1, 40, 7, 7, 33, 3, 3, 7, 7, 1, 1, 1, 1, 1, 1, 1, 0, 0.0f, 0.0f},
+        {1, 16, 5, 10, 17, 3, 3, 5, 10, 1, 1, 1, 1, 1, 1, 1, 0, 0.0f, 0.0f},
+        {1, 32, 14, 14, 18, 3, 3, 7, 7, 2, 2, 1, 1, 1, 1, 2, 0, 0.0f, 0.0f},
+        {1, 16, 1, 17, 16, 1, 1, 1, 17, 1, 1, 0, 0, 1, 1, 1, 0, 0.0f, 0.0f},
+        {1, 16, 3, 17, 19, 1, 1, 3, 17, 1, 1, 0, 0, 1, 1, 1, 0, 0.0f, 0.0f},
+        {1, 16, 1, 1, 16, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0.0f, 0.0f},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
         run(&rng, &cases[i], 1);
         run(&rng, &cases[i], 0);
     }
+}
+
+/* A fused clamp (ReLU6, ReLU, a band around 0) on every path: the GEMM's
+ * full tiles, edge tiles and tail dots, a k over several blocks, the
+ * depthwise rows (AVX-512, AVX2 stride 2) and bands (stride 3), the direct
+ * loops (few outputs per group); NaN bounds are refused. */
+static void test_clamp(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(1010);
+    static const coreai_conv2d_params shapes[] = {
+        {1, 8, 9, 9, 24, 3, 3, 9, 9, 1, 1, 1, 1, 1, 1, 1, 0, 0.0f, 0.0f},
+        {1, 300, 7, 7, 20, 1, 1, 7, 7, 1, 1, 0, 0, 1, 1, 1, 0, 0.0f, 0.0f},
+        {1, 40, 7, 7, 33, 3, 3, 7, 7, 1, 1, 1, 1, 1, 1, 1, 0, 0.0f, 0.0f},
+        {1, 6, 14, 14, 6, 3, 3, 7, 7, 2, 2, 1, 1, 1, 1, 6, 0, 0.0f, 0.0f},
+        {1, 4, 28, 28, 4, 5, 5, 28, 28, 1, 1, 2, 2, 1, 1, 4, 0, 0.0f, 0.0f},
+        {1, 3, 12, 20, 3, 3, 3, 12, 10, 1, 2, 1, 1, 1, 1, 3, 0, 0.0f, 0.0f},
+        {1, 4, 25, 26, 4, 3, 3, 9, 9, 3, 3, 1, 1, 1, 1, 4, 0, 0.0f, 0.0f},
+        {2, 4, 7, 6, 6, 3, 2, 7, 6, 1, 1, 1, 1, 1, 1, 2, 0, 0.0f, 0.0f},
+    };
+    static const float bounds[][2] = {{0.0f, 6.0f}, {0.0f, INFINITY}, {-0.5f, 0.25f}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i)
+        for (size_t b = 0; b < 3; ++b) {
+            coreai_conv2d_params p = shapes[i];
+            p.clamp = 1;
+            p.clamp_min = bounds[b][0];
+            p.clamp_max = bounds[b][1];
+            run(&rng, &p, (int)(b & 1));
+        }
+    coreai_conv2d_params p = shapes[0];
+    float x[8 * 81] = {0}, w[24 * 8 * 9] = {0}, out[24 * 81];
+    p.clamp = 1;
+    p.clamp_min = NAN;
+    p.clamp_max = 6.0f;
+    assert_int_equal(coreai_conv2d_f32(&p, x, w, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    p.clamp_min = 0.0f;
+    p.clamp_max = NAN;
+    assert_int_equal(coreai_conv2d_f32(&p, x, w, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
+    p.clamp = 0; /* bounds unread without a clamp */
+    assert_int_equal(coreai_conv2d_f32(&p, x, w, NULL, out), COREAI_STATUS_OK);
 }
 
 /* Output rows of the widths the panel packer treats differently: narrower
@@ -271,7 +314,7 @@ static void test_panel_rows(void **state)
                         const int64_t w = (ow - 1) * s + d * (k - 1) + 1 - 2 * pad;
                         if (w < 1)
                             continue;
-                        coreai_conv2d_params p = {1, 3, 5, w, 5, k, k, 0, ow, s, s, pad, pad, d, d, 1};
+                        coreai_conv2d_params p = {1, 3, 5, w, 5, k, k, 0, ow, s, s, pad, pad, d, d, 1, 0, 0.0f, 0.0f};
                         p.out_h = out_extent(5, pad, pad, k, s, d);
                         if (p.out_h < 1 || out_extent(w, pad, pad, k, s, d) != ow)
                             continue;
@@ -291,25 +334,25 @@ static void test_pointwise_and_rows(void **state)
     (void)state;
     ref_rng rng = ref_rng_make(1005);
     /* 63 pixels, 2 groups of 10 -> 4 channels, batch 2 */
-    coreai_conv2d_params pw = {2, 20, 7, 9, 8, 1, 1, 7, 9, 1, 1, 0, 0, 1, 1, 2};
+    coreai_conv2d_params pw = {2, 20, 7, 9, 8, 1, 1, 7, 9, 1, 1, 0, 0, 1, 1, 2, 0, 0.0f, 0.0f};
     run(&rng, &pw, 1);
     /* 40 x 40: one K block and several pixel panels, rows 16-aligned */
-    coreai_conv2d_params pw2 = {1, 37, 40, 40, 6, 1, 1, 40, 40, 1, 1, 0, 0, 1, 1, 1};
+    coreai_conv2d_params pw2 = {1, 37, 40, 40, 6, 1, 1, 40, 40, 1, 1, 0, 0, 1, 1, 1, 0, 0.0f, 0.0f};
     run(&rng, &pw2, 0);
     /* bottom and right padding of 1: out is 8 x 10 for a 7 x 9 input */
-    coreai_conv2d_params pwpad = {1, 5, 7, 9, 4, 1, 1, 8, 10, 1, 1, 0, 0, 1, 1, 1};
+    coreai_conv2d_params pwpad = {1, 5, 7, 9, 4, 1, 1, 8, 10, 1, 1, 0, 0, 1, 1, 1, 0, 0.0f, 0.0f};
     run(&rng, &pwpad, 1);
     /* a residual network's downsample: 1 x 1 stride 2, 14 x 14 -> 7 x 7 */
-    coreai_conv2d_params ds = {1, 8, 14, 14, 16, 1, 1, 7, 7, 2, 2, 0, 0, 1, 1, 1};
+    coreai_conv2d_params ds = {1, 8, 14, 14, 16, 1, 1, 7, 7, 2, 2, 0, 0, 1, 1, 1, 0, 0.0f, 0.0f};
     run(&rng, &ds, 1);
     /* 3 x 3 pad 1 at width 40 (panels straddle two output rows) */
-    coreai_conv2d_params r40 = {1, 5, 6, 40, 6, 3, 3, 6, 40, 1, 1, 1, 1, 1, 1, 1};
+    coreai_conv2d_params r40 = {1, 5, 6, 40, 6, 3, 3, 6, 40, 1, 1, 1, 1, 1, 1, 1, 0, 0.0f, 0.0f};
     run(&rng, &r40, 1);
     /* stride 2 at widths 69 and 70 (35 columns: 16-column strided runs, the
      * last ending at or next to the plane's last element), pad 0 and 1 */
     for (int64_t w = 69; w <= 70; ++w)
         for (int64_t pad = 0; pad <= 1; ++pad) {
-            coreai_conv2d_params s2 = {1, 3, 5, w, 5, 3, 3, 0, 0, 2, 2, pad, pad, 1, 1, 1};
+            coreai_conv2d_params s2 = {1, 3, 5, w, 5, 3, 3, 0, 0, 2, 2, pad, pad, 1, 1, 1, 0, 0.0f, 0.0f};
             s2.out_h = out_extent(5, pad, pad, 3, 2, 1);
             s2.out_w = out_extent(w, pad, pad, 3, 2, 1);
             run(&rng, &s2, (int)pad);
@@ -321,23 +364,23 @@ static void test_edges(void **state)
     (void)state;
     ref_rng rng = ref_rng_make(1004);
     /* input smaller than the kernel: only padding makes room */
-    coreai_conv2d_params p = {1, 2, 1, 1, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    coreai_conv2d_params p = {1, 2, 1, 1, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0.0f, 0.0f};
     run(&rng, &p, 1);
     /* kernels wider than the kernel's column-range cache (16), both paths */
-    coreai_conv2d_params wide = {1, 2, 3, 25, 5, 2, 19, 0, 0, 1, 2, 1, 2, 1, 1, 1};
+    coreai_conv2d_params wide = {1, 2, 3, 25, 5, 2, 19, 0, 0, 1, 2, 1, 2, 1, 1, 1, 0, 0.0f, 0.0f};
     wide.out_h = out_extent(3, 1, 0, 2, 1, 1);
     wide.out_w = out_extent(25, 2, 1, 19, 2, 1);
     run(&rng, &wide, 1);
     /* zero sizes: nothing to do */
     float x[1] = {0}, w[1] = {0}, out[4] = {5, 5, 5, 5};
-    coreai_conv2d_params z = {0, 1, 2, 2, 1, 1, 1, 2, 2, 1, 1, 0, 0, 1, 1, 1};
+    coreai_conv2d_params z = {0, 1, 2, 2, 1, 1, 1, 2, 2, 1, 1, 0, 0, 1, 1, 1, 0, 0.0f, 0.0f};
     assert_int_equal(coreai_conv2d_f32(&z, x, w, NULL, out), COREAI_STATUS_OK);
     z.batch = 1;
     z.out_channels = 0;
     assert_int_equal(coreai_conv2d_f32(&z, x, w, NULL, out), COREAI_STATUS_OK);
     assert_true(out[0] == 5);
     /* no input channel at all: the output is the bias */
-    coreai_conv2d_params e = {1, 0, 2, 2, 2, 1, 1, 2, 2, 1, 1, 0, 0, 1, 1, 1};
+    coreai_conv2d_params e = {1, 0, 2, 2, 2, 1, 1, 2, 2, 1, 1, 0, 0, 1, 1, 1, 0, 0.0f, 0.0f};
     const float bias[2] = {1.5f, -2.0f};
     float o8[8];
     assert_int_equal(coreai_conv2d_f32(&e, x, w, bias, o8), COREAI_STATUS_OK);
@@ -349,7 +392,7 @@ static void test_errors(void **state)
 {
     (void)state;
     float x[4] = {0}, w[4] = {0}, out[4];
-    const coreai_conv2d_params ok = {1, 1, 2, 2, 1, 1, 1, 2, 2, 1, 1, 0, 0, 1, 1, 1};
+    const coreai_conv2d_params ok = {1, 1, 2, 2, 1, 1, 1, 2, 2, 1, 1, 0, 0, 1, 1, 1, 0, 0.0f, 0.0f};
     assert_int_equal(coreai_conv2d_f32(&ok, x, w, NULL, out), COREAI_STATUS_OK);
     coreai_conv2d_params p = ok;
     p.stride_w = 0;
@@ -397,7 +440,7 @@ int main(void)
         cmocka_unit_test(test_random),       cmocka_unit_test(test_all_combinations),
         cmocka_unit_test(test_larger),       cmocka_unit_test(test_panel_rows),
         cmocka_unit_test(test_depthwise), cmocka_unit_test(test_depthwise_rows),
-        cmocka_unit_test(test_gemm_tails),
+        cmocka_unit_test(test_gemm_tails), cmocka_unit_test(test_clamp),
         cmocka_unit_test(test_pointwise_and_rows), cmocka_unit_test(test_edges),
         cmocka_unit_test(test_errors),
     };

@@ -174,7 +174,7 @@ static coreai_conv2d_params conv(int64_t n, int64_t c, int64_t h, int64_t w, int
                                  int64_t pad, int64_t g)
 {
     const coreai_conv2d_params p = {n, c, h, w, o, kk, kk, extent(h, pad, kk, st), extent(w, pad, kk, st),
-                                    st, st, pad, pad, 1, 1, g};
+                                    st, st, pad, pad, 1, 1, g, 0, 0.0f, 0.0f};
     return p;
 }
 
@@ -293,15 +293,19 @@ static void test_palettized(void **state)
     static const int widths[] = {1, 2, 4, 6, 8};
     for (int wi = 0; wi < 5; ++wi) {
         /* K = 27 * 3 = 81: rows that start mid-byte for every width below 8 */
-        run_lut(&r, &(coreai_conv2d_params){1, 9, 8, 9, 12, 3, 3, 8, 9, 1, 1, 1, 1, 1, 1, 1}, widths[wi], 12, 1);
-        run_lut(&r, &(coreai_conv2d_params){2, 16, 7, 7, 24, 3, 3, 4, 4, 2, 2, 1, 1, 1, 1, 2}, widths[wi], 4, 0);
-        run_lut(&r, &(coreai_conv2d_params){1, 64, 6, 6, 8, 3, 3, 6, 6, 1, 1, 1, 1, 1, 1, 1}, widths[wi], 1, 1);
-        run_lut(&r, &(coreai_conv2d_params){1, 8, 5, 5, 8, 3, 3, 5, 5, 1, 1, 1, 1, 1, 1, 8}, widths[wi], 2, 1);
+        run_lut(&r, &(coreai_conv2d_params){1, 9, 8, 9, 12, 3, 3, 8, 9, 1, 1, 1, 1, 1, 1, 1, 0, 0.0f, 0.0f},
+                widths[wi], 12, 1);
+        run_lut(&r, &(coreai_conv2d_params){2, 16, 7, 7, 24, 3, 3, 4, 4, 2, 2, 1, 1, 1, 1, 2, 0, 0.0f, 0.0f},
+                widths[wi], 4, 0);
+        run_lut(&r, &(coreai_conv2d_params){1, 64, 6, 6, 8, 3, 3, 6, 6, 1, 1, 1, 1, 1, 1, 1, 0, 0.0f, 0.0f},
+                widths[wi], 1, 1);
+        run_lut(&r, &(coreai_conv2d_params){1, 8, 5, 5, 8, 3, 3, 5, 5, 1, 1, 1, 1, 1, 1, 8, 0, 0.0f, 0.0f},
+                widths[wi], 2, 1);
     }
     /* errors: a width without a layout, tables that do not divide the outputs */
     float x[16] = {0}, lut[4] = {0}, out[16];
     uint8_t idx[8] = {0};
-    coreai_conv2d_lut_params e = {{1, 1, 2, 2, 2, 1, 1, 2, 2, 1, 1, 0, 0, 1, 1, 1}, 1, 1};
+    coreai_conv2d_lut_params e = {{1, 1, 2, 2, 2, 1, 1, 2, 2, 1, 1, 0, 0, 1, 1, 1, 0, 0.0f, 0.0f}, 1, 1};
     assert_int_equal(coreai_conv2d_lut_f32(&e, x, idx, lut, NULL, out, NULL), COREAI_STATUS_OK);
     e.nbits = 3;
     assert_int_equal(coreai_conv2d_lut_f32(&e, x, idx, lut, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);

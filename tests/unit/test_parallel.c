@@ -219,8 +219,8 @@ static void check_conv(int64_t batch, int64_t cin, int64_t hw, int64_t cout, int
 {
     ref_rng r = ref_rng_make(0xabcdefull + (uint64_t)(cin * 7 + cout * 11 + hw + groups + use_scratch));
     const int64_t pad = k / 2, oh = (hw + 2 * pad - k) / stride + 1;
-    conv_case c = {{batch, cin, hw, hw, cout, k, k, oh, oh, stride, stride, pad, pad, 1, 1, groups}, NULL, NULL,
-                   NULL, use_scratch};
+    conv_case c = {{batch, cin, hw, hw, cout, k, k, oh, oh, stride, stride, pad, pad, 1, 1, groups, 0, 0.0f, 0.0f},
+                   NULL, NULL, NULL, use_scratch};
     float *x = random_floats(&r, batch * cin * hw * hw), *w = random_floats(&r, cout * (cin / groups) * k * k);
     float *bias = random_floats(&r, cout);
     c.x = x;

@@ -40,6 +40,14 @@ typedef struct coreai_conv2d_params {
     int64_t dilation_h;
     int64_t dilation_w;
     int64_t groups;
+    /* A clamp fused into the convolution (ReLU: [0, +inf]; ReLU6: [0, 6]):
+     * with clamp nonzero, every output y becomes
+     *   y < clamp_min ? clamp_min : y, then > clamp_max ? clamp_max : that,
+     * the bits of coreai_clamp_f32 on the unclamped output, applied while
+     * the outputs are still in cache. Zero (an initializer that stops at
+     * groups leaves it so): no clamp. NaN bounds are invalid. */
+    int32_t clamp;
+    float clamp_min, clamp_max;
 } coreai_conv2d_params;
 
 coreai_status coreai_conv2d_f32(const coreai_conv2d_params *params, const float *x,
