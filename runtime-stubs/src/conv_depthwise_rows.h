@@ -171,6 +171,52 @@ static int dw_rows_square(const coreai_conv2d_params *p)
            p->dilation_h == 1 && p->dilation_w == 1;
 }
 
+/* One function per tile shape. The input-row tiles are not instrumented
+ * by AddressSanitizer: clang checks each lane of a masked load, and their
+ * hundreds of unrolled loads then took minutes to compile; dw_rows_tile,
+ * instrumented, reads through the same columns and masks (dw_cols). */
+#if defined(__clang__) || defined(__SANITIZE_ADDRESS__)
+#define DW_NO_ASAN , no_sanitize("address")
+#else
+#define DW_NO_ASAN
+#endif
+#define DW_TILE_FN(name, rows, call, attr)                                                                       \
+    static __attribute__((noinline attr)) void name(const coreai_conv2d_params *pp, const float *plane,        \
+                                                    const float *zrow, const float *w, float b0,               \
+                                                    const dw_cols *ccp, int64_t c0, float *dst)                \
+    {                                                                                                          \
+        /* local copies: the vector stores may alias anything pointed to */                                   \
+        const coreai_conv2d_params pl = *pp, *p = &pl;                                                         \
+        const dw_cols cl = *ccp, *cc = &cl;                                                                    \
+        for (int64_t r0 = 0; r0 < p->out_h; r0 += rows)                                                        \
+            call;                                                                                              \
+    }
+#define DW_ARGS p, plane, zrow, w, b0, cc, r0, c0, dst
+#if DWR_RT
+DW_TILE_FN(dw_t314, 4, dw_rows_tile_k(DW_ARGS, 4, 1, 3), DW_NO_ASAN)
+DW_TILE_FN(dw_t324, 4, dw_rows_tile_k(DW_ARGS, 4, 2, 3), DW_NO_ASAN)
+DW_TILE_FN(dw_t514, 4, dw_rows_tile_k(DW_ARGS, 4, 1, 5), DW_NO_ASAN)
+DW_TILE_FN(dw_t524, 4, dw_rows_tile_k(DW_ARGS, 4, 2, 5), DW_NO_ASAN)
+DW_TILE_FN(dw_t14, 4, dw_rows_tile(DW_ARGS, 4, 1), )
+DW_TILE_FN(dw_t24, 4, dw_rows_tile(DW_ARGS, 4, 2), )
+#else
+DW_TILE_FN(dw_t317, 7, dw_rows_tile_k(DW_ARGS, 7, 1, 3), DW_NO_ASAN)
+DW_TILE_FN(dw_t318, 8, dw_rows_tile_k(DW_ARGS, 8, 1, 3), DW_NO_ASAN)
+DW_TILE_FN(dw_t327, 7, dw_rows_tile_k(DW_ARGS, 7, 2, 3), DW_NO_ASAN)
+DW_TILE_FN(dw_t328, 8, dw_rows_tile_k(DW_ARGS, 8, 2, 3), DW_NO_ASAN)
+DW_TILE_FN(dw_t517, 7, dw_rows_tile_k(DW_ARGS, 7, 1, 5), DW_NO_ASAN)
+DW_TILE_FN(dw_t518, 8, dw_rows_tile_k(DW_ARGS, 8, 1, 5), DW_NO_ASAN)
+DW_TILE_FN(dw_t527, 7, dw_rows_tile_k(DW_ARGS, 7, 2, 5), DW_NO_ASAN)
+DW_TILE_FN(dw_t528, 8, dw_rows_tile_k(DW_ARGS, 8, 2, 5), DW_NO_ASAN)
+DW_TILE_FN(dw_t17, 7, dw_rows_tile(DW_ARGS, 7, 1), )
+DW_TILE_FN(dw_t18, 8, dw_rows_tile(DW_ARGS, 8, 1), )
+DW_TILE_FN(dw_t27, 7, dw_rows_tile(DW_ARGS, 7, 2), )
+DW_TILE_FN(dw_t28, 8, dw_rows_tile(DW_ARGS, 8, 2), )
+#endif
+#undef DW_ARGS
+#undef DW_TILE_FN
+#undef DW_NO_ASAN
+
 /* Plane q's outputs, column strip by strip: tiles of 7 rows where they
  * divide the plane (MobileNet's 112 ... 7), else 8. zrow: in_w zeros. */
 static void dw_rows_plane(const dw_job *j, int64_t q, const float *zrow)
@@ -200,34 +246,28 @@ static void dw_rows_plane(const dw_job *j, int64_t q, const float *zrow)
                 cc.hi[kw] = dwr_run(-b - DWR_L, W - b - DWR_L);
             }
             cc.out = dwr_run(0, OW - c0);
-            for (int64_t r0 = 0; r0 < OH; r0 += R) {
-#define DW_TILE(r, s) dw_rows_tile(p, plane, zrow, w, b0, &cc, r0, c0, dst, r, s)
-#define DW_TILE_K(r, s, k) dw_rows_tile_k(p, plane, zrow, w, b0, &cc, r0, c0, dst, r, s, k)
-                switch (shape) { /* k * 100 + stride * 10 + rows */
+            switch (shape) { /* k * 100 + stride * 10 + rows */
 #if DWR_RT
-                case 314: DW_TILE_K(4, 1, 3); break;
-                case 324: DW_TILE_K(4, 2, 3); break;
-                case 514: DW_TILE_K(4, 1, 5); break;
-                case 524: DW_TILE_K(4, 2, 5); break;
-                case 14: DW_TILE(4, 1); break;
-                default: DW_TILE(4, 2); break;
+            case 314: dw_t314(p, plane, zrow, w, b0, &cc, c0, dst); break;
+            case 324: dw_t324(p, plane, zrow, w, b0, &cc, c0, dst); break;
+            case 514: dw_t514(p, plane, zrow, w, b0, &cc, c0, dst); break;
+            case 524: dw_t524(p, plane, zrow, w, b0, &cc, c0, dst); break;
+            case 14: dw_t14(p, plane, zrow, w, b0, &cc, c0, dst); break;
+            default: dw_t24(p, plane, zrow, w, b0, &cc, c0, dst); break;
 #else
-                case 317: DW_TILE_K(7, 1, 3); break;
-                case 318: DW_TILE_K(8, 1, 3); break;
-                case 327: DW_TILE_K(7, 2, 3); break;
-                case 328: DW_TILE_K(8, 2, 3); break;
-                case 517: DW_TILE_K(7, 1, 5); break;
-                case 518: DW_TILE_K(8, 1, 5); break;
-                case 527: DW_TILE_K(7, 2, 5); break;
-                case 528: DW_TILE_K(8, 2, 5); break;
-                case 17: DW_TILE(7, 1); break;
-                case 18: DW_TILE(8, 1); break;
-                case 27: DW_TILE(7, 2); break;
-                default: DW_TILE(8, 2); break;
+            case 317: dw_t317(p, plane, zrow, w, b0, &cc, c0, dst); break;
+            case 318: dw_t318(p, plane, zrow, w, b0, &cc, c0, dst); break;
+            case 327: dw_t327(p, plane, zrow, w, b0, &cc, c0, dst); break;
+            case 328: dw_t328(p, plane, zrow, w, b0, &cc, c0, dst); break;
+            case 517: dw_t517(p, plane, zrow, w, b0, &cc, c0, dst); break;
+            case 518: dw_t518(p, plane, zrow, w, b0, &cc, c0, dst); break;
+            case 527: dw_t527(p, plane, zrow, w, b0, &cc, c0, dst); break;
+            case 528: dw_t528(p, plane, zrow, w, b0, &cc, c0, dst); break;
+            case 17: dw_t17(p, plane, zrow, w, b0, &cc, c0, dst); break;
+            case 18: dw_t18(p, plane, zrow, w, b0, &cc, c0, dst); break;
+            case 27: dw_t27(p, plane, zrow, w, b0, &cc, c0, dst); break;
+            default: dw_t28(p, plane, zrow, w, b0, &cc, c0, dst); break;
 #endif
-                }
-#undef DW_TILE
-#undef DW_TILE_K
             }
         }
     }
