@@ -109,7 +109,7 @@ static void conv_direct_block(const coreai_conv2d_params *p, const float *x, con
     const int64_t sh = p->stride_h, sw = p->stride_w, dh = p->dilation_h, dw = p->dilation_w;
     const int64_t plane_in = H * W, plane_out = OH * OW, ksize = KH * KW;
     const int64_t g = o0 / og;
-    float *op[CONV_BLOCK];
+    float *op[CONV_BLOCK] = {NULL}; /* nb of them set below (gcc 12 cannot tell at -O3) */
     for (int64_t b = 0; b < nb; ++b) {
         op[b] = out + (n * O + o0 + b) * plane_out;
         const float b0 = bias != NULL ? bias[o0 + b] : 0.0f;
