@@ -194,6 +194,15 @@ static void dw_taps(const float *src, const int64_t *off, const float *w, int ta
 #endif
 }
 
+/* Output channel o's taps: the f32 weight's, or a_pack's into wq. */
+static const float *dw_weights(const dw_job *j, int64_t o, int taps, float *wq)
+{
+    if (j->a_pack == NULL)
+        return j->weight + o * taps;
+    j->a_pack(j->a_ctx, o, 1, 0, taps, wq, taps);
+    return wq;
+}
+
 /* Plane q (sample q / groups, channel q % groups): its outputs, band by band. */
 static void dw_plane(const dw_job *j, int64_t q)
 {
@@ -211,11 +220,7 @@ static void dw_plane(const dw_job *j, int64_t q)
             off[t] = ((int64_t)j->tap_phase[t] * br + j->tap_row[t]) * pj + j->tap_col[t];
         for (int64_t m = 0; m < og; ++m) {
             const int64_t o = g * og + m;
-            const float *w = wq;
-            if (j->a_pack != NULL)
-                j->a_pack(j->a_ctx, o, 1, 0, taps, wq, taps);
-            else
-                w = j->weight + o * taps;
+            const float *w = dw_weights(j, o, taps, wq);
             dw_taps(buf, off, w, taps, j->bias != NULL ? j->bias[o] : 0.0f, nr * pj, acc);
             float *dst = j->out + ((n * p->out_channels + o) * OH + oh0) * OW;
             for (int64_t r = 0; r < nr; ++r) {

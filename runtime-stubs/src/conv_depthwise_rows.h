@@ -86,6 +86,21 @@ typedef struct dw_cols {
                          DWR_LOAD((cc)->hi[kw], (row) + (cc)->base[kw] + DWR_L))                            \
               : DWR_LOAD((cc)->lo[kw], (row) + (cc)->base[kw]))
 
+/* A tile's R rows (those inside the plane) into dst, clamped if p says so. */
+static inline __attribute__((always_inline)) void dw_rows_store(const coreai_conv2d_params *p, const dw_cols *cc,
+                                                                dwr_v *acc, int64_t r0, int64_t c0, float *dst,
+                                                                const int R)
+{
+    if (p->clamp) {
+        const dwr_v lo = DWR_SET1(p->clamp_min), hi = DWR_SET1(p->clamp_max);
+        DW_UNROLL
+        for (int r = 0; r < R; ++r)
+            acc[r] = DWR_CLAMP(acc[r], lo, hi);
+    }
+    for (int r = 0; r < R && r0 + r < p->out_h; ++r)
+        DWR_STORE(dst + (r0 + r) * p->out_w + c0, cc->out, acc[r]);
+}
+
 /* Any kernel: tap by tap, R rows at a time. */
 static inline __attribute__((always_inline)) void dw_rows_tile(const coreai_conv2d_params *p, const float *plane,
                                                                const float *zrow, const float *w, float b0,
@@ -111,14 +126,7 @@ static inline __attribute__((always_inline)) void dw_rows_tile(const coreai_conv
                 acc[r] = DWR_FMA(acc[r], wv, DWR_TAP(row[r], cc, kw, S));
         }
     }
-    if (p->clamp) {
-        const dwr_v lo = DWR_SET1(p->clamp_min), hi = DWR_SET1(p->clamp_max);
-        DW_UNROLL
-        for (int r = 0; r < R; ++r)
-            acc[r] = DWR_CLAMP(acc[r], lo, hi);
-    }
-    for (int r = 0; r < R && r0 + r < p->out_h; ++r)
-        DWR_STORE(dst + (r0 + r) * p->out_w + c0, cc->out, acc[r]);
+    dw_rows_store(p, cc, acc, r0, c0, dst, R);
 }
 
 /*
@@ -154,14 +162,7 @@ static inline __attribute__((always_inline)) void dw_rows_tile_k(const coreai_co
             }
         }
     }
-    if (p->clamp) {
-        const dwr_v lo = DWR_SET1(p->clamp_min), hi = DWR_SET1(p->clamp_max);
-        DW_UNROLL
-        for (int r = 0; r < R; ++r)
-            acc[r] = DWR_CLAMP(acc[r], lo, hi);
-    }
-    for (int r = 0; r < R && r0 + r < p->out_h; ++r)
-        DWR_STORE(dst + (r0 + r) * p->out_w + c0, cc->out, acc[r]);
+    dw_rows_store(p, cc, acc, r0, c0, dst, R);
 }
 
 /* dw_rows_tile_k's shapes: k x k, strides (s, s), no dilation. */
@@ -230,11 +231,7 @@ static void dw_rows_plane(const dw_job *j, int64_t q, const float *zrow)
     float wq[DW_TAPS];
     for (int64_t m = 0; m < og; ++m) {
         const int64_t o = g * og + m;
-        const float *w = wq;
-        if (j->a_pack != NULL)
-            j->a_pack(j->a_ctx, o, 1, 0, taps, wq, taps);
-        else
-            w = j->weight + o * taps;
+        const float *w = dw_weights(j, o, taps, wq);
         const float b0 = j->bias != NULL ? j->bias[o] : 0.0f;
         float *dst = j->out + (n * p->out_channels + o) * OH * OW;
         for (int64_t c0 = 0; c0 < OW; c0 += DWR_L) {
