@@ -134,20 +134,12 @@ static bool fold(cg_module *m, cg_graph *g, size_t at, cg_op *conv)
     return true;
 }
 
-size_t cg_module_fold_batch_norms(cg_module *m)
+static int try_fold(cg_module *m, cg_graph *g, size_t i)
 {
-    size_t done = 0;
-    for (size_t gi = 0; gi < m->n_graphs; gi++) {
-        cg_graph *g = m->graphs[gi];
-        for (size_t i = 0; i < g->n_ops; i++) {
-            cg_op *conv = foldable(g->ops[i]);
-            if (conv == NULL)
-                continue;
-            if (!fold(m, g, i, conv))
-                return (size_t)-1;
-            done++;
-            i--; /* op i is the next one now */
-        }
-    }
-    return done;
+    cg_op *conv = foldable(g->ops[i]);
+    if (conv == NULL)
+        return 0;
+    return fold(m, g, i, conv) ? 1 : -1;
 }
+
+size_t cg_module_fold_batch_norms(cg_module *m) { return cg_module_fold_ops(m, try_fold); }

@@ -61,21 +61,14 @@ static bool fold(cg_graph *g, size_t at, cg_op *conv, double lo, double hi)
     return true;
 }
 
-size_t cg_module_fold_clamps(cg_module *m)
+static int try_fold(cg_module *m, cg_graph *g, size_t i)
 {
-    size_t done = 0;
-    for (size_t gi = 0; gi < m->n_graphs; gi++) {
-        cg_graph *g = m->graphs[gi];
-        for (size_t i = 0; i < g->n_ops; i++) {
-            double lo, hi;
-            cg_op *conv = foldable(g->ops[i], &lo, &hi);
-            if (conv == NULL)
-                continue;
-            if (!fold(g, i, conv, lo, hi))
-                return (size_t)-1;
-            done++;
-            i--; /* op i is the next one now */
-        }
-    }
-    return done;
+    (void)m;
+    double lo, hi;
+    cg_op *conv = foldable(g->ops[i], &lo, &hi);
+    if (conv == NULL)
+        return 0;
+    return fold(g, i, conv, lo, hi) ? 1 : -1;
 }
+
+size_t cg_module_fold_clamps(cg_module *m) { return cg_module_fold_ops(m, try_fold); }

@@ -85,6 +85,24 @@ void cg_graph_drop_op(cg_graph *g, size_t index)
     recount_last_users(g);
 }
 
+size_t cg_module_fold_ops(cg_module *m, cg_op_fold_fn fold)
+{
+    size_t done = 0;
+    for (size_t gi = 0; gi < m->n_graphs; gi++) {
+        cg_graph *g = m->graphs[gi];
+        for (size_t i = 0; i < g->n_ops; i++) {
+            const int r = fold(m, g, i);
+            if (r < 0)
+                return (size_t)-1;
+            if (r > 0) {
+                done++;
+                i--; /* op i is the next one now */
+            }
+        }
+    }
+    return done;
+}
+
 size_t cg_module_remove_dead_ops(cg_module *m)
 {
     size_t removed = 0;

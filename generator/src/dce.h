@@ -34,4 +34,14 @@ void cg_graph_replace_uses(cg_graph *g, cg_value *from, cg_value *to);
  * caller knows its callee need not run), as above. */
 void cg_graph_drop_op(cg_graph *g, size_t index);
 
+/* A rewrite of op `index` of g that may drop it (bn_fold.h, clamp_fold.h):
+ * 1 when it rewrote (op index then gone), 0 when it did not apply, -1
+ * when out of memory. */
+typedef int (*cg_op_fold_fn)(cg_module *m, cg_graph *g, size_t index);
+
+/* Tries fold on every op of every graph of m, in order (the op after a
+ * dropped one is tried next). Returns how many it rewrote, or (size_t)-1
+ * when it ran out of memory. */
+size_t cg_module_fold_ops(cg_module *m, cg_op_fold_fn fold);
+
 #endif /* CG_DCE_H */

@@ -7,7 +7,7 @@
  * layout, so the output lands in NCHW with no transpose and the bias is the
  * GEMM's row bias. Smaller groups use the direct loops below, where a GEMM
  * with one or two rows would waste the register tile; depthwise ones (one
- * input channel per group) conv_depthwise.c's flat bands.
+ * input channel per group) conv_depthwise.c's rows or flat bands.
  * coreai_conv2d_gemm_a runs the same implicit GEMM with A from a function
  * (gemm_internal.h): coreai_conv2d_q_f32's compressed weight.
  */

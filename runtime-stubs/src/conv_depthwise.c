@@ -14,7 +14,9 @@
  * dropped. The accumulators of up to 8 vectors of outputs stay in
  * registers across all taps. Each output is its bias plus the taps in (kh, kw) order, as the
  * direct loops sum, and a plane is computed whole by one thread: the same
- * bits for any thread count.
+ * bits for any thread count. Where the ISA has masked loads and the
+ * stride across is 1 or 2, conv_depthwise_rows.h reads the input rows in
+ * place instead, with the same sums.
  * Compiled once per ISA variant (isa_names.h).
  */
 #include "isa_names.h" /* first: renames this file's functions per ISA variant */

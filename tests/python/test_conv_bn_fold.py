@@ -4,15 +4,12 @@ generated C checked for what runs: no batch_norm kernel or body where a
 norm follows a convolution whose result nothing else reads, the norm kept
 where it cannot fold (the convolution's result read twice, a norm after a
 non-convolution)."""
-import subprocess
-
 import numpy as np
 import pytest
 import torch
 from torch import nn
 
-from coreai_torch import TorchConverter, get_decomp_table
-from coreai_torch.testing import run_program
+from conv_fold_run import generate
 
 
 def _random_stats(model):
@@ -60,26 +57,12 @@ class Unfoldable(nn.Module):
         return self.b1(y) + y + self.b2(torch.relu(x))
 
 
-def _generate(model, x, tmp_path, coreai_gen):
-    with torch.no_grad():
-        want = model(x).numpy()
-    ep = torch.export.export(model, (x,)).run_decompositions(get_decomp_table())
-    program = TorchConverter().add_exported_program(ep).to_coreai()
-    program.optimize()
-    got = next(iter(run_program(program, [{"x": x}], workdir=str(tmp_path))[0].values()))
-    path = program.save(tmp_path / "m")
-    r = subprocess.run([coreai_gen, "generate", str(path), "-o", str(tmp_path / "out"), "--stats"],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    return got, want, (tmp_path / "out" / "m.c").read_text(), str(program)
-
-
 @pytest.mark.parametrize("bias,stride", [(False, 1), (True, 1), (False, 2)])
 def test_conv_bn_folds(bias, stride, coreai_gen, c_compiler, tmp_path):
     torch.manual_seed(5)
     model = _random_stats(Block(bias, stride).eval())
     x = torch.randn(2, 4, 11, 13, generator=torch.Generator().manual_seed(8))
-    got, want, src, ir = _generate(model, x, tmp_path, coreai_gen)
+    got, want, src, ir = generate(model, x, tmp_path, coreai_gen)
     # folded in double, rounded once: f32 rounding of the unfolded program
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=2e-6 * float(np.abs(want).max()))
     assert ir.count("batch_norm") >= 3  # the program has the three norms ...
@@ -92,7 +75,7 @@ def test_conv_bn_folds(bias, stride, coreai_gen, c_compiler, tmp_path):
 def test_conv_bn_unfoldable_kept(coreai_gen, c_compiler, tmp_path):
     model = _random_stats(Unfoldable().eval())
     x = torch.randn(1, 4, 6, 7, generator=torch.Generator().manual_seed(9))
-    got, want, src, _ = _generate(model, x, tmp_path, coreai_gen)
+    got, want, src, _ = generate(model, x, tmp_path, coreai_gen)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6 * float(np.abs(want).max()))
     assert src.count("coreai_batch_norm_f32(") == 1  # the kernel, in the norms' graph function ...
     assert src.count("); /* @batch_norm") == 2  # ... called for both

@@ -6,15 +6,13 @@ that convolution's parameters (f32, 4-bit compressed and depthwise), and the
 activation kept where it cannot fold or where --no-fuse asks for one call
 per op."""
 import re
-import subprocess
 
 import numpy as np
 import torch
 from torch import nn
 
-from coreai_torch import TorchConverter, get_decomp_table
+from conv_fold_run import generate
 from coreai_torch.compression import quantize_weights
-from coreai_torch.testing import run_program
 
 
 class Block(nn.Module):
@@ -39,20 +37,6 @@ class Block(nn.Module):
         return torch.relu(self.c5(y))
 
 
-def _generate(model, x, tmp_path, coreai_gen, *flags):
-    with torch.no_grad():
-        want = model(x).numpy()
-    ep = torch.export.export(model, (x,)).run_decompositions(get_decomp_table())
-    program = TorchConverter().add_exported_program(ep).to_coreai()
-    program.optimize()
-    got = next(iter(run_program(program, [{"x": x}], workdir=str(tmp_path))[0].values()))
-    path = program.save(tmp_path / "m")
-    r = subprocess.run([coreai_gen, "generate", str(path), "-o", str(tmp_path / "out"), *flags],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    return got, want, (tmp_path / "out" / "m.c").read_text()
-
-
 def _conv_clamps(src):
     """The (clamp, min, max) fields of every coreai_conv2d_params initializer."""
     inits = re.findall(r"coreai_conv2d_params \w+ = \{([^}]*)\}", src)
@@ -69,7 +53,7 @@ def test_relu_and_relu6_fold(coreai_gen, c_compiler, tmp_path):
     torch.manual_seed(11)
     model = Block().eval()
     x = torch.randn(2, 4, 13, 15, generator=torch.Generator().manual_seed(12)) * 2
-    got, want, src = _generate(model, x, tmp_path, coreai_gen)
+    got, want, src, _ = generate(model, x, tmp_path, coreai_gen)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     assert (want == 0).mean() > 0.2 and (want > 0).mean() > 0.2  # the clamps bite
     assert _conv_clamps(src) == [RELU6, RELU6, RELU, NONE, RELU]
@@ -79,7 +63,7 @@ def test_relu_and_relu6_fold(coreai_gen, c_compiler, tmp_path):
 def test_no_fuse_keeps_the_activations(coreai_gen, c_compiler, tmp_path):
     model = Block().eval()
     x = torch.randn(1, 4, 9, 9, generator=torch.Generator().manual_seed(13))
-    _, _, src = _generate(model, x, tmp_path, coreai_gen, "--no-fuse")
+    _, _, src, _ = generate(model, x, tmp_path, coreai_gen, "--no-fuse")
     assert _conv_clamps(src) == [NONE] * 5
     assert src.count("coreai_clamp_f32(") == 2 and src.count("COREAI_UNARY_OP_RELU") == 3
 
@@ -90,7 +74,7 @@ def test_compressed_conv_clamp(coreai_gen, c_compiler, tmp_path):
     torch.manual_seed(14)
     model = quantize_weights(Block().eval(), nbits=4, block_size=None)
     x = torch.randn(1, 4, 13, 15, generator=torch.Generator().manual_seed(15)) * 2
-    got, want, src = _generate(model, x, tmp_path, coreai_gen)
+    got, want, src, _ = generate(model, x, tmp_path, coreai_gen)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     assert "coreai_conv2d_q_f32(" in src and "coreai_clamp_f32(" not in src
     assert RELU6 in _conv_clamps(src)
