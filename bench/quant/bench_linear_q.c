@@ -1,7 +1,9 @@
 /*
  * bench_linear_q.c - a chain of LAYERS fully connected DIM x DIM layers, the
- * decode step (one row: a GEMV, bound by the weight bytes read) and prefill
- * (PREFILL rows: a GEMM), with the weights as the generated code holds them:
+ * decode step (one row: a GEMV, bound by the weight bytes read), a few rows
+ * (FEW: a short prompt, or that many sequences decoded together: the
+ * compressed weights' register tiles) and prefill (PREFILL rows: a GEMM),
+ * with the weights as the generated code holds them:
  *
  *   f32   packed panels, coreai_linear_packed_f32 (an f32 constant weight)
  *   int8  i8 + one f32 scale per 32 inputs, coreai_linear_q_f32
@@ -16,7 +18,7 @@
  * with f32 or int8 activations). The peer is the
  * f32 path of this same runtime. One thread (no parallel hook installed).
  *
- * usage: bench_linear_q [DIM [LAYERS [PREFILL [ROUNDS]]]]   (2048 4 64 15)
+ * usage: bench_linear_q [DIM [LAYERS [PREFILL [ROUNDS [FEW]]]]]   (2048 4 64 15 8)
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
@@ -71,8 +73,9 @@ int main(int argc, char **argv)
     const int layers = argc > 2 ? atoi(argv[2]) : 4;
     const int64_t prefill = argc > 3 ? atoll(argv[3]) : 64;
     const int rounds = argc > 4 ? atoi(argv[4]) : 15;
-    if (dim < 32 || dim % 32 != 0 || layers < 1 || prefill < 1 || rounds < 1) {
-        fprintf(stderr, "usage: bench_linear_q [DIM (a multiple of 32) [LAYERS [PREFILL [ROUNDS]]]]\n");
+    const int64_t few = argc > 5 ? atoll(argv[5]) : 8;
+    if (dim < 32 || dim % 32 != 0 || layers < 1 || prefill < 1 || rounds < 1 || few < 1 || few > prefill) {
+        fprintf(stderr, "usage: bench_linear_q [DIM (a multiple of 32) [LAYERS [PREFILL [ROUNDS [FEW (1..PREFILL)]]]]]\n");
         return 2;
     }
     const int64_t nb = dim / 32;
@@ -98,8 +101,11 @@ int main(int argc, char **argv)
     const coreai_linear_q_params qp = {prefill, dim, dim, 32, COREAI_INT_I8, COREAI_EPILOGUE_RELU, COREAI_DTYPE_F32};
     q_scratch = xmalloc(coreai_linear_q8a_f32_scratch_size(&qp));
     float *x = xmalloc(sizeof(float) * (size_t)(prefill * dim)), *y = xmalloc(sizeof(float) * (size_t)(prefill * dim));
-    double *t[2][V_N];
-    for (int k = 0; k < 2; ++k)
+    enum { PHASES = 3 };
+    static const char *const phase[PHASES] = {"decode", "few", "prefill"};
+    const int64_t phase_rows[PHASES] = {1, few, prefill};
+    double *t[PHASES][V_N];
+    for (int k = 0; k < PHASES; ++k)
         for (int v = 0; v < V_N; ++v)
             t[k][v] = xmalloc(sizeof(double) * (size_t)rounds);
     /* the three variants agree (same dequantized weights; ReLU chains) */
@@ -120,8 +126,8 @@ int main(int argc, char **argv)
                 return 1;
             }
         }
-    for (int k = 0; k < 2; ++k) {
-        const int64_t rows = k == 0 ? 1 : prefill;
+    for (int k = 0; k < PHASES; ++k) {
+        const int64_t rows = phase_rows[k];
         for (int64_t i = 0; i < rows * dim; ++i)
             x[i] = (float)(next() % 2001) / 1000.0f - 1.0f;
         for (int r = -1; r < rounds; ++r)
@@ -137,20 +143,19 @@ int main(int argc, char **argv)
            layers, (long long)dim, (long long)dim, layers * dim * dim * 4 / 1e6,
            layers * (dim * dim + dim * nb * 4) / 1e6, layers * (dim * dim / 2 + dim * nb * 4) / 1e6, rounds,
            coreai_runtime_config());
-    for (int k = 0; k < 2; ++k) {
+    for (int k = 0; k < PHASES; ++k) {
         double mins[V_N];
         for (int v = 0; v < V_N; ++v) {
             qsort(t[k][v], (size_t)rounds, sizeof(double), cmp);
             mins[v] = t[k][v][0];
-            printf("%-8s %-5s min %9.3f ms  median %9.3f ms\n", k == 0 ? "decode" : "prefill", v_name[v],
+            printf("%-8s %-5s min %9.3f ms  median %9.3f ms\n", phase[k], v_name[v],
                    1e3 * t[k][v][0], 1e3 * t[k][v][rounds / 2]);
         }
         printf("%-8s ratio f32/int8 %.2fx  f32/int4 %.2fx  (rows %lld; > 1: faster than f32)\n",
-               k == 0 ? "decode" : "prefill", mins[V_F32] / mins[V_I8], mins[V_F32] / mins[V_I4],
-               (long long)(k == 0 ? 1 : prefill));
+               phase[k], mins[V_F32] / mins[V_I8], mins[V_F32] / mins[V_I4], (long long)phase_rows[k]);
         printf("%-8s ratio f32/int8a8 %.2fx  f32/int4a8 %.2fx  int8/int8a8 %.2fx  int4/int4a8 %.2fx  (int8 "
                "activations)\n",
-               k == 0 ? "decode" : "prefill", mins[V_F32] / mins[V_I8A], mins[V_F32] / mins[V_I4A],
+               phase[k], mins[V_F32] / mins[V_I8A], mins[V_F32] / mins[V_I4A],
                mins[V_I8] / mins[V_I8A], mins[V_I4] / mins[V_I4A]);
     }
     return 0;

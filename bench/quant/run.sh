@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/quant/run.sh [--build DIR] [DIM [LAYERS [PREFILL [ROUNDS]]]]: builds
+# bench/quant/run.sh [--build DIR] [DIM [LAYERS [PREFILL [ROUNDS [FEW]]]]]: builds
 # the runtime (Release, the portable dispatching build users get) and
 # bench_linear_q.c and bench_conv_q.c against it, then times f32 vs int8 vs
 # int4 weights, linears then convolutions, each in one run (the sources say

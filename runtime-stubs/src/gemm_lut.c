@@ -365,7 +365,7 @@ coreai_status coreai_linear_lut_f32(const coreai_linear_lut_params *params, cons
         !coreai_gemm_epilogue_ok(params->epilogue))
         return COREAI_STATUS_INVALID_ARGUMENT;
     const lut_weight w = {indices, lut, in, params->group_rows, nbits};
-    if (rows >= COREAI_LINEAR_Q_GEMM_ROWS) {
+    if (rows >= COREAI_LINEAR_LUT_GEMM_ROWS) {
         coreai_gemm_args g = coreai_gemm_linear_args(rows, in, outf, x, bias, out, params->epilogue);
         coreai_gemm_strips(&g, lut_pack, &w);
         return COREAI_STATUS_OK;

@@ -119,6 +119,10 @@ static inline float q_deq1(int sdt, int32_t qz, float s, int has_m, float m)
  * than one scale applied to a block's sum. */
 static int q_exact(const q_weight *w) { return w->sdt != COREAI_DTYPE_F32 || w->minval != NULL; }
 
+/* Whether the register tiles (gemm_q_rows.h) take the weight: each block
+ * one f32 scale, whole groups of 16 (the documented rule of linear_q.h). */
+static int q_tile_ok(const q_weight *w) { return !q_exact(w) && w->block % 16 == 0; }
+
 /* Element e of a stream of `format` integers. */
 Q_INLINE int32_t q_load(coreai_int_format format, const uint8_t *d, int64_t e)
 {
@@ -527,50 +531,6 @@ Q_INLINE __m512 q_lut_table(const q_weight *w, coreai_int_format f, int64_t bi)
     return t;
 }
 
-/* sum[k] = sum of W[o + k][c0 + i] x[c0 + i] over i < cn, k < R, with xd
- * holding x[c0..c0 + cn) split as q_lut_split does. */
-Q_INLINE void q_lut_dot(const q_weight *w, coreai_int_format f, int64_t o, const int R, const float *xd, int64_t c0,
-                        int64_t cn, float *sum)
-{
-    __m512 acc[Q_LUT_R][2], t[Q_LUT_R];
-    const uint8_t *p[Q_LUT_R];
-    for (int k = 0; k < R; ++k) {
-        acc[k][0] = acc[k][1] = _mm512_setzero_ps();
-        p[k] = w->q + ((o + k) * w->in + c0) / 2;
-    }
-    /* blocks of 32 are common: a table per 32 weights, so no division
-     * and no format or dtype switch per block (q_lut_table's general
-     * case) */
-    const int plain = !q_exact(w) && w->zero == NULL;
-    const __m512 qf = f == COREAI_INT_I4 ? _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, -8, -7, -6, -5, -4, -3, -2, -1)
-                                         : _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    int64_t b = c0 / w->block, end = (b + 1) * w->block - c0;
-    for (int64_t g = 0; g < cn; ++b, end += w->block) {
-        if (end > cn)
-            end = cn;
-        for (int k = 0; k < R; ++k)
-            t[k] = plain ? _mm512_mul_ps(qf, _mm512_set1_ps(((const float *)w->scale)[(o + k) * w->blocks + b]))
-                         : q_lut_table(w, f, (o + k) * w->blocks + b);
-        for (; g < end; g += 32) {
-            const __m512 xe = _mm512_loadu_ps(xd + g), xo = _mm512_loadu_ps(xd + g + 16);
-            for (int k = 0; k < R; ++k) {
-                /* the same line of the next group's row k into L2: the
-                 * hardware prefetcher does not follow R streams of short
-                 * runs (2048 x 2048 x 4 int4 decode 1.19 -> 1.04 ms,
-                 * 4096 x 4096 x 4 6.2-6.4 -> 4.6-4.8 ms); an address, not
-                 * a pointer, as past the last group it is past the array */
-                if ((g & 127) == 0)
-                    _mm_prefetch((const char *)((uintptr_t)(p[k] + g / 2) + (uintptr_t)(R * (w->in / 2))), _MM_HINT_T1);
-                const __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(p[k] + g / 2)));
-                acc[k][0] = _mm512_fmadd_ps(_mm512_permutexvar_ps(v, t[k]), xe, acc[k][0]);
-                acc[k][1] = _mm512_fmadd_ps(_mm512_permutexvar_ps(_mm512_srli_epi32(v, 4), t[k]), xo, acc[k][1]);
-            }
-        }
-    }
-    for (int k = 0; k < R; ++k)
-        sum[k] = _mm512_reduce_add_ps(_mm512_add_ps(acc[k][0], acc[k][1]));
-}
-
 /* xd[g + l] = x[g + 2l], xd[g + 16 + l] = x[g + 2l + 1] for each 32 inputs g. */
 static void q_lut_split(const float *x, int64_t n, float *xd)
 {
@@ -699,6 +659,8 @@ static void q_lut_split(const float *x, int64_t n, float *xd)
 }
 #endif
 
+#include "gemm_q_rows.h" /* AVX-512: q_lut_dot, the one-row register tile */
+
 /* q_gemv_range for 4-bit weights in blocks of whole 32s: outputs four at
  * a time (four tables, x's halves loaded once for them), x in chunks of
  * Q_LUT_CHUNK inputs whose sums add up in order. */
@@ -727,6 +689,8 @@ static void q_lut_range(const q_gemv_job *j, coreai_int_format f, int64_t lo, in
         }
     }
 }
+#else
+#include "gemm_q_rows.h" /* the register tiles (x86: included above) */
 #endif
 
 /* + bias, then the activation, on outputs [lo, hi) of every row. */
@@ -746,6 +710,16 @@ static void q_gemv_task(void *arg, int64_t t)
     const q_gemv_job *j = arg;
     int64_t lo, hi;
     coreai_par_part(j->outf, j->parts, t, 16, &lo, &hi);
+    if (j->rows > 1 && q_tile_ok(j->w)) {
+#ifdef Q_AVX512
+        if (q_is4(j->w->format) && j->w->block % 32 == 0)
+            qr_range(j, j->w->format, lo, hi);
+        else
+#endif
+            qm_range(j, lo, hi);
+        q_finish(j, lo, hi);
+        return;
+    }
     switch (j->w->format) {
     case COREAI_INT_I8: q_gemv_range(j, COREAI_INT_I8, lo, hi); break;
     case COREAI_INT_U8: q_gemv_range(j, COREAI_INT_U8, lo, hi); break;
@@ -1826,7 +1800,7 @@ coreai_status coreai_linear_q_f32(const coreai_linear_q_params *params, const fl
         return COREAI_STATUS_OK;
     const q_weight w = {weight, scale, zero_point, minval, in, params->block, in / params->block, params->format,
                         params->scale_dtype};
-    if (rows >= COREAI_LINEAR_Q_GEMM_ROWS) {
+    if (rows >= COREAI_LINEAR_Q_GEMM_ROWS || (rows >= COREAI_LINEAR_Q_GEMM_ROWS_EXACT && !q_tile_ok(&w))) {
         const coreai_gemm_args g = coreai_gemm_linear_args(rows, in, outf, x, bias, out, params->epilogue);
         coreai_gemm_strips(&g, q_pack, &w);
         return COREAI_STATUS_OK;

@@ -3,7 +3,7 @@
  * definition: each index read bit by bit from the little-endian stream,
  * its table's value looked up, the product summed in double. The kernel
  * sums in f32 in another order: checked against (in + 4) eps sum |x w|.
- * From COREAI_LINEAR_Q_GEMM_ROWS rows on it must also give the bits of
+ * From COREAI_LINEAR_LUT_GEMM_ROWS rows on it must also give the bits of
  * coreai_linear_packed_f32 on the dense weight (the f32 GEMM it runs, on
  * strips looked up in place). Every ISA variant the CPU runs.
  */
@@ -38,7 +38,7 @@ static void run_case(ref_rng *r, int64_t rows, int64_t in, int64_t outf, int nbi
     ref_fill(r, bias, outf, -1.0, 1.0);
     const coreai_linear_lut_params p = {rows, in, outf, nbits, outf / groups, epilogue};
     assert_int_equal(coreai_linear_lut_f32(&p, x, idx, lut, bias_on ? bias : NULL, out), COREAI_STATUS_OK);
-    if (rows >= COREAI_LINEAR_Q_GEMM_ROWS) {
+    if (rows >= COREAI_LINEAR_LUT_GEMM_ROWS) {
         float *dense = ref_alloc_f(outf * in), *want = ref_alloc_f(rows * outf);
         float *packed = ref_alloc_f(coreai_packed_b_floats(in, outf));
         for (int64_t o = 0; o < outf; ++o)

@@ -13,11 +13,16 @@
  * at most about (in + 2) f32 roundings of sum |x w|; it is checked against
  * (in + 4) eps sum |x w|. (The x86 4-bit GEMV's table lookup (AVX-512; AVX2 with
  * f16 / bf16 scales or minval) forms each weight as the reference does and
- * sums in f32 in another order: within in eps sum |x w|.) The GEMM path (rows >= COREAI_LINEAR_Q_GEMM_ROWS)
- * dequantizes exactly like coreai_shift_scale, strip by strip, and runs
- * the f32 GEMM's micro-kernels over the same k blocks, so it must give the
- * bits of coreai_linear_packed_f32 (what an f32 weight runs) on the
- * dequantized weight.
+ * sums in f32 in another order: within in eps sum |x w|.) The register
+ * tiles (2 to COREAI_LINEAR_Q_GEMM_ROWS - 1 rows, f32 scales, no minval,
+ * blocks of whole 16s) form each weight as the reference does and sum in
+ * f32 in their own order: within in eps sum |x w| too. The strip GEMM
+ * (from COREAI_LINEAR_Q_GEMM_ROWS rows, or COREAI_LINEAR_Q_GEMM_ROWS_EXACT
+ * for the weights the tiles do not take) dequantizes exactly like
+ * coreai_shift_scale, strip by strip, and runs the f32 GEMM's
+ * micro-kernels over the same k blocks, so it must give the bits of
+ * coreai_linear_packed_f32 (what an f32 weight runs) on the dequantized
+ * weight.
  */
 #include "kernel_ref.h"
 
@@ -93,7 +98,8 @@ static void run_case(ref_rng *r, const qcase *c)
     assert_int_equal(coreai_linear_q_f32(&p, x, q, s, c->zero ? z : NULL, c->minval ? mv : NULL,
                                          c->bias ? bias : NULL, out, NULL),
                      COREAI_STATUS_OK);
-    if (c->rows >= COREAI_LINEAR_Q_GEMM_ROWS) {
+    const int tiles = c->sdt == COREAI_DTYPE_F32 && !c->minval && c->block % 16 == 0;
+    if (c->rows >= COREAI_LINEAR_Q_GEMM_ROWS || (c->rows >= COREAI_LINEAR_Q_GEMM_ROWS_EXACT && !tiles)) {
         /* the bits of the f32 image's kernel on the dequantized weight */
         float *packed = malloc(sizeof(float) * (size_t)coreai_packed_b_floats(c->in, c->outf) + 4);
         assert_non_null(packed);
@@ -146,7 +152,9 @@ static void test_linear_q_formats_blocks(void **state)
     /* in, block: vector blocks (multiples of 16), one block per row, and
      * blocks the scalar path takes */
     static const int64_t shapes[][2] = {{64, 32}, {96, 96}, {48, 16}, {40, 8}, {6, 2}, {160, 32}};
-    static const int64_t rows[] = {1, 2, 3, 4, 7};
+    /* the GEMV, the register tiles (whole groups of 4 or 8 rows and the
+     * rest) and the strip GEMM */
+    static const int64_t rows[] = {1, 2, 3, 4, 7, 9, 16};
     static const int64_t outs[] = {1, 17, 40};
     for (size_t f = 0; f < 4; ++f)
         for (int zero = 0; zero < 2; ++zero)
@@ -187,6 +195,19 @@ static void test_linear_q_large(void **state)
         {4, 64, 48, 8, COREAI_INT_I4, 1, 1, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32, 0},
         {12, 320, 21, 64, COREAI_INT_U4, 1, 1, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32, 0},
         {7, 576, 16, 192, COREAI_INT_I4, 0, 0, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32, 0},
+        /* the same two through the strips (the ones above have few enough
+         * rows for the register tiles) */
+        {20, 320, 21, 64, COREAI_INT_U4, 1, 1, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32, 0},
+        {17, 576, 16, 192, COREAI_INT_I4, 0, 0, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32, 0},
+        /* the register tiles past one x chunk of the AVX-512 4-bit tile
+         * (2048 inputs) with a block across it, zero points (its general
+         * table) or not, whole and partial row groups; 8-bit ones with
+         * odd output counts */
+        {9, 4160, 19, 320, COREAI_INT_I4, 0, 1, COREAI_EPILOGUE_RELU, COREAI_DTYPE_F32, 0},
+        {15, 2112, 37, 64, COREAI_INT_U4, 1, 0, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32, 0},
+        {8, 2080, 5, 32, COREAI_INT_I4, 1, 1, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32, 0},
+        {15, 272, 33, 16, COREAI_INT_I8, 1, 1, COREAI_EPILOGUE_RELU, COREAI_DTYPE_F32, 0},
+        {6, 1024, 7, 128, COREAI_INT_U8, 0, 0, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32, 0},
         /* the x86 4-bit GEMV (x split into chunks of 8192 inputs; eight or
          * four outputs at a time): within one chunk, then past it, with a
          * block across the chunk's end (96) and one longer than a chunk;

@@ -26,6 +26,9 @@
 extern "C" {
 #endif
 
+/* From this many rows on, the strip GEMM (bitwise the f32 linear). */
+#define COREAI_LINEAR_LUT_GEMM_ROWS 4
+
 typedef struct coreai_linear_lut_params {
     int64_t rows;
     int64_t in_features;

@@ -24,34 +24,49 @@
  * as they are: a 4-bit weight costs in / 2 bytes per output plus its scales,
  * and nothing is expanded to f32 outside the micro-kernel.
  *
- * Two paths, chosen by rows:
- *  - rows < COREAI_LINEAR_Q_GEMM_ROWS (a decode step, one token): a GEMV per
- *    output channel, the integers converted and multiplied in registers
- *    (AVX-512, AVX2 + FMA, NEON, or scalar). f32 scales without minval:
- *    each block's sum scaled once, out = sum_b scale_b * sum_{i in b}
- *    (q_i - z_b) x_i; f16 / bf16 scales or minval: every weight formed and
- *    rounded as above in registers (F16C / NEON fcvt, bf16 by integer
- *    rounding), then multiply-added. x86 with 4-bit weights in blocks of
- *    whole 32s: x split once per call into the even and odd inputs of
- *    each 32 (8192 inputs at a time, 32 KiB of stack), so a byte's low
- *    and high nibbles multiply two contiguous activation vectors, eight
- *    (AVX-512) or four (AVX2) output channels at a time;
- *    AVX-512 looks each nibble up (vpermps) in one register holding the
- *    block's 16 possible weights, each formed and rounded as above; AVX2
- *    does so (two vpermps and a blend) for f16 / bf16 scales or minval and
- *    otherwise converts the nibble exactly (q - z per weight, through the
- *    bits of the float 2^23) and scales each block's sum once;
- *  - more rows (prefill): the f32 GEMM's micro-kernels, B dequantized one
- *    strip at a time right before the micro-kernels that read it: 16 (32
- *    with AVX-512) output channels by at most 256 inputs, converted and
- *    scaled in registers ((q - z) * s rounded once, as coreai_shift_scale)
- *    and transposed into the kernel's panel order in a 16 / 32 KiB stack
- *    buffer that stays in L1 (8 KiB scalar). Rows go in chunks of about 64
- *    (32 scalar; the activations packed on the stack), each chunk
- *    converting the weight once. The result has the bits of
- *    coreai_linear_packed_f32 (an f32 weight's layer) on the dequantized
- *    weight. No scratch: a compressed layer needs no more workspace than
- *    its f32 form.
+ * Three paths, chosen by rows and by the weight:
+ *  - one row (a decode step): a GEMV per output channel, the integers
+ *    converted and multiplied in registers (AVX-512, AVX2 + FMA, NEON, or
+ *    scalar). f32 scales without minval: each block's sum scaled once,
+ *    out = sum_b scale_b * sum_{i in b} (q_i - z_b) x_i; f16 / bf16 scales
+ *    or minval: every weight formed and rounded as above in registers
+ *    (F16C / NEON fcvt, bf16 by integer rounding), then multiply-added.
+ *    x86 with 4-bit weights in blocks of whole 32s: x split once per call
+ *    into the even and odd inputs of each 32 (8192 inputs at a time, 32
+ *    KiB of stack), so a byte's low and high nibbles multiply two
+ *    contiguous activation vectors, eight (AVX-512) or four (AVX2) output
+ *    channels at a time; AVX-512 looks each nibble up (vpermps) in one
+ *    register holding the block's 16 possible weights, each formed and
+ *    rounded as above; AVX2 does so (two vpermps and a blend) for f16 /
+ *    bf16 scales or minval and otherwise converts the nibble exactly (q - z
+ *    per weight, through the bits of the float 2^23) and scales each
+ *    block's sum once;
+ *  - 2 to COREAI_LINEAR_Q_GEMM_ROWS - 1 rows (a short prompt, a few
+ *    sequences decoded together, speculative decoding) with f32 scales, no
+ *    minval and blocks of whole 16s: register tiles (src/gemm_q_rows.h)
+ *    that dequantize each weight in registers, (q - z) * s with one
+ *    rounding (the model's weight), and multiply it into several rows at
+ *    once (AVX-512 4-bit in blocks of whole 32s: 8 rows by 2 channels, each
+ *    nibble looked up in its block's table; otherwise 8 (AVX-512) or 4 rows
+ *    by 2 channels, 16 integers converted at a time; the scalar build
+ *    likewise). The weight is read once per 4 or 8 rows instead of once
+ *    per row. Fewer than COREAI_LINEAR_Q_GEMM_ROWS_EXACT rows of any other
+ *    weight: the GEMV, row by row;
+ *  - more rows (prefill), or from COREAI_LINEAR_Q_GEMM_ROWS_EXACT rows on
+ *    for a weight the tiles do not take: the f32 GEMM's micro-kernels, B
+ *    dequantized one strip at a time right before the micro-kernels that
+ *    read it: 16 (32 with AVX-512) output channels by at most 256 inputs,
+ *    converted and scaled in registers ((q - z) * s rounded once, as
+ *    coreai_shift_scale) and transposed into the kernel's panel order in a
+ *    16 / 32 KiB stack buffer that stays in L1 (8 KiB scalar). Rows go in
+ *    chunks of about 64 (32 scalar; the activations packed on the stack),
+ *    each chunk converting the weight once: with many rows that costs
+ *    less than the tiles' conversion per 4 or 8 rows (bench/quant). The
+ *    result has the bits of coreai_linear_packed_f32 (an f32 weight's
+ *    layer) on the dequantized weight.
+ * The GEMV and the tiles sum in other orders: within f32 rounding of that
+ * layer, not bitwise equal. No scratch: a compressed layer needs no more
+ * workspace than its f32 form.
  * Stack: about 100 KiB at most (AVX-512), 24 KiB in the scalar build. No
  * allocation. Supported: format I8, U8, I4, U4; block > 0
  * dividing in_features (and even for 4-bit formats), so every block starts
@@ -63,8 +78,12 @@
 extern "C" {
 #endif
 
-/* From this many rows on, the GEMM path. */
-#define COREAI_LINEAR_Q_GEMM_ROWS 4
+/* From this many rows on, the strip GEMM (bitwise coreai_linear_packed_f32
+ * on the dequantized weight); for a weight the register tiles do not take
+ * (f16 / bf16 scales, minval, blocks not of whole 16s), from
+ * COREAI_LINEAR_Q_GEMM_ROWS_EXACT rows on. */
+#define COREAI_LINEAR_Q_GEMM_ROWS 16
+#define COREAI_LINEAR_Q_GEMM_ROWS_EXACT 4
 
 typedef struct coreai_linear_q_params {
     int64_t rows;
