@@ -498,7 +498,7 @@ Q_INLINE void q_gemv_range(const q_gemv_job *j, coreai_int_format f, int64_t lo,
  * 2^23 + 8, which flips the nibble's bit 3: 2^23 + q + 8) and less
  * 2^23 + z (+ 8) by one vsubps, which is exact: q - z per weight, so no
  * z * sum x term to cancel against; two FMAs, the block's scale once on
- * its sum. 9 instructions per 16 weights (a u4 or i4 nibble alike, zero
+ * each 32 weights' sum. 9 instructions per 16 weights (a u4 or i4 nibble alike, zero
  * point or not) instead of about 16. f16 / bf16 scales or minval look the
  * nibbles up in the block's 16 exact weights (two vpermps and a vblendvps
  * on bit 3 per 8 weights). */
@@ -569,16 +569,20 @@ Q_INLINE __m256 q_lut8(const q_tv *t, __m256i n, __m256i sign)
 }
 
 /* q_lut_dot for the R <= 4 rows at o; exact: q_exact(w) (the lookup),
- * else conversion and one scale per block. */
+ * else conversion and the block's scale once per 32 weights. */
 Q_INLINE void q_lut_dot2(const q_weight *w, coreai_int_format f, int64_t o, const int R, const int exact,
                          const float *xd, int64_t c0, int64_t cn, float *sum)
 {
-    __m256 acc[4][2], tot[4], zc[4]; /* acc[k][h]: two FMA chains per output */
+    /* per output a total and one step's sum, folded into the total each
+     * step (times the block's scale unless exact): with two accumulators
+     * per output kept over a block as well, 16 ymm did not hold them and
+     * the loop ran on spills */
+    __m256 tot[4], zc[4];
     q_tv t[4][2];
     float sc[4] = {0, 0, 0, 0};
     const uint8_t *p[4];
     for (int k = 0; k < R; ++k) {
-        tot[k] = _mm256_setzero_ps();
+        tot[k] = zc[k] = t[k][0] = t[k][1] = _mm256_setzero_ps(); /* set at g = 0 */
         p[k] = w->q + ((o + k) * w->in + c0) / 2;
     }
     /* a nibble n xored into the bits of the float 2^23 makes 2^23 + n (i4:
@@ -587,50 +591,47 @@ Q_INLINE void q_lut_dot2(const q_weight *w, coreai_int_format f, int64_t o, cons
     const __m256i mg = _mm256_set1_epi32(f == COREAI_INT_I4 ? 0x4b000008 : 0x4b000000);
     /* the block counted, not divided: with blocks of 32 a division per
      * block costs about as much as the block's 128 multiply-adds */
-    int64_t b = c0 / w->block, end = (b + 1) * w->block - c0;
-    for (int64_t g = 0; g < cn; ++b, end += w->block) {
-        if (end > cn)
-            end = cn;
-        for (int k = 0; k < R; ++k) {
-            const int64_t bi = (o + k) * w->blocks + b;
-            if (exact) {
-                q_lut_table(w, f, bi, t[k]);
-            } else {
-                sc[k] = ((const float *)w->scale)[bi];
-                const int32_t z = (w->zero != NULL ? q_load(f, w->zero, bi) : 0) + (f == COREAI_INT_I4 ? 8 : 0);
-                zc[k] = _mm256_set1_ps(8388608.0f + (float)z);
-            }
-            acc[k][0] = acc[k][1] = _mm256_setzero_ps();
-        }
-        for (; g < end; g += 32) {
-            /* the next row group's line into L2, as the AVX-512 loop does */
-            if ((g & 127) == 0)
-                for (int k = 0; k < R; ++k)
-                    _mm_prefetch((const char *)((uintptr_t)(p[k] + g / 2) + (uintptr_t)(R * (w->in / 2))), _MM_HINT_T1);
-            for (int h = 0; h < 2; ++h) { /* bytes 8h..8h+7: inputs 16h.. of the 32 */
-                const __m256 xe = _mm256_loadu_ps(xd + g + 8 * h), xo = _mm256_loadu_ps(xd + g + 16 + 8 * h);
-                for (int k = 0; k < R; ++k) {
-                    __m256i v = _mm256_cvtepu8_epi32(
-                        _mm_loadl_epi64((const __m128i *)(const void *)(p[k] + g / 2 + 8 * h)));
-                    __m256 we, wo;
-                    if (exact) {
-                        we = q_lut8(t[k], v, _mm256_slli_epi32(v, 28));
-                        wo = q_lut8(t[k], _mm256_srli_epi32(v, 4), _mm256_slli_epi32(v, 24));
-                    } else { /* (2^23 + n) - (2^23 + z): exact */
-                        const __m256i ne = _mm256_xor_si256(_mm256_and_si256(v, m15), mg);
-                        const __m256i no = _mm256_xor_si256(_mm256_srli_epi32(v, 4), mg);
-                        we = _mm256_sub_ps(_mm256_castsi256_ps(ne), zc[k]);
-                        wo = _mm256_sub_ps(_mm256_castsi256_ps(no), zc[k]);
-                    }
-                    acc[k][h] = _mm256_fmadd_ps(we, xe, acc[k][h]);
-                    acc[k][h] = _mm256_fmadd_ps(wo, xo, acc[k][h]);
+    int64_t b = c0 / w->block, next = 0;
+    for (int64_t g = 0; g < cn; g += 32) {
+        if (g == next) {
+            next = (b + 1) * w->block - c0;
+            for (int k = 0; k < R; ++k) {
+                const int64_t bi = (o + k) * w->blocks + b;
+                if (exact) {
+                    q_lut_table(w, f, bi, t[k]);
+                } else {
+                    sc[k] = ((const float *)w->scale)[bi];
+                    const int32_t z = (w->zero != NULL ? q_load(f, w->zero, bi) : 0) + (f == COREAI_INT_I4 ? 8 : 0);
+                    zc[k] = _mm256_set1_ps(8388608.0f + (float)z);
                 }
             }
+            ++b;
         }
-        for (int k = 0; k < R; ++k) {
-            const __m256 a = _mm256_add_ps(acc[k][0], acc[k][1]);
-            tot[k] = exact ? _mm256_add_ps(tot[k], a) : _mm256_fmadd_ps(a, _mm256_set1_ps(sc[k]), tot[k]);
+        /* the next row group's line into L2, as the AVX-512 loop does */
+        if ((g & 127) == 0)
+            for (int k = 0; k < R; ++k)
+                _mm_prefetch((const char *)((uintptr_t)(p[k] + g / 2) + (uintptr_t)(R * (w->in / 2))), _MM_HINT_T1);
+        __m256 s[4];
+        for (int h = 0; h < 2; ++h) { /* bytes 8h..8h+7: inputs 16h.. of the 32 */
+            const __m256 xe = _mm256_loadu_ps(xd + g + 8 * h), xo = _mm256_loadu_ps(xd + g + 16 + 8 * h);
+            for (int k = 0; k < R; ++k) {
+                __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(p[k] + g / 2 + 8 * h)));
+                __m256 we, wo;
+                if (exact) {
+                    we = q_lut8(t[k], v, _mm256_slli_epi32(v, 28));
+                    wo = q_lut8(t[k], _mm256_srli_epi32(v, 4), _mm256_slli_epi32(v, 24));
+                } else { /* (2^23 + n) - (2^23 + z): exact */
+                    const __m256i ne = _mm256_xor_si256(_mm256_and_si256(v, m15), mg);
+                    const __m256i no = _mm256_xor_si256(_mm256_srli_epi32(v, 4), mg);
+                    we = _mm256_sub_ps(_mm256_castsi256_ps(ne), zc[k]);
+                    wo = _mm256_sub_ps(_mm256_castsi256_ps(no), zc[k]);
+                }
+                s[k] = h == 0 ? _mm256_mul_ps(we, xe) : _mm256_fmadd_ps(we, xe, s[k]);
+                s[k] = _mm256_fmadd_ps(wo, xo, s[k]);
+            }
         }
+        for (int k = 0; k < R; ++k)
+            tot[k] = exact ? _mm256_add_ps(tot[k], s[k]) : _mm256_fmadd_ps(s[k], _mm256_set1_ps(sc[k]), tot[k]);
     }
     for (int k = 0; k < R; ++k)
         sum[k] = q_thsum(tot[k]);

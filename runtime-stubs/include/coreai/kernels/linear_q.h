@@ -40,7 +40,7 @@
  *    rounded as above; AVX2 does so (two vpermps and a blend) for f16 /
  *    bf16 scales or minval and otherwise converts the nibble exactly (q - z
  *    per weight, through the bits of the float 2^23) and scales each
- *    block's sum once;
+ *    32 weights' sum once;
  *  - 2 to COREAI_LINEAR_Q_GEMM_ROWS - 1 rows (a short prompt, a few
  *    sequences decoded together, speculative decoding) with f32 scales, no
  *    minval and blocks of whole 16s: register tiles (src/gemm_q_rows.h)
