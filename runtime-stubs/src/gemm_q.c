@@ -1,7 +1,8 @@
 /*
  * gemm_q.c - fully connected layers on blockwise 8- / 4-bit weights that
  * stay compressed (coreai/kernels/linear_q.h): a GEMV that converts the
- * integers in registers for a few rows; for more, the f32 GEMM's
+ * integers in registers for one row; register tiles that do so for 2 to
+ * 15 rows at once (gemm_q_rows.h); for more, the f32 GEMM's
  * micro-kernels on B strips (16 output channels by up to 256 inputs)
  * dequantized in registers into panel order on the stack right before use
  * (coreai_gemm_strips; on x86 with f32 scales one gather of a dword of
@@ -508,7 +509,7 @@ Q_INLINE void q_gemv_range(const q_gemv_job *j, coreai_int_format f, int64_t lo,
  * ran at two thirds of the speed of one chunk) */
 #define Q_LUT_CHUNK 8192
 #ifdef Q_AVX512
-#define Q_LUT_R 8 /* outputs at a time (32 zmm: 16 sums, 8 tables, x) */
+#define Q_LUT_R 8 /* outputs at a time (8 sums, 8 tables, x: gemm_q_rows.h's one-row tile) */
 #else
 #define Q_LUT_R 4
 #endif

@@ -51,7 +51,7 @@
 #define QR_MR 8       /* rows of x per tile */
 #define QR_R 2        /* output channels per tile */
 #define QR_CHUNK 2048 /* inputs per x split (QR_MR x QR_CHUNK floats on the stack) */
-#define QR_RMAX 8     /* output channels per tile at most (the one-row GEMV's) */
+#define QR_RMAX Q_LUT_R /* output channels per tile at most (the one-row GEMV's) */
 
 /* v[j] lane l = sum of a[l] (16 vectors): pairs, then quads within 128-bit
  * lanes, then the four 128-bit lanes. */
