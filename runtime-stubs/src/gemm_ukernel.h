@@ -41,9 +41,23 @@ static void UK_NAME(int64_t kc, const float *restrict ap, const float *restrict 
     for (int i = 0; i < UK_MR; ++i)
         GEMM_PREFETCH_W(c + i * ldc);
 #endif
+    /* ep->pf's lines, one per step: kc steps cover MR <= 16 rows of kc floats */
+    const char *pfp = ep->pf.p;
+    int64_t pfl = 0;
+    int pfr = ep->pf.rows;
     GEMM_K_UNROLL
     for (int64_t p = 0; p < kc; ++p) {
         gemm_vf bv[UK_NV];
+        if (pfp != NULL) {
+            GEMM_PREFETCH(pfp + pfl);
+            pfl += 64;
+            if (pfl >= ep->pf.bytes) {
+                pfl = 0;
+                pfp += ep->pf.rs;
+                if (--pfr == 0)
+                    pfp = NULL;
+            }
+        }
 #if GEMM_PF_B
         /* one 64-byte line of B per panel, GEMM_PF_B rows ahead */
         GEMM_UNROLL
