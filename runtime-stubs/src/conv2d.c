@@ -576,7 +576,8 @@ static void conv_pack(const void *ctx, int64_t pc, int64_t kc, int64_t jc, int64
 /* weight: f32 [out][cg*kh*kw] (A as stored), or NULL and A from a_pack,
  * whose rows count from the first output channel of all groups. */
 static void conv_gemm(const coreai_conv2d_params *p, const float *x, const float *weight,
-                      coreai_gemm_pack_a_fn a_pack, const void *a_ctx, const float *bias, float *out, float *scratch)
+                      coreai_gemm_pack_a_fn a_pack, const void *a_ctx, const coreai_gemm_a_stream *a_stream,
+                      const float *bias, float *out, float *scratch)
 {
     const int64_t cg = p->in_channels / p->groups, og = p->out_channels / p->groups;
     const int64_t k = cg * p->kernel_h * p->kernel_w, npix = p->out_h * p->out_w;
@@ -593,6 +594,7 @@ static void conv_gemm(const coreai_conv2d_params *p, const float *x, const float
             if (a_pack != NULL) {
                 a.a_pack = a_pack;
                 a.a_ctx = a_ctx;
+                a.a_stream = a_stream;
                 a.a_row0 = g * og;
             } else {
                 a.a = weight + g * og * k;
@@ -613,7 +615,8 @@ static void conv_gemm(const coreai_conv2d_params *p, const float *x, const float
 }
 
 coreai_status coreai_conv2d_gemm_a(const coreai_conv2d_params *params, const float *x, coreai_gemm_pack_a_fn a_pack,
-                                   const void *a_ctx, const float *bias, float *out, void *scratch)
+                                   const void *a_ctx, const coreai_gemm_a_stream *a_stream, const float *bias,
+                                   float *out, void *scratch)
 {
     if (params == NULL || x == NULL || a_pack == NULL || out == NULL || !conv_params_valid(params))
         return COREAI_STATUS_INVALID_ARGUMENT;
@@ -625,7 +628,7 @@ coreai_status coreai_conv2d_gemm_a(const coreai_conv2d_params *params, const flo
     /* depthwise: each channel's few weights dequantized as it is computed */
     if (params->out_channels / params->groups >= COREAI_CONV2D_GEMM_MIN_OUT ||
         !coreai_conv2d_depthwise(params, x, NULL, a_pack, a_ctx, bias, out))
-        conv_gemm(params, x, NULL, a_pack, a_ctx, bias, out, scratch);
+        conv_gemm(params, x, NULL, a_pack, a_ctx, a_stream, bias, out, scratch);
     return COREAI_STATUS_OK;
 }
 
@@ -635,7 +638,7 @@ coreai_status coreai_conv2d_ws_f32(const coreai_conv2d_params *params, const flo
     if (params == NULL || x == NULL || weight == NULL || out == NULL || !conv_params_valid(params))
         return COREAI_STATUS_INVALID_ARGUMENT;
     if (params->out_channels / params->groups >= COREAI_CONV2D_GEMM_MIN_OUT)
-        conv_gemm(params, x, weight, NULL, NULL, bias, out, scratch);
+        conv_gemm(params, x, weight, NULL, NULL, NULL, bias, out, scratch);
     else if (!coreai_conv2d_depthwise(params, x, weight, NULL, NULL, bias, out))
         conv_direct(params, x, weight, bias, out);
     return COREAI_STATUS_OK;

@@ -25,6 +25,15 @@
 typedef void (*coreai_gemm_pack_a_fn)(const void *ctx, int64_t i0, int rows, int64_t pc, int64_t kc, float *dst,
                                       int64_t ld);
 
+/* The packed elements an a_pack reads: row i's column p at element
+ * i * row + p of q, bits wide. The GEMM fetches the next row panel's bytes
+ * into cache while the current one computes (gemm_kernel.c, gemm_pf). */
+typedef struct coreai_gemm_a_stream {
+    const uint8_t *q;
+    int64_t row;
+    int bits;
+} coreai_gemm_a_stream;
+
 typedef struct coreai_gemm_args {
     int64_t m, n, k;
     const float *a;
@@ -51,6 +60,7 @@ typedef struct coreai_gemm_args {
      * column blocks). */
     coreai_gemm_pack_a_fn a_pack;
     const void *a_ctx;
+    const coreai_gemm_a_stream *a_stream; /* NULL, or where a_pack reads */
     int64_t a_row0;
     /* Nonzero: a right edge of at most GEMM_TAIL_DOTS columns past whole
      * vectors (a 7 x 7 convolution's 49 = 3 * 16 + 1 pixels) is summed by
@@ -136,7 +146,8 @@ void coreai_gemm_strips(const coreai_gemm_args *g, coreai_gemm_pack_fn pack, con
  * cg * kh * kw wide) from a_pack rather than an f32 array: the compressed
  * convolution (coreai_conv2d_q_f32, gemm_q.c). */
 coreai_status coreai_conv2d_gemm_a(const coreai_conv2d_params *params, const float *x, coreai_gemm_pack_a_fn a_pack,
-                                   const void *a_ctx, const float *bias, float *out, void *scratch);
+                                   const void *a_ctx, const coreai_gemm_a_stream *a_stream, const float *bias,
+                                   float *out, void *scratch);
 
 /* *k = the columns of a convolution's weight as the implicit GEMM's A,
  * in_channels / groups * kernel_h * kernel_w; 0 when the parameters cannot
@@ -148,28 +159,6 @@ static inline int coreai_conv2d_weight_cols(const coreai_conv2d_params *c, int64
     return c->groups >= 1 && c->in_channels >= 0 && c->kernel_h >= 0 && c->kernel_w >= 0 && c->out_channels >= 0 &&
            !__builtin_mul_overflow(c->in_channels / c->groups, c->kernel_h, k) &&
            !__builtin_mul_overflow(*k, c->kernel_w, k);
-}
-
-/* Prefetches (into L2 and closer) the bytes of the bits-wide elements
- * [e0 + i * stride, + kc) of the packed stream q, for i < rows: the next
- * row panel of a compressed A (a_pack) while the current one computes. A
- * panel row is a run of a few cache lines (kc <= 256 weights), and the
- * hardware prefetcher does not follow a dozen such streams: without this a
- * 512 x 4608 weight streaming from memory ran 10% slower at 4 bits than at
- * f32. Addresses, not pointers: past the last panel they are past the
- * array, and a prefetch never faults. */
-static inline void coreai_gemm_prefetch_runs(const uint8_t *q, int64_t e0, int64_t stride, int rows, int64_t kc,
-                                             int bits)
-{
-#if defined(__GNUC__) || defined(__clang__)
-    for (int i = 0; i < rows; ++i) {
-        const uintptr_t a = (uintptr_t)q + (uintptr_t)((e0 + i * stride) * bits / 8);
-        for (int64_t b = 0; b < (kc * bits + 7) / 8; b += 64)
-            __builtin_prefetch((const void *)(a + (uintptr_t)b), 0, 2);
-    }
-#else
-    (void)q, (void)e0, (void)stride, (void)rows, (void)kc, (void)bits;
-#endif
 }
 
 /* Upper bounds of the scratch blocks over every ISA's KC and NC. */

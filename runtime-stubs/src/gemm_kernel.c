@@ -293,12 +293,14 @@ const char *coreai_gemm_f32_config(void)
 
 /* ---- micro-kernels -------------------------------------------------------- */
 
-/* Rows of the next A panel, fetched into cache a line per k step by the
- * panel's first micro-kernel: a convolution's weight is read once per call,
- * from L3 or memory, and the same lines requested all at once between two
- * panels (14 rows x 16 lines) overflowed the miss queue, so the copy into
- * the next panel still waited on most of them (1x1 layers on 7 x 7 planes
- * ran at 72-75 GFLOP/s with the weight cold, 88-91 hot; spread, 86-89). */
+/* Rows of the next A panel (f32, or a compressed weight's packed bytes,
+ * coreai_gemm_a_stream), fetched into cache a line per k step by the
+ * panel's first micro-kernel. A convolution's weight is read once per call,
+ * from L3 or memory; the hardware prefetcher does not follow a dozen row
+ * runs, and the same lines requested all at once between two panels (14
+ * rows x 16 lines) overflowed the miss queue, so the next panel's copy still
+ * waited on most of them: 1x1 layers on 7 x 7 planes ran at 72-75 GFLOP/s
+ * with the weight cold and 88-91 hot; spread, 86-89 cold. */
 typedef struct gemm_pf {
     const char *p;    /* NULL: none */
     int64_t rs;       /* bytes from one row to the next */
@@ -685,12 +687,17 @@ static void gemm_block(const coreai_gemm_args *g, int64_t i0, int64_t i1, int64_
         else
             gemm_pack_a_at(apanel, rows, g, ir, pc, kc);
         /* the next panel's rows of A into cache while this one computes */
-        gemm_pf pf = {NULL, 0, 0, 0};
+        gemm_pf pf = {NULL, 0, 0, pn.short_rows + (ip + 1 < pn.tall)};
         if (ir + rows < i1 && ap == apanel && g->a_pack == NULL && g->a_cb <= 0 && g->a_cs == 1) {
             pf.p = (const char *)(g->a + (ir + rows) * g->a_rs + pc);
             pf.rs = g->a_rs * (int64_t)sizeof(float);
             pf.bytes = kc * (int64_t)sizeof(float) + 63; /* a row's last line, if it starts mid-line */
-            pf.rows = pn.short_rows + (ip + 1 < pn.tall);
+        } else if (ir + rows < i1 && g->a_pack != NULL && g->a_stream != NULL) {
+            /* bit offsets: a 4-bit row of odd length starts mid-byte */
+            const coreai_gemm_a_stream *s = g->a_stream;
+            pf.p = (const char *)s->q + (uint64_t)((g->a_row0 + ir + rows) * s->row + pc) * (uint64_t)s->bits / 8;
+            pf.rs = s->row * s->bits / 8;
+            pf.bytes = (kc * s->bits + 7) / 8 + 64; /* and the rows' drift of rs's rounding */
         }
         gemm_panel(g, ir, rows, ap, jc, nc, kc, bblk, bps, beta, last, pf);
         ir += rows;

@@ -384,8 +384,6 @@ static void lut_apack(const void *ctx, int64_t i0, int rows, int64_t pc, int64_t
     const lut_weight *lw = ctx;
     for (int i = 0; i < rows; ++i)
         lut_row(lw, i0 + i, pc, kc, dst + i * ld, 1);
-    /* the next row panel's indices while this one computes */
-    coreai_gemm_prefetch_runs(lw->idx, (i0 + rows) * lw->in + pc, lw->in, rows, kc, lw->nbits);
 }
 
 coreai_status coreai_conv2d_lut_f32(const coreai_conv2d_lut_params *params, const float *x, const uint8_t *indices,
@@ -401,5 +399,6 @@ coreai_status coreai_conv2d_lut_f32(const coreai_conv2d_lut_params *params, cons
         (c->out_channels > 0 && k > INT64_MAX / 8 / c->out_channels))
         return COREAI_STATUS_INVALID_ARGUMENT;
     const lut_weight w = {indices, lut, k, params->group_rows, nbits};
-    return coreai_conv2d_gemm_a(c, x, lut_apack, &w, bias, out, scratch);
+    const coreai_gemm_a_stream s = {indices, k, nbits};
+    return coreai_conv2d_gemm_a(c, x, lut_apack, &w, &s, bias, out, scratch);
 }

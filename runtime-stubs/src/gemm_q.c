@@ -1044,8 +1044,6 @@ Q_INLINE void q_apack_fmt(const q_weight *w, coreai_int_format f, int64_t i0, in
         if (p < kc)
             q_deq_run(w, f, o, pc + p, kc - p, d + p);
     }
-    /* the next row panel's weights while this one computes */
-    coreai_gemm_prefetch_runs(w->q, (i0 + rows) * w->in + pc, w->in, rows, kc, q_is4(f) ? 4 : 8);
 }
 
 static void q_apack(const void *ctx, int64_t i0, int rows, int64_t pc, int64_t kc, float *dst, int64_t ld)
@@ -1842,7 +1840,8 @@ coreai_status coreai_conv2d_q_f32(const coreai_conv2d_q_params *params, const fl
         return COREAI_STATUS_INVALID_ARGUMENT;
     const q_weight w = {weight, scale, zero_point, minval, k, params->block, k / params->block, params->format,
                         params->scale_dtype};
-    return coreai_conv2d_gemm_a(c, x, q_apack, &w, bias, out, scratch);
+    const coreai_gemm_a_stream s = {weight, k, q_is4(params->format) ? 4 : 8};
+    return coreai_conv2d_gemm_a(c, x, q_apack, &w, &s, bias, out, scratch);
 }
 
 /* coreai_linear_q8a_f32 on the dot-product instruction's path (dot: VNNI

@@ -123,8 +123,9 @@ static void isa_append(char *buf, size_t cap, const char *s)
       (params, x, indices, lut, bias, out, scratch))                                                   \
     X(s, coreai_status, coreai_conv2d_gemm_a,                                                          \
       (const coreai_conv2d_params *params, const float *x, coreai_gemm_pack_a_fn a_pack,              \
-       const void *a_ctx, const float *bias, float *out, void *scratch),                               \
-      (params, x, a_pack, a_ctx, bias, out, scratch))                                                  \
+       const void *a_ctx, const coreai_gemm_a_stream *a_stream, const float *bias, float *out,         \
+       void *scratch),                                                                                 \
+      (params, x, a_pack, a_ctx, a_stream, bias, out, scratch))                                        \
     X(s, int, coreai_conv2d_depthwise,                                                                 \
       (const coreai_conv2d_params *p, const float *x, const float *weight, coreai_gemm_pack_a_fn a_pack, \
        const void *a_ctx, const float *bias, float *out),                                              \
