@@ -20,6 +20,7 @@
 #include "conv_depthwise.h"
 #include "gemm_internal.h"
 #include "parallel.h"
+#include "conv_pointwise.h"
 #include "window.h"
 
 static int conv_params_valid(const coreai_conv2d_params *p)
@@ -626,9 +627,14 @@ coreai_status coreai_conv2d_gemm_a(const coreai_conv2d_params *params, const flo
     if (coreai_conv2d_f32_scratch_size(params) == 0)
         scratch = NULL;
     /* depthwise: each channel's few weights dequantized as it is computed */
-    if (params->out_channels / params->groups >= COREAI_CONV2D_GEMM_MIN_OUT ||
-        !coreai_conv2d_depthwise(params, x, NULL, a_pack, a_ctx, bias, out))
-        conv_gemm(params, x, NULL, a_pack, a_ctx, a_stream, bias, out, scratch);
+    if (params->out_channels / params->groups < COREAI_CONV2D_GEMM_MIN_OUT &&
+        coreai_conv2d_depthwise(params, x, NULL, a_pack, a_ctx, bias, out))
+        return COREAI_STATUS_OK;
+#ifdef CONV_PW
+    if (conv_pointwise(params, x, NULL, a_pack, a_ctx, bias, out))
+        return COREAI_STATUS_OK;
+#endif
+    conv_gemm(params, x, NULL, a_pack, a_ctx, a_stream, bias, out, scratch);
     return COREAI_STATUS_OK;
 }
 
@@ -637,9 +643,13 @@ coreai_status coreai_conv2d_ws_f32(const coreai_conv2d_params *params, const flo
 {
     if (params == NULL || x == NULL || weight == NULL || out == NULL || !conv_params_valid(params))
         return COREAI_STATUS_INVALID_ARGUMENT;
-    if (params->out_channels / params->groups >= COREAI_CONV2D_GEMM_MIN_OUT)
+    if (params->out_channels / params->groups >= COREAI_CONV2D_GEMM_MIN_OUT) {
+#ifdef CONV_PW
+        if (conv_pointwise(params, x, weight, NULL, NULL, bias, out))
+            return COREAI_STATUS_OK;
+#endif
         conv_gemm(params, x, weight, NULL, NULL, NULL, bias, out, scratch);
-    else if (!coreai_conv2d_depthwise(params, x, weight, NULL, NULL, bias, out))
+    } else if (!coreai_conv2d_depthwise(params, x, weight, NULL, NULL, bias, out))
         conv_direct(params, x, weight, bias, out);
     return COREAI_STATUS_OK;
 }

@@ -359,6 +359,36 @@ static void test_pointwise_and_rows(void **state)
         }
 }
 
+/* 1 x 1 stride-1 layers on planes that fill their vectors, which read
+ * the input in place (conv_pointwise.h): output channels that leave every
+ * panel height 1-8 (AVX-512 panels of 8, AVX2 of 6, and AVX2's bound of 24
+ * outputs on both sides), planes ending in two whole vectors, in a masked
+ * second one and in a masked single one (16, 32, 48, 196, 204, 272
+ * pixels), 1 to 1024 input channels and 1025 (past the bound: the implicit
+ * GEMM), batch 2, bias and clamp both ways. */
+static void test_pointwise_tiles(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(1011);
+    static const int64_t outs[] = {4, 5, 7, 8, 9, 13, 24, 25, 38};
+    static const int64_t planes[][2] = {{4, 4}, {4, 8}, {6, 8}, {14, 14}, {12, 17}, {16, 17}};
+    static const int64_t ins[] = {1, 3, 64, 300};
+    int done = 0;
+    for (size_t oi = 0; oi < sizeof outs / sizeof outs[0]; ++oi)
+        for (size_t pi = 0; pi < sizeof planes / sizeof planes[0]; ++pi) {
+            const int64_t c = ins[(oi + pi) % 4], h = planes[pi][0], w = planes[pi][1];
+            coreai_conv2d_params p = {1 + (int64_t)(pi % 2), c, h, w, outs[oi], 1, 1, h, w, 1, 1, 0, 0, 1, 1, 1,
+                                      (int)(oi % 2), 0.0f, 6.0f};
+            run(&rng, &p, (int)((oi + pi) % 2));
+            ++done;
+        }
+    for (int64_t c = 1024; c <= 1025; ++c) {
+        coreai_conv2d_params p = {1, c, 4, 8, 13, 1, 1, 4, 8, 1, 1, 0, 0, 1, 1, 1, 1, -0.5f, 0.5f};
+        run(&rng, &p, 1);
+    }
+    assert_int_equal(done, 54);
+}
+
 static void test_edges(void **state)
 {
     (void)state;
@@ -440,7 +470,7 @@ int main(void)
         cmocka_unit_test(test_random),       cmocka_unit_test(test_all_combinations),
         cmocka_unit_test(test_larger),       cmocka_unit_test(test_panel_rows),
         cmocka_unit_test(test_depthwise), cmocka_unit_test(test_depthwise_rows),
-        cmocka_unit_test(test_gemm_tails), cmocka_unit_test(test_clamp),
+        cmocka_unit_test(test_gemm_tails), cmocka_unit_test(test_clamp), cmocka_unit_test(test_pointwise_tiles),
         cmocka_unit_test(test_pointwise_and_rows), cmocka_unit_test(test_edges),
         cmocka_unit_test(test_errors),
     };

@@ -270,6 +270,11 @@ static void test_conv2d(void **state)
      * (k blocks of 256: k = 288 spans two) and without (128) */
     check_conv(1, 32, 7, 192, 3, 1, 1, 1);
     check_conv(1, 24, 13, 200, 3, 2, 1, 0);
+    /* pointwise layers read in place (conv_pointwise.h): 32 x 32 pixels
+     * split by columns, batch 2; 14 x 14 (7 tiles) and 96 outputs split by
+     * rows (on AVX2, whose path stops at 24 outputs, the implicit GEMM) */
+    check_conv(2, 40, 32, 20, 1, 1, 1, 0);
+    check_conv(1, 64, 14, 96, 1, 1, 1, 1);
 }
 
 /* ---- attention ---- */
