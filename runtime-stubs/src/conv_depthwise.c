@@ -237,7 +237,7 @@ static void dw_plane(const dw_job *j, int64_t q)
 #include "conv_depthwise_rows.h"
 #ifndef DW_ROWS_OK
 #define DW_ROWS_OK(p) 0
-#define dw_rows_plane(j, q, zrow) dw_plane(j, q)
+#define dw_rows_planes(j, lo, hi) ((void)(j), (void)(lo), (void)(hi))
 #endif
 
 static void dw_task(void *arg, int64_t t)
@@ -245,12 +245,9 @@ static void dw_task(void *arg, int64_t t)
     const dw_job *j = arg;
     int64_t lo, hi;
     coreai_par_part(j->p->batch * j->p->groups, j->parts, t, 1, &lo, &hi);
-    if (DW_ROWS_OK(j->p)) {
-        float zrow[DW_BUF]; /* a padding row: the columns a tap may read, zeros */
-        conv_zero(zrow, j->p->in_w);
-        for (int64_t q = lo; q < hi; ++q)
-            dw_rows_plane(j, q, zrow);
-    } else
+    if (DW_ROWS_OK(j->p))
+        dw_rows_planes(j, lo, hi);
+    else
         for (int64_t q = lo; q < hi; ++q)
             dw_plane(j, q);
 }

@@ -181,16 +181,29 @@ static int dw_rows_square(const coreai_conv2d_params *p)
 #else
 #define DW_NO_ASAN
 #endif
+/* Row band by row band, each band's strips left to right: the band's
+ * input rows stay in L1 while its strips read them (strip by strip down the
+ * whole plane, a 112 x 112 plane's 50 KB went through L1 once per strip). */
 #define DW_TILE_FN(name, rows, call, attr)                                                                       \
     static __attribute__((noinline attr)) void name(const coreai_conv2d_params *pp, const float *plane,        \
                                                     const float *zrow, const float *w, float b0,               \
-                                                    const dw_cols *ccp, int64_t c0, float *dst)                \
+                                                    const dw_cols *ccs, int strips, int64_t s0, float *dst)    \
     {                                                                                                          \
         /* local copies: the vector stores may alias anything pointed to */                                   \
         const coreai_conv2d_params pl = *pp, *p = &pl;                                                         \
-        const dw_cols cl = *ccp, *cc = &cl;                                                                    \
+        if (strips == 1) { /* a narrow plane: its strip's columns once, in registers */                        \
+            const dw_cols cl = ccs[0], *cc = &cl;                                                              \
+            const int64_t c0 = s0 * DWR_L;                                                                     \
+            for (int64_t r0 = 0; r0 < p->out_h; r0 += rows)                                                    \
+                call;                                                                                          \
+            return;                                                                                            \
+        }                                                                                                      \
         for (int64_t r0 = 0; r0 < p->out_h; r0 += rows)                                                        \
-            call;                                                                                              \
+            for (int s = 0; s < strips; ++s) {                                                                 \
+                const dw_cols cl = ccs[s], *cc = &cl;                                                          \
+                const int64_t c0 = (s0 + s) * DWR_L;                                                           \
+                call;                                                                                          \
+            }                                                                                                  \
     }
 #define DW_ARGS p, plane, zrow, w, b0, cc, r0, c0, dst
 #if DWR_RT
@@ -218,13 +231,38 @@ DW_TILE_FN(dw_t28, 8, dw_rows_tile(DW_ARGS, 8, 2), )
 #undef DW_TILE_FN
 #undef DW_NO_ASAN
 
-/* Plane q's outputs, column strip by strip: tiles of 7 rows where they
- * divide the plane (MobileNet's 112 ... 7), else 8. zrow: in_w zeros. */
-static void dw_rows_plane(const dw_job *j, int64_t q, const float *zrow)
+/* Strips (DWR_L output columns each) per row band: 8 x 33 input columns
+ * of a 17-row stride-2 band are 17 KiB */
+#define DW_STRIPS 8
+
+/* The columns of strips s0, s0 + 1, ... (at most DW_STRIPS, inside the
+ * output row) into cc; returns how many. */
+static int dw_cols_group(const coreai_conv2d_params *p, int64_t s0, dw_cols *cc)
+{
+    const int64_t OW = p->out_w, W = p->in_w;
+    int strips = 0;
+    for (; strips < DW_STRIPS && (s0 + strips) * DWR_L < OW; ++strips) {
+        const int64_t c0 = (s0 + strips) * DWR_L;
+        for (int64_t kw = 0; kw < p->kernel_w; ++kw) {
+            const int64_t b = c0 * p->stride_w + kw * p->dilation_w - p->pad_left;
+            cc[strips].base[kw] = b;
+            cc[strips].lo[kw] = dwr_run(-b, W - b);
+            cc[strips].hi[kw] = dwr_run(-b - DWR_L, W - b - DWR_L);
+        }
+        cc[strips].out = dwr_run(0, OW - c0);
+    }
+    return strips;
+}
+
+/* Plane q's outputs by row bands of DW_STRIPS strips: tiles of 7 rows where
+ * they divide the plane (MobileNet's 112 ... 7), else 8. zrow: in_w zeros;
+ * first: the first group's columns (the same for every plane). */
+static void dw_rows_plane(const dw_job *j, int64_t q, const float *zrow, const dw_cols *first, int nfirst)
 {
     const coreai_conv2d_params *p = j->p;
     const int64_t G = p->groups, og = p->out_channels / G, n = q / G, g = q % G;
     const int64_t OH = p->out_h, OW = p->out_w, sw = p->stride_w, W = p->in_w;
+    dw_cols more[DW_STRIPS]; /* strips past the first group (rows over 8 strips) */
     const int taps = (int)(p->kernel_h * p->kernel_w), R = DWR_RT ? DWR_RT : OH % 7 == 0 ? 7 : 8;
     const int shape = (dw_rows_square(p) ? (int)p->kernel_h : 0) * 100 + (int)sw * 10 + R;
     const float *plane = j->x + q * p->in_h * W;
@@ -234,36 +272,34 @@ static void dw_rows_plane(const dw_job *j, int64_t q, const float *zrow)
         const float *w = dw_weights(j, o, taps, wq);
         const float b0 = j->bias != NULL ? j->bias[o] : 0.0f;
         float *dst = j->out + (n * p->out_channels + o) * OH * OW;
-        for (int64_t c0 = 0; c0 < OW; c0 += DWR_L) {
-            dw_cols cc;
-            for (int64_t kw = 0; kw < p->kernel_w; ++kw) {
-                const int64_t b = c0 * sw + kw * p->dilation_w - p->pad_left;
-                cc.base[kw] = b;
-                cc.lo[kw] = dwr_run(-b, W - b);
-                cc.hi[kw] = dwr_run(-b - DWR_L, W - b - DWR_L);
+        for (int64_t s0 = 0; s0 * DWR_L < OW; s0 += DW_STRIPS) {
+            const dw_cols *cc = first;
+            int strips = nfirst;
+            if (s0 > 0) {
+                strips = dw_cols_group(p, s0, more);
+                cc = more;
             }
-            cc.out = dwr_run(0, OW - c0);
             switch (shape) { /* k * 100 + stride * 10 + rows */
 #if DWR_RT
-            case 314: dw_t314(p, plane, zrow, w, b0, &cc, c0, dst); break;
-            case 324: dw_t324(p, plane, zrow, w, b0, &cc, c0, dst); break;
-            case 514: dw_t514(p, plane, zrow, w, b0, &cc, c0, dst); break;
-            case 524: dw_t524(p, plane, zrow, w, b0, &cc, c0, dst); break;
-            case 14: dw_t14(p, plane, zrow, w, b0, &cc, c0, dst); break;
-            default: dw_t24(p, plane, zrow, w, b0, &cc, c0, dst); break;
+            case 314: dw_t314(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
+            case 324: dw_t324(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
+            case 514: dw_t514(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
+            case 524: dw_t524(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
+            case 14: dw_t14(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
+            default: dw_t24(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
 #else
-            case 317: dw_t317(p, plane, zrow, w, b0, &cc, c0, dst); break;
-            case 318: dw_t318(p, plane, zrow, w, b0, &cc, c0, dst); break;
-            case 327: dw_t327(p, plane, zrow, w, b0, &cc, c0, dst); break;
-            case 328: dw_t328(p, plane, zrow, w, b0, &cc, c0, dst); break;
-            case 517: dw_t517(p, plane, zrow, w, b0, &cc, c0, dst); break;
-            case 518: dw_t518(p, plane, zrow, w, b0, &cc, c0, dst); break;
-            case 527: dw_t527(p, plane, zrow, w, b0, &cc, c0, dst); break;
-            case 528: dw_t528(p, plane, zrow, w, b0, &cc, c0, dst); break;
-            case 17: dw_t17(p, plane, zrow, w, b0, &cc, c0, dst); break;
-            case 18: dw_t18(p, plane, zrow, w, b0, &cc, c0, dst); break;
-            case 27: dw_t27(p, plane, zrow, w, b0, &cc, c0, dst); break;
-            default: dw_t28(p, plane, zrow, w, b0, &cc, c0, dst); break;
+            case 317: dw_t317(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
+            case 318: dw_t318(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
+            case 327: dw_t327(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
+            case 328: dw_t328(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
+            case 517: dw_t517(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
+            case 518: dw_t518(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
+            case 527: dw_t527(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
+            case 528: dw_t528(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
+            case 17: dw_t17(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
+            case 18: dw_t18(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
+            case 27: dw_t27(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
+            default: dw_t28(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
 #endif
             }
         }
@@ -273,6 +309,17 @@ static void dw_rows_plane(const dw_job *j, int64_t q, const float *zrow)
 /* Stride 1 or 2 across, a kernel row of at most 16 taps, a row that the
  * zero row (DW_BUF floats) covers, and the ISA's own bound. */
 #define DW_ROWS_OK(p) ((p)->stride_w <= 2 && (p)->kernel_w <= DW_ROWS_KW && (p)->in_w <= DW_BUF && DWR_ISA_OK(p))
+
+/* Planes [lo, hi) on the row path (DW_ROWS_OK). */
+static __attribute__((noinline)) void dw_rows_planes(const dw_job *j, int64_t lo, int64_t hi)
+{
+    float zrow[DW_BUF]; /* a padding row: the columns a tap may read, zeros */
+    conv_zero(zrow, j->p->in_w);
+    dw_cols first[DW_STRIPS];
+    const int nfirst = dw_cols_group(j->p, 0, first);
+    for (int64_t q = lo; q < hi; ++q)
+        dw_rows_plane(j, q, zrow, first, nfirst);
+}
 #endif
 
 #endif /* COREAI_SRC_CONV_DEPTHWISE_ROWS_H */

@@ -199,7 +199,8 @@ static void test_depthwise(void **state)
  * a partial 8- or 4-row tile, 3 x 3 and 5 x 5 read input row by input row,
  * other kernels tap by tap (7 x 7, 1 x 16, unequal strides, dilation),
  * widths around the vector and the AVX2 bound (16, 17, 32, 33 columns),
- * padding wider than the kernel's reach on the right. */
+ * padding wider than the kernel's reach on the right, rows of more than
+ * one group of strips. */
 static void test_depthwise_rows(void **state)
 {
     (void)state;
@@ -222,6 +223,10 @@ static void test_depthwise_rows(void **state)
         {1, 2, 10, 30, 4, 3, 3, 10, 30, 1, 1, 2, 2, 2, 2, 2, 0, 0.0f, 0.0f},
         {1, 2, 9, 9, 2, 3, 3, 10, 10, 1, 1, 1, 1, 1, 1, 2, 0, 0.0f, 0.0f},
         {1, 2, 9, 9, 2, 3, 3, 6, 6, 2, 2, 2, 2, 1, 1, 2, 0, 0.0f, 0.0f},
+        /* rows of more than 8 strips (a second group of columns): 150
+         * outputs across at stride 1, 140 at stride 2 (AVX2: the bands) */
+        {1, 2, 9, 150, 2, 3, 3, 9, 150, 1, 1, 1, 1, 1, 1, 2, 0, 0.0f, 0.0f},
+        {1, 2, 16, 280, 2, 3, 3, 8, 140, 2, 2, 1, 1, 1, 1, 2, 0, 0.0f, 0.0f},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
         run(&rng, &cases[i], (int)(i & 1));
