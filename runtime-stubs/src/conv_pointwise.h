@@ -60,6 +60,11 @@ static inline pw_m pw_mask(int64_t n) { return n >= 16 ? (pw_m)0xffff : (pw_m)((
 #define PW_ADD(a, b) _mm512_add_ps((a), (b))
 /* max(a, b) is a > b ? a : b, so NaN and -0 pass as coreai_clamp_f32's */
 #define PW_CLAMP(v, lo, hi) _mm512_min_ps((hi), _mm512_max_ps((lo), (v)))
+#define PW_SUM(v) _mm512_reduce_add_ps(v)
+/* Planes of 48 n + 1 or 2 pixels (7 x 7) as tiles of 3 vectors and one or
+ * two columns of dot products: 8 x 3 accumulators, 3 B vectors and a
+ * broadcast are 28 of the 32 registers */
+#define PW_NV3 1
 #else
 #define PW_VL 8
 #define PW_MR 6 /* 12 accumulators, 2 B vectors and a broadcast of 16 registers */
@@ -110,7 +115,7 @@ typedef struct pw_tile_args {
 static inline __attribute__((always_inline)) void pw_tile(const pw_tile_args *t, const int R, const int NV,
                                                           const int MASK)
 {
-    pw_v acc[PW_MR][2];
+    pw_v acc[PW_MR][3];
     PW_UNROLL
     for (int r = 0; r < R; ++r) {
         PW_UNROLL
@@ -126,9 +131,11 @@ static inline __attribute__((always_inline)) void pw_tile(const pw_tile_args *t,
         const float *bq = b + q * ldb;
         /* the next tile's pixels of this channel (addresses, not pointers:
          * past the last tile they are past the row) */
-        const uintptr_t ahead = (uintptr_t)(bq + PW_NR);
+        const uintptr_t ahead = (uintptr_t)(bq + NV * PW_VL);
         __builtin_prefetch((const void *)ahead, 0, 3);
         __builtin_prefetch((const void *)(ahead + 64), 0, 3);
+        if (NV == 3)
+            __builtin_prefetch((const void *)(ahead + 128), 0, 3);
         if (pfp != NULL) {
             __builtin_prefetch(pfp + pfl, 0, 3);
             pfl += 64;
@@ -139,7 +146,7 @@ static inline __attribute__((always_inline)) void pw_tile(const pw_tile_args *t,
                     pfp = NULL;
             }
         }
-        pw_v bv[2];
+        pw_v bv[3];
         PW_UNROLL
         for (int v = 0; v < NV; ++v)
             bv[v] = MASK && v == NV - 1 ? PW_LOADM(t->mask, bq + v * PW_VL) : PW_LOAD(bq + v * PW_VL);
@@ -175,8 +182,15 @@ typedef void (*pw_tile_fn)(const pw_tile_args *t);
 #define PW_TILES(R)                                                     \
     static void pw_full##R(const pw_tile_args *t) { pw_tile(t, R, 2, 0); } \
     static void pw_two##R(const pw_tile_args *t) { pw_tile(t, R, 2, 1); }  \
-    static void pw_one##R(const pw_tile_args *t) { pw_tile(t, R, 1, 1); }
-#define PW_ROW(R) {pw_full##R, pw_two##R, pw_one##R}
+    static void pw_one##R(const pw_tile_args *t) { pw_tile(t, R, 1, 1); }   \
+    PW_TILE3(R)
+#ifdef PW_NV3
+#define PW_TILE3(R) static void pw_three##R(const pw_tile_args *t) { pw_tile(t, R, 3, 0); }
+#define PW_ROW(R) {pw_full##R, pw_two##R, pw_one##R, pw_three##R}
+#else
+#define PW_TILE3(R)
+#define PW_ROW(R) {pw_full##R, pw_two##R, pw_one##R, NULL}
+#endif
 PW_TILES(1)
 PW_TILES(2)
 PW_TILES(3)
@@ -187,8 +201,9 @@ PW_TILES(6)
 PW_TILES(7)
 PW_TILES(8)
 #endif
-/* [rows - 1][whole 2 vectors, 2 vectors the second masked, 1 masked] */
-static const pw_tile_fn pw_tiles[PW_MR][3] = {
+/* [rows - 1][whole 2 vectors, 2 vectors the second masked, 1 masked,
+ * whole 3 vectors (PW_NV3)] */
+static const pw_tile_fn pw_tiles[PW_MR][4] = {
     PW_ROW(1), PW_ROW(2), PW_ROW(3), PW_ROW(4), PW_ROW(5), PW_ROW(6),
 #if PW_MR == 8
     PW_ROW(7), PW_ROW(8),
@@ -202,7 +217,41 @@ typedef struct pw_job {
     const void *a_ctx;
     const float *bias;
     float *out;
+    int64_t nr;    /* pixels per tile: PW_NR, or 3 vectors (PW_NV3) */
+    int64_t tiled; /* pixels in tiles; the rest (PW_NV3: 1 or 2) as dot products */
 } pw_job;
+
+#ifdef PW_NV3
+/* Output rows [i, i + rows) of pixel c as dot products along the input
+ * channels: the column gathered once, then rows of a (the weight rows) in
+ * vectors, the lanes summed; + bias, the clamp as the tiles do it. */
+static void pw_dots(const pw_job *j, const float *a, int64_t lda, int64_t i, int rows, int64_t c)
+{
+    const coreai_conv2d_params *p = j->p;
+    const int64_t k = p->in_channels, n = p->in_h * p->in_w;
+    _Alignas(64) float col[PW_KMAX];
+    for (int64_t q = 0; q < k; ++q)
+        col[q] = j->x[q * n + c];
+    const pw_m tail = pw_mask(k % PW_VL);
+    for (int r = 0; r < rows; ++r) {
+        const float *ar = a + r * lda;
+        pw_v acc = PW_ZERO();
+        int64_t q = 0;
+        for (; q + PW_VL <= k; q += PW_VL)
+            acc = PW_FMA(PW_LOAD(ar + q), PW_LOAD(col + q), acc);
+        if (q < k)
+            acc = PW_FMA(PW_LOADM(tail, ar + q), PW_LOADM(tail, col + q), acc);
+        float y = PW_SUM(acc);
+        if (j->bias != NULL)
+            y += j->bias[i + r];
+        if (p->clamp) {
+            y = p->clamp_min > y ? p->clamp_min : y;
+            y = p->clamp_max < y ? p->clamp_max : y;
+        }
+        j->out[(i + r) * n + c] = y;
+    }
+}
+#endif
 
 /* Pixels [lo, hi) of one image, output channels [i0, i1): chunk pixels at
  * a time, in each the row panels, in each the tiles. */
@@ -210,11 +259,12 @@ static void pw_pixels(const pw_job *j, int64_t lo, int64_t hi, int64_t i0, int64
 {
     const coreai_conv2d_params *p = j->p;
     const int64_t k = p->in_channels, n = p->in_h * p->in_w;
-    int64_t chunk = PW_CHUNK_FLOATS / k / PW_NR * PW_NR;
-    chunk = chunk < PW_NR ? PW_NR : chunk;
+    const int64_t nr = j->nr, tiled = hi < j->tiled ? hi : j->tiled;
+    int64_t chunk = PW_CHUNK_FLOATS / k / nr * nr;
+    chunk = chunk < nr ? nr : chunk;
     pw_tile_args t = {NULL, k, NULL, n, k, NULL, NULL, p, pw_mask(PW_VL), NULL, 0, 0};
     for (int64_t c0 = lo; c0 < hi; c0 += chunk) {
-        const int64_t c1 = hi - c0 < chunk ? hi : c0 + chunk;
+        const int64_t c1 = hi - c0 < chunk ? hi : c0 + chunk, t1 = c1 < tiled ? c1 : tiled;
         for (int64_t i = i0; i < i1; i += PW_MR) {
             const int rows = i1 - i < PW_MR ? (int)(i1 - i) : PW_MR;
             if (j->w != NULL) {
@@ -227,17 +277,21 @@ static void pw_pixels(const pw_job *j, int64_t lo, int64_t hi, int64_t i0, int64
             /* the f32 weight's next panel, during this one's first tile */
             const char *pf = j->w != NULL && i + rows < i1 ? (const char *)(j->w + (i + rows) * k) : NULL;
             const int pf_rows = i1 - i - rows < PW_MR ? (int)(i1 - i - rows) : PW_MR;
-            for (int64_t c = c0; c < c1; c += PW_NR) {
+            for (int64_t c = c0; c < t1; c += nr) {
                 t.pf = c == c0 ? pf : NULL;
                 t.pf_bytes = k * (int64_t)sizeof(float) + 63;
                 t.pf_rows = pf_rows;
-                const int64_t w = c1 - c < PW_NR ? c1 - c : PW_NR;
-                const int kind = w == PW_NR ? 0 : w > PW_VL ? 1 : 2;
+                const int64_t w = t1 - c < nr ? t1 - c : nr;
+                const int kind = nr != PW_NR ? 3 : w == PW_NR ? 0 : w > PW_VL ? 1 : 2;
                 t.mask = pw_mask(kind == 1 ? w - PW_VL : w);
                 t.b = j->x + c;
                 t.c = j->out + i * n + c;
                 pw_tiles[rows - 1][kind](&t);
             }
+#ifdef PW_NV3
+            for (int64_t c = t1; c < c1; ++c)
+                pw_dots(j, t.a, k, i, rows, c);
+#endif
         }
     }
 }
@@ -283,19 +337,28 @@ static int conv_pointwise(const coreai_conv2d_params *p, const float *x, const f
         return 0;
     /* whole vectors over a plane: more than 1/16 of them past its end (a
      * 7 x 7 plane's 49 pixels as 64) cost more than conv_gemm's packing,
-     * which ends such a plane with dot products */
+     * which ends such a plane with dot products; so do the 3-vector tiles */
     const int64_t n = p->in_h * p->in_w;
-    if (((n + PW_VL - 1) / PW_VL * PW_VL - n) * 16 > n)
+    int64_t nr = PW_NR, tiled = n;
+    if (((n + PW_VL - 1) / PW_VL * PW_VL - n) * 16 > n) {
+#ifdef PW_NV3
+        if (n < 3 * PW_VL || n % (3 * PW_VL) > 2)
+            return 0;
+        nr = 3 * PW_VL;
+        tiled = n / nr * nr;
+#else
         return 0;
+#endif
+    }
     const int64_t m = p->out_channels, threads = coreai_par_threads();
     const double mk = 2.0 * (double)m * (double)p->in_channels;
-    const int by_rows = (n + PW_NR - 1) / PW_NR < 4 * threads && m >= 2 * PW_MR * threads;
+    const int by_rows = (n + nr - 1) / nr < 4 * threads && m >= 2 * PW_MR * threads;
     for (int64_t b = 0; b < p->batch; ++b) {
-        pw_job j = {p, x + b * p->in_channels * n, weight, a_pack, a_ctx, bias, out + b * m * n};
+        pw_job j = {p, x + b * p->in_channels * n, weight, a_pack, a_ctx, bias, out + b * m * n, nr, tiled};
         if (by_rows)
             coreai_par_ranges(weight != NULL ? pw_rows : pw_rows_packed, &j, m, PW_MR, mk / (double)m * (double)n);
         else
-            coreai_par_ranges(weight != NULL ? pw_cols : pw_cols_packed, &j, n, PW_NR, mk);
+            coreai_par_ranges(weight != NULL ? pw_cols : pw_cols_packed, &j, n, nr, mk);
     }
     return 1;
 }

@@ -209,13 +209,15 @@ static void test_shapes(void **state)
     } shapes[] = {
         {conv(2, 16, 12, 12, 24, 3, 2, 1, 1), 144},   /* stride 2, batch 2 */
         {conv(1, 64, 10, 9, 20, 3, 1, 1, 1), 32 * 9},  /* K = 576 across the k blocks */
-        {conv(1, 64, 7, 7, 16, 1, 1, 0, 1), 32},       /* pointwise on 7 x 7: the implicit GEMM */
+        {conv(1, 64, 7, 7, 16, 1, 1, 0, 1), 32},       /* pointwise */
         /* pointwise on planes that fill their vectors (conv_pointwise.h):
          * 20 outputs in panels of 8, 8, 4 (AVX2: 6, 6, 6, 2), 196 pixels
          * ending in a masked vector, batch 2; and 40 outputs (AVX2: the
          * implicit GEMM again) over 1056 inputs, past the path's bound */
         {conv(2, 96, 14, 14, 20, 1, 1, 0, 1), 32},
         {conv(1, 1056, 4, 8, 40, 1, 1, 0, 1), 32},
+        /* and 7 x 7 as 3-vector tiles and a column of dot products */
+        {conv(1, 160, 7, 7, 20, 1, 1, 0, 1), 32},
         {conv(1, 32, 8, 8, 32, 3, 1, 1, 2), 144},      /* groups of 16 channels */
         {conv(1, 8, 6, 7, 8, 3, 1, 1, 4), 18},         /* groups of 2: below the GEMM's minimum */
         {conv(1, 4, 5, 5, 3, 5, 1, 2, 1), 100},        /* 3 outputs, a 5 x 5 kernel */

@@ -275,6 +275,9 @@ static void test_conv2d(void **state)
      * rows (on AVX2, whose path stops at 24 outputs, the implicit GEMM) */
     check_conv(2, 40, 32, 20, 1, 1, 1, 0);
     check_conv(1, 64, 14, 96, 1, 1, 1, 1);
+    /* 7 x 7 (AVX-512: a 48-pixel tile and a dot-product column) split by
+     * columns, the column a part of its own */
+    check_conv(1, 160, 7, 20, 1, 1, 1, 0);
 }
 
 /* ---- attention ---- */
