@@ -43,6 +43,15 @@ static inline dwr_m dwr_run(int64_t a, int64_t b)
 #define DWR_EVEN(lo, hi)                                                                                     \
     _mm512_permutex2var_ps((lo), _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), \
                            (hi))
+/* lanes 1, 3, ..., 31 */
+#define DWR_ODD(lo, hi)                                                                                      \
+    _mm512_permutex2var_ps((lo), _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), \
+                           (hi))
+/* lanes 1..15 of v, then lane 0 of next */
+#define DWR_NEXT(v, next)                                                                                    \
+    _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(next), _mm512_castps_si512(v), 1))
+/* 3 x 3 at stride 2: the three taps of an input row from one window */
+#define DWR_S2K3 1
 #else
 #define DWR_L 8
 /* 16 registers: tiles of 4 rows (7 spill the tap weights). On Zen 4 the
@@ -78,6 +87,7 @@ typedef struct dw_cols {
     int64_t base[DW_ROWS_KW];           /* input column of lane 0, per kw */
     dwr_m lo[DW_ROWS_KW], hi[DW_ROWS_KW]; /* columns of [base, base + 2 DWR_L) inside the row */
     dwr_m out;                          /* lanes below out_w */
+    dwr_m next;                         /* lane 0: column base[0] + 2 DWR_L inside the row */
 } dw_cols;
 
 /* Tap kw's vector of row: the columns base + c * S, c < DWR_L. */
@@ -151,9 +161,26 @@ static inline __attribute__((always_inline)) void dw_rows_tile_k(const coreai_co
     for (int i = 0; i < (R - 1) * S + K; ++i) {
         const int64_t ih = ih0 + i;
         const float *row = ih >= 0 && ih < H ? plane + ih * W : zrow;
+#ifdef DWR_S2K3
+        /* stride 2, 3 taps: tap 0 the even lanes of the 32 columns from
+         * base[0], tap 1 their odd lanes, tap 2 tap 0 moved one lane with
+         * the next even column: 3 loads and 3 shuffles instead of 6 and 3 */
+        dwr_v t3[3];
+        if (S == 2 && K == 3) {
+            const dwr_v lo = DWR_LOAD(cc->lo[0], row + cc->base[0]);
+            const dwr_v hi = DWR_LOAD(cc->hi[0], row + cc->base[0] + DWR_L);
+            t3[0] = DWR_EVEN(lo, hi);
+            t3[1] = DWR_ODD(lo, hi);
+            t3[2] = DWR_NEXT(t3[0], DWR_LOAD(cc->next, row + cc->base[0] + 2 * DWR_L));
+        }
+#endif
         DW_UNROLL
         for (int kw = 0; kw < K; ++kw) {
+#ifdef DWR_S2K3
+            const dwr_v v = S == 2 && K == 3 ? t3[kw] : DWR_TAP(row, cc, kw, S);
+#else
             const dwr_v v = DWR_TAP(row, cc, kw, S);
+#endif
             DW_UNROLL
             for (int kh = 0; kh < K; ++kh) {
                 const int d = i - kh;
@@ -250,6 +277,10 @@ static int dw_cols_group(const coreai_conv2d_params *p, int64_t s0, dw_cols *cc)
             cc[strips].hi[kw] = dwr_run(-b - DWR_L, W - b - DWR_L);
         }
         cc[strips].out = dwr_run(0, OW - c0);
+#ifdef DWR_S2K3
+        const int64_t b2 = cc[strips].base[0] + 2 * DWR_L;
+        cc[strips].next = dwr_run(-b2, W - b2) & (dwr_m)1;
+#endif
     }
     return strips;
 }
