@@ -258,6 +258,31 @@ DW_TILE_FN(dw_t28, 8, dw_rows_tile(DW_ARGS, 8, 2), )
 #undef DW_TILE_FN
 #undef DW_NO_ASAN
 
+typedef void (*dw_tile_fn)(const coreai_conv2d_params *pp, const float *plane, const float *zrow, const float *w,
+                           float b0, const dw_cols *ccs, int strips, int64_t s0, float *dst);
+
+/* The tile function of a shape, k * 100 + stride * 10 + rows (k 0: any
+ * kernel tap by tap); the last entry, any kernel at stride 2, for the rest. */
+static dw_tile_fn dw_tile_for(int shape)
+{
+    static const struct {
+        int shape;
+        dw_tile_fn fn;
+    } tiles[] = {
+#if DWR_RT
+        {314, dw_t314}, {324, dw_t324}, {514, dw_t514}, {524, dw_t524}, {14, dw_t14}, {24, dw_t24},
+#else
+        {317, dw_t317}, {318, dw_t318}, {327, dw_t327}, {328, dw_t328}, {517, dw_t517}, {518, dw_t518},
+        {527, dw_t527}, {528, dw_t528}, {17, dw_t17},   {18, dw_t18},   {27, dw_t27},   {28, dw_t28},
+#endif
+    };
+    const size_t n = sizeof tiles / sizeof tiles[0];
+    for (size_t i = 0; i + 1 < n; ++i)
+        if (tiles[i].shape == shape)
+            return tiles[i].fn;
+    return tiles[n - 1].fn;
+}
+
 /* Strips (DWR_L output columns each) per row band: 8 x 33 input columns
  * of a 17-row stride-2 band are 17 KiB */
 #define DW_STRIPS 8
@@ -288,14 +313,14 @@ static int dw_cols_group(const coreai_conv2d_params *p, int64_t s0, dw_cols *cc)
 /* Plane q's outputs by row bands of DW_STRIPS strips: tiles of 7 rows where
  * they divide the plane (MobileNet's 112 ... 7), else 8. zrow: in_w zeros;
  * first: the first group's columns (the same for every plane). */
-static void dw_rows_plane(const dw_job *j, int64_t q, const float *zrow, const dw_cols *first, int nfirst)
+static void dw_rows_plane(const dw_job *j, int64_t q, const float *zrow, const dw_cols *first, int nfirst,
+                          dw_tile_fn tile)
 {
     const coreai_conv2d_params *p = j->p;
     const int64_t G = p->groups, og = p->out_channels / G, n = q / G, g = q % G;
-    const int64_t OH = p->out_h, OW = p->out_w, sw = p->stride_w, W = p->in_w;
+    const int64_t OH = p->out_h, OW = p->out_w, W = p->in_w;
     dw_cols more[DW_STRIPS]; /* strips past the first group (rows over 8 strips) */
-    const int taps = (int)(p->kernel_h * p->kernel_w), R = DWR_RT ? DWR_RT : OH % 7 == 0 ? 7 : 8;
-    const int shape = (dw_rows_square(p) ? (int)p->kernel_h : 0) * 100 + (int)sw * 10 + R;
+    const int taps = (int)(p->kernel_h * p->kernel_w);
     const float *plane = j->x + q * p->in_h * W;
     float wq[DW_TAPS];
     for (int64_t m = 0; m < og; ++m) {
@@ -310,29 +335,7 @@ static void dw_rows_plane(const dw_job *j, int64_t q, const float *zrow, const d
                 strips = dw_cols_group(p, s0, more);
                 cc = more;
             }
-            switch (shape) { /* k * 100 + stride * 10 + rows */
-#if DWR_RT
-            case 314: dw_t314(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
-            case 324: dw_t324(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
-            case 514: dw_t514(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
-            case 524: dw_t524(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
-            case 14: dw_t14(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
-            default: dw_t24(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
-#else
-            case 317: dw_t317(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
-            case 318: dw_t318(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
-            case 327: dw_t327(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
-            case 328: dw_t328(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
-            case 517: dw_t517(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
-            case 518: dw_t518(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
-            case 527: dw_t527(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
-            case 528: dw_t528(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
-            case 17: dw_t17(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
-            case 18: dw_t18(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
-            case 27: dw_t27(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
-            default: dw_t28(p, plane, zrow, w, b0, cc, strips, s0, dst); break;
-#endif
-            }
+            tile(p, plane, zrow, w, b0, cc, strips, s0, dst);
         }
     }
 }
@@ -348,8 +351,11 @@ static __attribute__((noinline)) void dw_rows_planes(const dw_job *j, int64_t lo
     conv_zero(zrow, j->p->in_w);
     dw_cols first[DW_STRIPS];
     const int nfirst = dw_cols_group(j->p, 0, first);
+    const coreai_conv2d_params *p = j->p;
+    const int R = DWR_RT ? DWR_RT : p->out_h % 7 == 0 ? 7 : 8;
+    const dw_tile_fn tile = dw_tile_for((dw_rows_square(p) ? (int)p->kernel_h : 0) * 100 + (int)p->stride_w * 10 + R);
     for (int64_t q = lo; q < hi; ++q)
-        dw_rows_plane(j, q, zrow, first, nfirst);
+        dw_rows_plane(j, q, zrow, first, nfirst, tile);
 }
 #endif
 
