@@ -106,7 +106,7 @@ typedef struct pw_tile_args {
     pw_m mask; /* the last vector's pixels (masked kinds) */
     /* NULL, or the next row panel's weights, fetched a line per step:
      * pf_rows rows of pf_bytes, lda floats apart */
-    const char *pf;
+    uintptr_t pf; /* 0: none; an address (a row's last line may pass the end) */
     int64_t pf_bytes;
     int pf_rows;
 } pw_tile_args;
@@ -124,26 +124,26 @@ static inline __attribute__((always_inline)) void pw_tile(const pw_tile_args *t,
     }
     const float *a = t->a, *b = t->b;
     const int64_t lda = t->lda, ldb = t->ldb;
-    const char *pfp = t->pf;
+    uintptr_t pfp = t->pf;
     int64_t pfl = 0;
     int pfr = t->pf_rows;
     for (int64_t q = 0; q < t->k; ++q) {
         const float *bq = b + q * ldb;
         /* the next tile's pixels of this channel (addresses, not pointers:
          * past the last tile they are past the row) */
-        const uintptr_t ahead = (uintptr_t)(bq + NV * PW_VL);
+        const uintptr_t ahead = (uintptr_t)bq + NV * PW_VL * sizeof(float);
         __builtin_prefetch((const void *)ahead, 0, 3);
         __builtin_prefetch((const void *)(ahead + 64), 0, 3);
         if (NV == 3)
             __builtin_prefetch((const void *)(ahead + 128), 0, 3);
-        if (pfp != NULL) {
-            __builtin_prefetch(pfp + pfl, 0, 3);
+        if (pfp != 0) {
+            __builtin_prefetch((const void *)(pfp + (uintptr_t)pfl), 0, 3);
             pfl += 64;
             if (pfl >= t->pf_bytes) {
                 pfl = 0;
-                pfp += lda * (int64_t)sizeof(float);
+                pfp += (uintptr_t)lda * sizeof(float);
                 if (--pfr == 0)
-                    pfp = NULL;
+                    pfp = 0;
             }
         }
         pw_v bv[3];
@@ -262,7 +262,7 @@ static void pw_pixels(const pw_job *j, int64_t lo, int64_t hi, int64_t i0, int64
     const int64_t nr = j->nr, tiled = hi < j->tiled ? hi : j->tiled;
     int64_t chunk = PW_CHUNK_FLOATS / k / nr * nr;
     chunk = chunk < nr ? nr : chunk;
-    pw_tile_args t = {NULL, k, NULL, n, k, NULL, NULL, p, pw_mask(PW_VL), NULL, 0, 0};
+    pw_tile_args t = {NULL, k, NULL, n, k, NULL, NULL, p, pw_mask(PW_VL), 0, 0, 0};
     for (int64_t c0 = lo; c0 < hi; c0 += chunk) {
         const int64_t c1 = hi - c0 < chunk ? hi : c0 + chunk, t1 = c1 < tiled ? c1 : tiled;
         for (int64_t i = i0; i < i1; i += PW_MR) {
@@ -275,10 +275,10 @@ static void pw_pixels(const pw_job *j, int64_t lo, int64_t hi, int64_t i0, int64
             }
             t.bias = j->bias != NULL ? j->bias + i : NULL;
             /* the f32 weight's next panel, during this one's first tile */
-            const char *pf = j->w != NULL && i + rows < i1 ? (const char *)(j->w + (i + rows) * k) : NULL;
+            const uintptr_t pf = j->w != NULL && i + rows < i1 ? (uintptr_t)(j->w + (i + rows) * k) : 0;
             const int pf_rows = i1 - i - rows < PW_MR ? (int)(i1 - i - rows) : PW_MR;
             for (int64_t c = c0; c < t1; c += nr) {
-                t.pf = c == c0 ? pf : NULL;
+                t.pf = c == c0 ? pf : 0;
                 t.pf_bytes = k * (int64_t)sizeof(float) + 63;
                 t.pf_rows = pf_rows;
                 const int64_t w = t1 - c < nr ? t1 - c : nr;

@@ -302,7 +302,7 @@ const char *coreai_gemm_f32_config(void)
  * waited on most of them: 1x1 layers on 7 x 7 planes ran at 72-75 GFLOP/s
  * with the weight cold and 88-91 hot; spread, 86-89 cold. */
 typedef struct gemm_pf {
-    const char *p;    /* NULL: none */
+    uintptr_t p;      /* 0: none (addresses: a row's last line may pass the array's end) */
     int64_t rs;       /* bytes from one row to the next */
     int64_t bytes;    /* bytes per row, from p: lines at p, p + 64, ... below p + bytes */
     int rows;
@@ -635,12 +635,12 @@ static void gemm_panel(const coreai_gemm_args *g, int64_t ir, int rows, const fl
             gemm_merge_tile(g, ir, jc + jr, tmp, rows, w, beta, bias != NULL ? bias + jr : NULL, rb, epilogue, add,
                             last);
         }
-        pf.p = NULL; /* the first tile's k loop fetched it */
+        pf.p = 0; /* the first tile's k loop fetched it */
     }
     /* no tile (a right edge of dot products only): all at once */
-    for (int i = 0; pf.p != NULL && i < pf.rows; ++i)
+    for (int i = 0; pf.p != 0 && i < pf.rows; ++i)
         for (int64_t b = 0; b < pf.bytes; b += 64)
-            GEMM_PREFETCH(pf.p + i * pf.rs + b);
+            GEMM_PREFETCH(pf.p + (uintptr_t)(i * pf.rs + b));
 }
 
 /* Rows [i0, i1) cut into ceil(m / MR) panels of nearly equal height: the
@@ -687,15 +687,15 @@ static void gemm_block(const coreai_gemm_args *g, int64_t i0, int64_t i1, int64_
         else
             gemm_pack_a_at(apanel, rows, g, ir, pc, kc);
         /* the next panel's rows of A into cache while this one computes */
-        gemm_pf pf = {NULL, 0, 0, pn.short_rows + (ip + 1 < pn.tall)};
+        gemm_pf pf = {0, 0, 0, pn.short_rows + (ip + 1 < pn.tall)};
         if (ir + rows < i1 && ap == apanel && g->a_pack == NULL && g->a_cb <= 0 && g->a_cs == 1) {
-            pf.p = (const char *)(g->a + (ir + rows) * g->a_rs + pc);
+            pf.p = (uintptr_t)(g->a + (ir + rows) * g->a_rs + pc);
             pf.rs = g->a_rs * (int64_t)sizeof(float);
             pf.bytes = kc * (int64_t)sizeof(float) + 63; /* a row's last line, if it starts mid-line */
         } else if (ir + rows < i1 && g->a_pack != NULL && g->a_stream != NULL) {
             /* bit offsets: a 4-bit row of odd length starts mid-byte */
             const coreai_gemm_a_stream *s = g->a_stream;
-            pf.p = (const char *)s->q + (uint64_t)((g->a_row0 + ir + rows) * s->row + pc) * (uint64_t)s->bits / 8;
+            pf.p = (uintptr_t)(s->q + (uint64_t)((g->a_row0 + ir + rows) * s->row + pc) * (uint64_t)s->bits / 8);
             pf.rs = s->row * s->bits / 8;
             pf.bytes = (kc * s->bits + 7) / 8 + 64; /* and the rows' drift of rs's rounding */
         }
@@ -988,7 +988,7 @@ void coreai_gemm_packer(const coreai_gemm_args *g, coreai_gemm_pack_fn pack, con
  * the bits are those of the packed GEMM on the same B. */
 static void gemm_run_strips(const gemm_job *job, const gemm_part *r, int64_t t)
 {
-    const gemm_pf no_pf = {NULL, 0, 0, 0};
+    const gemm_pf no_pf = {0, 0, 0, 0};
     _Alignas(64) float ablk[GEMM_MC * GEMM_KC];
     _Alignas(64) float strip[GEMM_KC * GEMM_SW];
     const coreai_gemm_args *g = job->g;
