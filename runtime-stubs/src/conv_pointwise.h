@@ -104,11 +104,7 @@ typedef struct pw_tile_args {
     const float *bias;
     const coreai_conv2d_params *p;
     pw_m mask; /* the last vector's pixels (masked kinds) */
-    /* NULL, or the next row panel's weights, fetched a line per step:
-     * pf_rows rows of pf_bytes, lda floats apart */
-    uintptr_t pf; /* 0: none; an address (a row's last line may pass the end) */
-    int64_t pf_bytes;
-    int pf_rows;
+    coreai_pf pf; /* the next row panel's weights, a line per step; p 0: none */
 } pw_tile_args;
 
 /* R rows x NV vectors; MASK: the last vector only where t->mask says. */
@@ -124,9 +120,7 @@ static inline __attribute__((always_inline)) void pw_tile(const pw_tile_args *t,
     }
     const float *a = t->a, *b = t->b;
     const int64_t lda = t->lda, ldb = t->ldb;
-    uintptr_t pfp = t->pf;
-    int64_t pfl = 0;
-    int pfr = t->pf_rows;
+    coreai_pf pf = t->pf;
     for (int64_t q = 0; q < t->k; ++q) {
         const float *bq = b + q * ldb;
         /* the next tile's pixels of this channel (addresses, not pointers:
@@ -136,16 +130,8 @@ static inline __attribute__((always_inline)) void pw_tile(const pw_tile_args *t,
         __builtin_prefetch((const void *)(ahead + 64), 0, 3);
         if (NV == 3)
             __builtin_prefetch((const void *)(ahead + 128), 0, 3);
-        if (pfp != 0) {
-            __builtin_prefetch((const void *)(pfp + (uintptr_t)pfl), 0, 3);
-            pfl += 64;
-            if (pfl >= t->pf_bytes) {
-                pfl = 0;
-                pfp += (uintptr_t)lda * sizeof(float);
-                if (--pfr == 0)
-                    pfp = 0;
-            }
-        }
+        if (pf.p != 0)
+            coreai_pf_next(&pf);
         pw_v bv[3];
         PW_UNROLL
         for (int v = 0; v < NV; ++v)
@@ -223,15 +209,13 @@ typedef struct pw_job {
 
 #ifdef PW_NV3
 /* Output rows [i, i + rows) of pixel c as dot products along the input
- * channels: the column gathered once, then rows of a (the weight rows) in
- * vectors, the lanes summed; + bias, the clamp as the tiles do it. */
-static void pw_dots(const pw_job *j, const float *a, int64_t lda, int64_t i, int rows, int64_t c)
+ * channels: rows of a (the weight rows) against col (pixel c's input
+ * channels, gathered once per call) in vectors, the lanes summed; + bias,
+ * the clamp as the tiles do it. */
+static void pw_dots(const pw_job *j, const float *a, int64_t lda, int64_t i, int rows, int64_t c, const float *col)
 {
     const coreai_conv2d_params *p = j->p;
     const int64_t k = p->in_channels, n = p->in_h * p->in_w;
-    _Alignas(64) float col[PW_KMAX];
-    for (int64_t q = 0; q < k; ++q)
-        col[q] = j->x[q * n + c];
     const pw_m tail = pw_mask(k % PW_VL);
     for (int r = 0; r < rows; ++r) {
         const float *ar = a + r * lda;
@@ -262,7 +246,15 @@ static void pw_pixels(const pw_job *j, int64_t lo, int64_t hi, int64_t i0, int64
     const int64_t nr = j->nr, tiled = hi < j->tiled ? hi : j->tiled;
     int64_t chunk = PW_CHUNK_FLOATS / k / nr * nr;
     chunk = chunk < nr ? nr : chunk;
-    pw_tile_args t = {NULL, k, NULL, n, k, NULL, NULL, p, pw_mask(PW_VL), 0, 0, 0};
+    pw_tile_args t = {NULL, k, NULL, n, k, NULL, NULL, p, pw_mask(PW_VL), {0, 0, 0, 0, 0}};
+#ifdef PW_NV3
+    /* the columns past the tiles (at most 2, in this part's last chunk)
+     * gathered once for every row panel's dot products */
+    _Alignas(64) float cols[2][PW_KMAX];
+    for (int64_t c = tiled; c < hi; ++c)
+        for (int64_t q = 0; q < k; ++q)
+            cols[c - tiled][q] = j->x[q * n + c];
+#endif
     for (int64_t c0 = lo; c0 < hi; c0 += chunk) {
         const int64_t c1 = hi - c0 < chunk ? hi : c0 + chunk, t1 = c1 < tiled ? c1 : tiled;
         for (int64_t i = i0; i < i1; i += PW_MR) {
@@ -275,12 +267,12 @@ static void pw_pixels(const pw_job *j, int64_t lo, int64_t hi, int64_t i0, int64
             }
             t.bias = j->bias != NULL ? j->bias + i : NULL;
             /* the f32 weight's next panel, during this one's first tile */
-            const uintptr_t pf = j->w != NULL && i + rows < i1 ? (uintptr_t)(j->w + (i + rows) * k) : 0;
             const int pf_rows = i1 - i - rows < PW_MR ? (int)(i1 - i - rows) : PW_MR;
+            const coreai_pf pf = {j->w != NULL && pf_rows > 0 ? (uintptr_t)(j->w + (i + rows) * k) : 0,
+                                  k * (int64_t)sizeof(float), k * (int64_t)sizeof(float) + 63, 0, pf_rows};
             for (int64_t c = c0; c < t1; c += nr) {
-                t.pf = c == c0 ? pf : 0;
-                t.pf_bytes = k * (int64_t)sizeof(float) + 63;
-                t.pf_rows = pf_rows;
+                t.pf = pf;
+                t.pf.p = c == c0 ? pf.p : 0;
                 const int64_t w = t1 - c < nr ? t1 - c : nr;
                 const int kind = nr != PW_NR ? 3 : w == PW_NR ? 0 : w > PW_VL ? 1 : 2;
                 t.mask = pw_mask(kind == 1 ? w - PW_VL : w);
@@ -290,7 +282,7 @@ static void pw_pixels(const pw_job *j, int64_t lo, int64_t hi, int64_t i0, int64
             }
 #ifdef PW_NV3
             for (int64_t c = t1; c < c1; ++c)
-                pw_dots(j, t.a, k, i, rows, c);
+                pw_dots(j, t.a, k, i, rows, c, cols[c - tiled]);
 #endif
         }
     }

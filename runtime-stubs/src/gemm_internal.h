@@ -28,6 +28,32 @@ typedef void (*coreai_gemm_pack_a_fn)(const void *ctx, int64_t i0, int rows, int
 /* The packed elements an a_pack reads: row i's column p at element
  * i * row + p of q, bits wide. The GEMM fetches the next row panel's bytes
  * into cache while the current one computes (gemm_kernel.c, gemm_pf). */
+/* Runs of `rows` rows, `bytes` long and `rs` bytes apart from address p,
+ * fetched into cache a 64-byte line per coreai_pf_next: a panel's k loop
+ * spreads the next panel's lines over its steps (gemm_kernel.c's
+ * micro-kernels, conv_pointwise.h's tiles). Addresses, not pointers: a
+ * row's last line may lie past the array. */
+typedef struct coreai_pf {
+    uintptr_t p; /* the current row; 0: nothing left */
+    int64_t rs, bytes;
+    int64_t at;  /* offset in the current row */
+    int rows;    /* rows left, the current one included */
+} coreai_pf;
+
+static inline void coreai_pf_next(coreai_pf *f)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch((const void *)(f->p + (uintptr_t)f->at), 0, 3);
+#endif
+    f->at += 64;
+    if (f->at >= f->bytes) {
+        f->at = 0;
+        f->p += (uintptr_t)f->rs;
+        if (--f->rows == 0)
+            f->p = 0;
+    }
+}
+
 typedef struct coreai_gemm_a_stream {
     const uint8_t *q;
     int64_t row;

@@ -293,21 +293,15 @@ const char *coreai_gemm_f32_config(void)
 
 /* ---- micro-kernels -------------------------------------------------------- */
 
-/* Rows of the next A panel (f32, or a compressed weight's packed bytes,
- * coreai_gemm_a_stream), fetched into cache a line per k step by the
- * panel's first micro-kernel. A convolution's weight is read once per call,
- * from L3 or memory; the hardware prefetcher does not follow a dozen row
- * runs, and the same lines requested all at once between two panels (14
- * rows x 16 lines) overflowed the miss queue, so the next panel's copy still
- * waited on most of them: 1x1 layers on 7 x 7 planes ran at 72-75 GFLOP/s
- * with the weight cold and 88-91 hot; spread, 86-89 cold. */
-typedef struct gemm_pf {
-    uintptr_t p;      /* 0: none (addresses: a row's last line may pass the array's end) */
-    int64_t rs;       /* bytes from one row to the next */
-    int64_t bytes;    /* bytes per row, from p: lines at p, p + 64, ... below p + bytes */
-    int rows;
-} gemm_pf;
-
+/* The tile's epilogue, and the rows of the next A panel (f32, or a
+ * compressed weight's packed bytes, coreai_gemm_a_stream) that the panel's
+ * first micro-kernel fetches into cache a line per k step (coreai_pf). A
+ * convolution's weight is read once per call, from L3 or memory; the
+ * hardware prefetcher does not follow a dozen row runs, and the same lines
+ * requested all at once between two panels (14 rows x 16 lines) overflowed
+ * the miss queue, so the next panel's copy still waited on most of them:
+ * 1x1 layers on 7 x 7 planes ran at 72-75 GFLOP/s with the weight cold and
+ * 88-91 hot; spread, 86-89 cold. */
 typedef struct gemm_tile_epi {
     int beta;          /* add the tile's current contents */
     const float *bias;  /* NULL, or the bias of the tile's first column */
@@ -316,7 +310,7 @@ typedef struct gemm_tile_epi {
     const float *add;   /* NULL, or the addend of the tile (C's row stride), after relu */
     int clamp;          /* clamp to [lo, hi] (coreai_gemm_args.clamp) after relu, before add */
     float lo, hi;
-    gemm_pf pf;
+    coreai_pf pf; /* the next A panel's rows, or p 0 */
 } gemm_tile_epi;
 
 typedef void (*gemm_ukernel)(int64_t kc, const float *restrict ap, const float *restrict b,
@@ -589,7 +583,7 @@ static void gemm_tail_dots(const coreai_gemm_args *g, int64_t ir, int rows, cons
  * block, which applies bias and epilogue.
  */
 static void gemm_panel(const coreai_gemm_args *g, int64_t ir, int rows, const float *ap, int64_t jc, int64_t nc,
-                       int64_t kc, const float *bblk, int64_t bps, int beta, int last, gemm_pf pf)
+                       int64_t kc, const float *bblk, int64_t bps, int beta, int last, coreai_pf pf)
 {
     _Alignas(64) float tmp[GEMM_MR * GEMM_NR];
     const int epilogue = last ? g->epilogue : COREAI_EPILOGUE_NONE;
@@ -638,9 +632,8 @@ static void gemm_panel(const coreai_gemm_args *g, int64_t ir, int rows, const fl
         pf.p = 0; /* the first tile's k loop fetched it */
     }
     /* no tile (a right edge of dot products only): all at once */
-    for (int i = 0; pf.p != 0 && i < pf.rows; ++i)
-        for (int64_t b = 0; b < pf.bytes; b += 64)
-            GEMM_PREFETCH(pf.p + (uintptr_t)(i * pf.rs + b));
+    while (pf.p != 0)
+        coreai_pf_next(&pf);
 }
 
 /* Rows [i0, i1) cut into ceil(m / MR) panels of nearly equal height: the
@@ -687,7 +680,7 @@ static void gemm_block(const coreai_gemm_args *g, int64_t i0, int64_t i1, int64_
         else
             gemm_pack_a_at(apanel, rows, g, ir, pc, kc);
         /* the next panel's rows of A into cache while this one computes */
-        gemm_pf pf = {0, 0, 0, pn.short_rows + (ip + 1 < pn.tall)};
+        coreai_pf pf = {0, 0, 0, 0, pn.short_rows + (ip + 1 < pn.tall)};
         if (ir + rows < i1 && ap == apanel && g->a_pack == NULL && g->a_cb <= 0 && g->a_cs == 1) {
             pf.p = (uintptr_t)(g->a + (ir + rows) * g->a_rs + pc);
             pf.rs = g->a_rs * (int64_t)sizeof(float);
@@ -988,7 +981,7 @@ void coreai_gemm_packer(const coreai_gemm_args *g, coreai_gemm_pack_fn pack, con
  * the bits are those of the packed GEMM on the same B. */
 static void gemm_run_strips(const gemm_job *job, const gemm_part *r, int64_t t)
 {
-    const gemm_pf no_pf = {0, 0, 0, 0};
+    const coreai_pf no_pf = {0, 0, 0, 0, 0};
     _Alignas(64) float ablk[GEMM_MC * GEMM_KC];
     _Alignas(64) float strip[GEMM_KC * GEMM_SW];
     const coreai_gemm_args *g = job->g;

@@ -42,22 +42,12 @@ static void UK_NAME(int64_t kc, const float *restrict ap, const float *restrict 
         GEMM_PREFETCH_W(c + i * ldc);
 #endif
     /* ep->pf's lines, one per step: kc steps cover MR <= 16 rows of kc floats */
-    uintptr_t pfp = ep->pf.p;
-    int64_t pfl = 0;
-    int pfr = ep->pf.rows;
+    coreai_pf pf = ep->pf;
     GEMM_K_UNROLL
     for (int64_t p = 0; p < kc; ++p) {
         gemm_vf bv[UK_NV];
-        if (pfp != 0) {
-            GEMM_PREFETCH(pfp + (uintptr_t)pfl);
-            pfl += 64;
-            if (pfl >= ep->pf.bytes) {
-                pfl = 0;
-                pfp += (uintptr_t)ep->pf.rs;
-                if (--pfr == 0)
-                    pfp = 0;
-            }
-        }
+        if (pf.p != 0)
+            coreai_pf_next(&pf);
 #if GEMM_PF_B
         /* one 64-byte line of B per panel, GEMM_PF_B rows ahead */
         GEMM_UNROLL
