@@ -58,9 +58,15 @@
 #elif defined(__ARM_NEON) && defined(__aarch64__)
 #include <arm_neon.h>
 #define Q_NEON 1
+#elif defined(__SSE2__)
+/* x86-64 without AVX2 (the dispatching build's baseline variant): the
+ * portable loops convert one weight at a time, 2.5x slower than the f32
+ * layer at 4 bits; SSE2 is part of x86-64, so it is always there */
+#include <emmintrin.h>
+#define Q_SSE2 1
 #endif
 #endif
-#if defined(Q_AVX512) || defined(Q_AVX2) || defined(Q_NEON)
+#if defined(Q_AVX512) || defined(Q_AVX2) || defined(Q_NEON) || defined(Q_SSE2)
 #define Q_VECTOR 1
 #endif
 
@@ -139,7 +145,7 @@ static int q_is4(coreai_int_format f) { return f == COREAI_INT_I4 || f == COREAI
 
 /* ---- 16 integers to f32, minus the zero point ---------------------------- */
 
-#if defined(Q_AVX512) || defined(Q_AVX2)
+#if defined(Q_AVX512) || defined(Q_AVX2) || defined(Q_SSE2)
 /* 16 integers at p (16 bytes, or 8 of nibbles) as i8 lanes (u8 for U8). */
 Q_INLINE __m128i q_bytes16(coreai_int_format f, const uint8_t *p)
 {
@@ -225,6 +231,40 @@ Q_INLINE void q_cvt16(coreai_int_format f, const uint8_t *p, int32x4_t z, q_vf *
 #define Q_SET(s) vdupq_n_f32(s)
 #define Q_HSUM(v) vaddvq_f32(v)
 typedef int32x4_t q_vi;
+#elif defined(Q_SSE2)
+typedef __m128 q_vf;
+#define Q_VL 4
+/* SSE2 has no sign-extending widen: each byte doubled into a 16-bit lane
+ * and shifted back arithmetically, then the same for 16 -> 32 bits. */
+Q_INLINE void q_cvt16(coreai_int_format f, const uint8_t *p, __m128i z, q_vf *v)
+{
+    const __m128i b = q_bytes16(f, p);
+    __m128i h[2];
+    if (f == COREAI_INT_U8) {
+        h[0] = _mm_unpacklo_epi8(b, _mm_setzero_si128());
+        h[1] = _mm_unpackhi_epi8(b, _mm_setzero_si128());
+    } else {
+        h[0] = _mm_srai_epi16(_mm_unpacklo_epi8(b, b), 8);
+        h[1] = _mm_srai_epi16(_mm_unpackhi_epi8(b, b), 8);
+    }
+    for (int k = 0; k < 2; ++k) {
+        v[2 * k] = _mm_cvtepi32_ps(_mm_sub_epi32(_mm_srai_epi32(_mm_unpacklo_epi16(h[k], h[k]), 16), z));
+        v[2 * k + 1] = _mm_cvtepi32_ps(_mm_sub_epi32(_mm_srai_epi32(_mm_unpackhi_epi16(h[k], h[k]), 16), z));
+    }
+}
+Q_INLINE float q_hsum4(__m128 v)
+{
+    const __m128 s = _mm_add_ps(v, _mm_movehl_ps(v, v));
+    return _mm_cvtss_f32(_mm_add_ss(s, _mm_shuffle_ps(s, s, 1)));
+}
+#define Q_ZERO() _mm_setzero_ps()
+#define Q_SETI(z) _mm_set1_epi32(z)
+#define Q_FMA(c, a, b) _mm_add_ps(_mm_mul_ps((a), (b)), (c)) /* no FMA in SSE2: two roundings */
+#define Q_LOAD(p) _mm_loadu_ps(p)
+#define Q_STORE(p, v) _mm_storeu_ps((p), (v))
+#define Q_SET(s) _mm_set1_ps(s)
+#define Q_HSUM(v) q_hsum4(v)
+typedef __m128i q_vi;
 #endif
 
 /* ---- f32 vectors of 8 (x86) or 4 (NEON) lanes: exact weights, transposes -- */
@@ -446,6 +486,25 @@ Q_INLINE float q_row_dot(const q_weight *w, coreai_int_format f, int64_t o, cons
             tot = Q_FMA(tot, acc[0], Q_SET(s[b]));
         }
         return Q_HSUM(tot);
+    }
+#else
+    if (bs % 16 == 0) {
+        /* 16 partial sums per block, added pairwise at its end: with one
+         * running sum every product waits for the previous addition (a
+         * COREAI_GEMM_FORCE_SCALAR build on x86-64, 2048 x 2048 decode:
+         * int8 2.0x and int4 1.2x slower) */
+        for (int64_t b = 0; b < nb; ++b) {
+            const int32_t z = w->zero != NULL ? q_load(f, w->zero, o * nb + b) : 0;
+            float acc[16] = {0};
+            for (int64_t i = 0, e = e0 + b * bs; i < bs; i += 16, e += 16, x += 16)
+                for (int l = 0; l < 16; ++l)
+                    acc[l] += (float)(q_load(f, w->q, e + l) - z) * x[l];
+            for (int h = 8; h > 0; h /= 2)
+                for (int l = 0; l < h; ++l)
+                    acc[l] += acc[l + h];
+            total += acc[0] * s[b];
+        }
+        return total;
     }
 #endif
     for (int64_t b = 0; b < nb; ++b) {
@@ -1159,6 +1218,39 @@ Q_INLINE float q8_row_dot(const q_weight *w, coreai_int_format f, int64_t o, con
              * rounding, as on sdot: lanes of q xq and z sum_c scaled apart
              * can be far larger than the result (i8 with zero points) */
             const int32_t isum = vaddvq_s32(vpadalq_s16(vpaddlq_s16(p0), p1)) - z * sum[c];
+            total += s[b] * d[c] * (float)isum;
+        }
+    }
+    return total;
+#elif defined(Q_SSE2)
+    (void)sum;
+    const uint8_t *p = w->q + (q_is4(f) ? e0 / 2 : e0);
+    const int64_t step = q_is4(f) ? 8 : 16; /* bytes per 16 integers */
+    for (int64_t b = 0, c = 0; b < nb; ++b) {
+        const __m128i z = _mm_set1_epi16((int16_t)(w->zero != NULL ? q_load(f, w->zero, o * nb + b) : 0));
+        for (int64_t r = 0; r < runs; ++r, ++c, p += 2 * step) {
+            /* (q - z) and xq as int16 (|q - z| <= 255), pairs of products
+             * summed exactly into int32 lanes by pmaddwd */
+            __m128i acc = _mm_setzero_si128();
+            for (int h = 0; h < 2; ++h) {
+                const __m128i wb = q_bytes16(f, p + h * step);
+                const __m128i xb = _mm_loadu_si128((const __m128i *)(const void *)(xq + 32 * c + 16 * h));
+                __m128i wl, wh;
+                if (f == COREAI_INT_U8) {
+                    wl = _mm_unpacklo_epi8(wb, _mm_setzero_si128());
+                    wh = _mm_unpackhi_epi8(wb, _mm_setzero_si128());
+                } else {
+                    wl = _mm_srai_epi16(_mm_unpacklo_epi8(wb, wb), 8);
+                    wh = _mm_srai_epi16(_mm_unpackhi_epi8(wb, wb), 8);
+                }
+                const __m128i xl = _mm_srai_epi16(_mm_unpacklo_epi8(xb, xb), 8);
+                const __m128i xh = _mm_srai_epi16(_mm_unpackhi_epi8(xb, xb), 8);
+                acc = _mm_add_epi32(acc, _mm_madd_epi16(_mm_sub_epi16(wl, z), xl));
+                acc = _mm_add_epi32(acc, _mm_madd_epi16(_mm_sub_epi16(wh, z), xh));
+            }
+            acc = _mm_add_epi32(acc, _mm_shuffle_epi32(acc, 0x4E));
+            acc = _mm_add_epi32(acc, _mm_shuffle_epi32(acc, 0xB1));
+            const int32_t isum = _mm_cvtsi128_si32(acc);
             total += s[b] * d[c] * (float)isum;
         }
     }

@@ -214,6 +214,8 @@ static void qr_range(const q_gemv_job *j, coreai_int_format f, int64_t lo, int64
 #define QM_MUL(a, b) _mm256_mul_ps((a), (b))
 #elif defined(Q_NEON)
 #define QM_MUL(a, b) vmulq_f32((a), (b))
+#elif defined(Q_SSE2)
+#define QM_MUL(a, b) _mm_mul_ps((a), (b))
 #endif
 #ifdef Q_AVX512
 #define QM_MR 8 /* rows of x per tile */
