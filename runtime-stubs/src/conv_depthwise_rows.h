@@ -37,6 +37,9 @@ static inline dwr_m dwr_run(int64_t a, int64_t b)
 #define DWR_FMA(a, w, x) _mm512_fmadd_ps((w), (x), (a))
 #define DWR_LOAD(m, p) _mm512_maskz_loadu_ps((m), (p))
 #define DWR_STORE(p, m, v) _mm512_mask_storeu_ps((p), (m), (v))
+#define DWR_LOADU(p) _mm512_loadu_ps(p)
+#define DWR_STOREU(p, v) _mm512_storeu_ps((p), (v))
+#define DWR_SPLIT 0 /* masked loads and stores cost what plain ones do */
 /* max(a, b) is a > b ? a : b, so NaN and -0 pass as coreai_clamp_f32's */
 #define DWR_CLAMP(v, lo, hi) _mm512_min_ps((hi), _mm512_max_ps((lo), (v)))
 /* lanes 0, 2, ..., 30 of lo:hi */
@@ -54,12 +57,14 @@ static inline dwr_m dwr_run(int64_t a, int64_t b)
 #define DWR_S2K3 1
 #else
 #define DWR_L 8
-/* 16 registers: tiles of 4 rows (7 spill the tap weights). On Zen 4 the
- * band path stays faster at stride 1 and on wide rows: this path takes
- * stride 2 on rows of up to 32 columns (3x faster at 14 x 14, 1.6x at
- * 28 x 28; about even at 56, 7% slower at 112). */
+/* 16 registers: tiles of 4 rows (7 spill the tap weights). With the
+ * interior strips unmasked (DWR_SPLIT) this path beats the band path on
+ * Zen 4 at stride 2 and on rows up to 64 wide (MobileNet's layers in the
+ * network: 7 x 7 110 -> 55 us, 56 x 56 284 -> 189, 112 x 112 at stride
+ * 2 449-609 -> 270-424); at 112 x 112 stride 1 the bands stay faster
+ * (235 us against 256-292). */
 #define DWR_RT 4
-#define DWR_ISA_OK(p) ((p)->stride_w == 2 && (p)->in_w <= 32)
+#define DWR_ISA_OK(p) ((p)->stride_w == 2 || (p)->in_w <= 64)
 typedef __m256 dwr_v;
 typedef __m256i dwr_m;
 static inline dwr_m dwr_run(int64_t a, int64_t b)
@@ -74,6 +79,12 @@ static inline dwr_m dwr_run(int64_t a, int64_t b)
 #define DWR_FMA(a, w, x) _mm256_fmadd_ps((w), (x), (a))
 #define DWR_LOAD(m, p) _mm256_maskload_ps((p), (m))
 #define DWR_STORE(p, m, v) _mm256_maskstore_ps((p), (m), (v))
+#define DWR_LOADU(p) _mm256_loadu_ps(p)
+#define DWR_STOREU(p, v) _mm256_storeu_ps((p), (v))
+/* vmaskmovps is slow (a store far more than a load; on Zen 4 a load of a
+ * line not in cache as well): the strips whose columns all lie inside the
+ * row (dw_cols.full) use plain loads and stores, only the edges masked */
+#define DWR_SPLIT 1
 #define DWR_CLAMP(v, lo, hi) _mm256_min_ps((hi), _mm256_max_ps((lo), (v)))
 #define DWR_EVEN(lo, hi)                                                                                     \
     _mm256_castpd_ps(_mm256_permute4x64_pd(                                                                  \
@@ -88,16 +99,21 @@ typedef struct dw_cols {
     dwr_m lo[DW_ROWS_KW], hi[DW_ROWS_KW]; /* columns of [base, base + 2 DWR_L) inside the row */
     dwr_m out;                          /* lanes below out_w */
     dwr_m next;                         /* lane 0: column base[0] + 2 DWR_L inside the row */
+    int full;                           /* every mask above that the strip uses all lanes (DWR_SPLIT) */
 } dw_cols;
 
+/* F (a constant): the strip is dw_cols.full, no masks needed */
+#define DWR_LOADF(F, m, p) ((F) ? DWR_LOADU(p) : DWR_LOAD((m), (p)))
+
 /* Tap kw's vector of row: the columns base + c * S, c < DWR_L. */
-#define DWR_TAP(row, cc, kw, S)                                                                              \
-    ((S) == 2 ? DWR_EVEN(DWR_LOAD((cc)->lo[kw], (row) + (cc)->base[kw]),                                    \
-                         DWR_LOAD((cc)->hi[kw], (row) + (cc)->base[kw] + DWR_L))                            \
-              : DWR_LOAD((cc)->lo[kw], (row) + (cc)->base[kw]))
+#define DWR_TAP(F, row, cc, kw, S)                                                                           \
+    ((S) == 2 ? DWR_EVEN(DWR_LOADF(F, (cc)->lo[kw], (row) + (cc)->base[kw]),                                \
+                         DWR_LOADF(F, (cc)->hi[kw], (row) + (cc)->base[kw] + DWR_L))                        \
+              : DWR_LOADF(F, (cc)->lo[kw], (row) + (cc)->base[kw]))
 
 /* A tile's R rows (those inside the plane) into dst, clamped if p says so. */
-static inline __attribute__((always_inline)) void dw_rows_store(const coreai_conv2d_params *p, const dw_cols *cc,
+static inline __attribute__((always_inline)) void dw_rows_store(const int F, const coreai_conv2d_params *p,
+                                                                const dw_cols *cc,
                                                                 dwr_v *acc, int64_t r0, int64_t c0, float *dst,
                                                                 const int R)
 {
@@ -107,12 +123,17 @@ static inline __attribute__((always_inline)) void dw_rows_store(const coreai_con
         for (int r = 0; r < R; ++r)
             acc[r] = DWR_CLAMP(acc[r], lo, hi);
     }
-    for (int r = 0; r < R && r0 + r < p->out_h; ++r)
-        DWR_STORE(dst + (r0 + r) * p->out_w + c0, cc->out, acc[r]);
+    for (int r = 0; r < R && r0 + r < p->out_h; ++r) {
+        if (F)
+            DWR_STOREU(dst + (r0 + r) * p->out_w + c0, acc[r]);
+        else
+            DWR_STORE(dst + (r0 + r) * p->out_w + c0, cc->out, acc[r]);
+    }
 }
 
 /* Any kernel: tap by tap, R rows at a time. */
-static inline __attribute__((always_inline)) void dw_rows_tile(const coreai_conv2d_params *p, const float *plane,
+static inline __attribute__((always_inline)) void dw_rows_tile(const int F, const coreai_conv2d_params *p,
+                                                               const float *plane,
                                                                const float *zrow, const float *w, float b0,
                                                                const dw_cols *cc, int64_t r0, int64_t c0, float *dst,
                                                                const int R, const int S)
@@ -133,10 +154,10 @@ static inline __attribute__((always_inline)) void dw_rows_tile(const coreai_conv
             const dwr_v wv = DWR_SET1(w[kh * KW + kw]);
             DW_UNROLL
             for (int r = 0; r < R; ++r)
-                acc[r] = DWR_FMA(acc[r], wv, DWR_TAP(row[r], cc, kw, S));
+                acc[r] = DWR_FMA(acc[r], wv, DWR_TAP(F, row[r], cc, kw, S));
         }
     }
-    dw_rows_store(p, cc, acc, r0, c0, dst, R);
+    dw_rows_store(F, p, cc, acc, r0, c0, dst, R);
 }
 
 /*
@@ -147,7 +168,8 @@ static inline __attribute__((always_inline)) void dw_rows_tile(const coreai_conv
  * dw_rows_tile on MobileNet's layers). An output still gets its taps in
  * (kh, kw) order: input rows come in kh order, and kw runs inside each.
  */
-static inline __attribute__((always_inline)) void dw_rows_tile_k(const coreai_conv2d_params *p, const float *plane,
+static inline __attribute__((always_inline)) void dw_rows_tile_k(const int F, const coreai_conv2d_params *p,
+                                                                 const float *plane,
                                                                  const float *zrow, const float *w, float b0,
                                                                  const dw_cols *cc, int64_t r0, int64_t c0,
                                                                  float *dst, const int R, const int S, const int K)
@@ -177,9 +199,9 @@ static inline __attribute__((always_inline)) void dw_rows_tile_k(const coreai_co
         DW_UNROLL
         for (int kw = 0; kw < K; ++kw) {
 #ifdef DWR_S2K3
-            const dwr_v v = S == 2 && K == 3 ? t3[kw] : DWR_TAP(row, cc, kw, S);
+            const dwr_v v = S == 2 && K == 3 ? t3[kw] : DWR_TAP(F, row, cc, kw, S);
 #else
-            const dwr_v v = DWR_TAP(row, cc, kw, S);
+            const dwr_v v = DWR_TAP(F, row, cc, kw, S);
 #endif
             DW_UNROLL
             for (int kh = 0; kh < K; ++kh) {
@@ -189,7 +211,7 @@ static inline __attribute__((always_inline)) void dw_rows_tile_k(const coreai_co
             }
         }
     }
-    dw_rows_store(p, cc, acc, r0, c0, dst, R);
+    dw_rows_store(F, p, cc, acc, r0, c0, dst, R);
 }
 
 /* dw_rows_tile_k's shapes: k x k, strides (s, s), no dilation. */
@@ -222,17 +244,36 @@ static int dw_rows_square(const coreai_conv2d_params *p)
             const dw_cols cl = ccs[0], *cc = &cl;                                                              \
             const int64_t c0 = s0 * DWR_L;                                                                     \
             for (int64_t r0 = 0; r0 < p->out_h; r0 += rows)                                                    \
-                call;                                                                                          \
+                DW_CALL(call);                                                                                 \
             return;                                                                                            \
         }                                                                                                      \
         for (int64_t r0 = 0; r0 < p->out_h; r0 += rows)                                                        \
             for (int s = 0; s < strips; ++s) {                                                                 \
                 const dw_cols cl = ccs[s], *cc = &cl;                                                          \
                 const int64_t c0 = (s0 + s) * DWR_L;                                                           \
-                call;                                                                                          \
+                DW_CALL(call);                                                                                 \
             }                                                                                                  \
     }
-#define DW_ARGS p, plane, zrow, w, b0, cc, r0, c0, dst
+/* a tile call with F the constant cc->full (DWR_SPLIT), else 0 */
+#if DWR_SPLIT
+#define DW_CALL(call)          \
+    do {                       \
+        if (cc->full) {        \
+            const int F = 1;   \
+            call;              \
+        } else {               \
+            const int F = 0;   \
+            call;              \
+        }                      \
+    } while (0)
+#else
+#define DW_CALL(call)          \
+    do {                       \
+        const int F = 0;       \
+        call;                  \
+    } while (0)
+#endif
+#define DW_ARGS F, p, plane, zrow, w, b0, cc, r0, c0, dst
 #if DWR_RT
 DW_TILE_FN(dw_t314, 4, dw_rows_tile_k(DW_ARGS, 4, 1, 3), DW_NO_ASAN)
 DW_TILE_FN(dw_t324, 4, dw_rows_tile_k(DW_ARGS, 4, 2, 3), DW_NO_ASAN)
@@ -255,6 +296,7 @@ DW_TILE_FN(dw_t27, 7, dw_rows_tile(DW_ARGS, 7, 2), )
 DW_TILE_FN(dw_t28, 8, dw_rows_tile(DW_ARGS, 8, 2), )
 #endif
 #undef DW_ARGS
+#undef DW_CALL
 #undef DW_TILE_FN
 #undef DW_NO_ASAN
 
@@ -302,6 +344,10 @@ static int dw_cols_group(const coreai_conv2d_params *p, int64_t s0, dw_cols *cc)
             cc[strips].hi[kw] = dwr_run(-b - DWR_L, W - b - DWR_L);
         }
         cc[strips].out = dwr_run(0, OW - c0);
+        int full = OW - c0 >= DWR_L;
+        for (int64_t kw = 0; kw < p->kernel_w; ++kw)
+            full = full && cc[strips].base[kw] >= 0 && cc[strips].base[kw] + DWR_L * p->stride_w <= W;
+        cc[strips].full = full;
 #ifdef DWR_S2K3
         const int64_t b2 = cc[strips].base[0] + 2 * DWR_L;
         cc[strips].next = dwr_run(-b2, W - b2) & (dwr_m)1;

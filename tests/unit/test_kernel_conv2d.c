@@ -56,15 +56,21 @@ static void run(ref_rng *rng, const coreai_conv2d_params *p, int with_bias)
     assert_int_equal(coreai_conv2d_f32(p, x, w, with_bias ? b : NULL, out), COREAI_STATUS_OK);
     /* the same with caller scratch: identical results, guard untouched */
     const int64_t ns = (int64_t)(coreai_conv2d_f32_scratch_size(p) / sizeof(float));
-    float *scratch = ref_alloc_f(ns + 16), *out2 = ref_alloc_f(no);
+    float *scratch = ref_alloc_f(ns + 16), *out2 = ref_alloc_f(no + 16);
     for (int64_t i = 0; i < ns + 16; ++i)
         scratch[i] = -777.0f;
     for (int64_t i = 0; i < no; ++i)
         out2[i] = NAN;
+    /* a guard past the output too: a whole-vector store past the last row
+     * shows here without a sanitizer */
+    for (int64_t i = no; i < no + 16; ++i)
+        out2[i] = -777.0f;
     assert_int_equal(coreai_conv2d_ws_f32(p, x, w, with_bias ? b : NULL, out2, ns > 0 ? scratch : NULL),
                      COREAI_STATUS_OK);
     for (int64_t i = ns; i < ns + 16; ++i)
         assert_true(scratch[i] == -777.0f);
+    for (int64_t i = no; i < no + 16; ++i)
+        assert_true(out2[i] == -777.0f);
     char what[200];
     snprintf(what, sizeof what,
              "conv N%lld C%lld %lldx%lld O%lld k%lldx%lld s%lld,%lld p%lld,%lld d%lld,%lld g%lld bias %d clamp %d",
