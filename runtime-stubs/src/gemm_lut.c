@@ -384,7 +384,7 @@ static void lut_gemv_range(void *arg, int64_t lo, int64_t hi)
         lut_gemv_simd(j, lo, hi);
     else
 #endif
-        if (j->w.nbits == 4 && j->w.in % 2 == 0)
+    if (j->w.nbits == 4 && j->w.in % 2 == 0)
         lut_gemv_pairs(j, lo, hi);
     else
         lut_gemv_sums(j, lo, hi);

@@ -60,7 +60,7 @@
 #define Q_NEON 1
 #elif defined(__SSE2__)
 /* x86-64 without AVX2 (the dispatching build's baseline variant): the
- * portable loops convert one weight at a time, 2.5x slower than the f32
+ * portable loops convert one weight at a time, 2.7x slower than the f32
  * layer at 4 bits; SSE2 is part of x86-64, so it is always there */
 #include <emmintrin.h>
 #define Q_SSE2 1
@@ -234,12 +234,11 @@ typedef int32x4_t q_vi;
 #elif defined(Q_SSE2)
 typedef __m128 q_vf;
 #define Q_VL 4
-/* SSE2 has no sign-extending widen: each byte doubled into a 16-bit lane
- * and shifted back arithmetically, then the same for 16 -> 32 bits. */
-Q_INLINE void q_cvt16(coreai_int_format f, const uint8_t *p, __m128i z, q_vf *v)
+/* b's 16 bytes (u8 for U8, else i8) as int16 lanes, h[0] the first 8.
+ * SSE2 has no sign-extending widen: each byte is doubled into a 16-bit
+ * lane and shifted back arithmetically (16 -> 32 bits likewise). */
+Q_INLINE void q_i16x16(coreai_int_format f, __m128i b, __m128i *h)
 {
-    const __m128i b = q_bytes16(f, p);
-    __m128i h[2];
     if (f == COREAI_INT_U8) {
         h[0] = _mm_unpacklo_epi8(b, _mm_setzero_si128());
         h[1] = _mm_unpackhi_epi8(b, _mm_setzero_si128());
@@ -247,6 +246,11 @@ Q_INLINE void q_cvt16(coreai_int_format f, const uint8_t *p, __m128i z, q_vf *v)
         h[0] = _mm_srai_epi16(_mm_unpacklo_epi8(b, b), 8);
         h[1] = _mm_srai_epi16(_mm_unpackhi_epi8(b, b), 8);
     }
+}
+Q_INLINE void q_cvt16(coreai_int_format f, const uint8_t *p, __m128i z, q_vf *v)
+{
+    __m128i h[2];
+    q_i16x16(f, q_bytes16(f, p), h);
     for (int k = 0; k < 2; ++k) {
         v[2 * k] = _mm_cvtepi32_ps(_mm_sub_epi32(_mm_srai_epi32(_mm_unpacklo_epi16(h[k], h[k]), 16), z));
         v[2 * k + 1] = _mm_cvtepi32_ps(_mm_sub_epi32(_mm_srai_epi32(_mm_unpackhi_epi16(h[k], h[k]), 16), z));
@@ -1233,20 +1237,11 @@ Q_INLINE float q8_row_dot(const q_weight *w, coreai_int_format f, int64_t o, con
              * summed exactly into int32 lanes by pmaddwd */
             __m128i acc = _mm_setzero_si128();
             for (int h = 0; h < 2; ++h) {
-                const __m128i wb = q_bytes16(f, p + h * step);
-                const __m128i xb = _mm_loadu_si128((const __m128i *)(const void *)(xq + 32 * c + 16 * h));
-                __m128i wl, wh;
-                if (f == COREAI_INT_U8) {
-                    wl = _mm_unpacklo_epi8(wb, _mm_setzero_si128());
-                    wh = _mm_unpackhi_epi8(wb, _mm_setzero_si128());
-                } else {
-                    wl = _mm_srai_epi16(_mm_unpacklo_epi8(wb, wb), 8);
-                    wh = _mm_srai_epi16(_mm_unpackhi_epi8(wb, wb), 8);
-                }
-                const __m128i xl = _mm_srai_epi16(_mm_unpacklo_epi8(xb, xb), 8);
-                const __m128i xh = _mm_srai_epi16(_mm_unpackhi_epi8(xb, xb), 8);
-                acc = _mm_add_epi32(acc, _mm_madd_epi16(_mm_sub_epi16(wl, z), xl));
-                acc = _mm_add_epi32(acc, _mm_madd_epi16(_mm_sub_epi16(wh, z), xh));
+                __m128i wv[2], xv[2];
+                q_i16x16(f, q_bytes16(f, p + h * step), wv);
+                q_i16x16(COREAI_INT_I8, _mm_loadu_si128((const __m128i *)(const void *)(xq + 32 * c + 16 * h)), xv);
+                for (int k = 0; k < 2; ++k)
+                    acc = _mm_add_epi32(acc, _mm_madd_epi16(_mm_sub_epi16(wv[k], z), xv[k]));
             }
             acc = _mm_add_epi32(acc, _mm_shuffle_epi32(acc, 0x4E));
             acc = _mm_add_epi32(acc, _mm_shuffle_epi32(acc, 0xB1));
