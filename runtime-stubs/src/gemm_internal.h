@@ -25,9 +25,6 @@
 typedef void (*coreai_gemm_pack_a_fn)(const void *ctx, int64_t i0, int rows, int64_t pc, int64_t kc, float *dst,
                                       int64_t ld);
 
-/* The packed elements an a_pack reads: row i's column p at element
- * i * row + p of q, bits wide. The GEMM fetches the next row panel's bytes
- * into cache while the current one computes (gemm_kernel.c, gemm_pf). */
 /* Runs of `rows` rows, `bytes` long and `rs` bytes apart from address p,
  * fetched into cache a 64-byte line per coreai_pf_next: a panel's k loop
  * spreads the next panel's lines over its steps (gemm_kernel.c's
@@ -54,6 +51,9 @@ static inline void coreai_pf_next(coreai_pf *f)
     }
 }
 
+/* The packed elements an a_pack reads: row i's column p at element
+ * i * row + p of q, bits wide. The GEMM fetches the next row panel's bytes
+ * into cache while the current one computes (gemm_kernel.c, coreai_pf). */
 typedef struct coreai_gemm_a_stream {
     const uint8_t *q;
     int64_t row;

@@ -229,6 +229,12 @@ static void lut_pack(const void *ctx, int64_t pc, int64_t kc, int64_t jc, int64_
 
 /* ---- decode: dot products ----------------------------------------------- */
 
+/* Eight partial sums added pairwise, in one fixed order. */
+static inline float lut_sum8(const float *s)
+{
+    return ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]));
+}
+
 /* n floats of x against w: eight partial sums, so the loop vectorizes. */
 static float lut_dot(const float *x, const float *w, int64_t n)
 {
@@ -239,7 +245,7 @@ static float lut_dot(const float *x, const float *w, int64_t n)
             s[k] += x[i + k] * w[i + k];
     for (; i < n; ++i)
         s[0] += x[i] * w[i];
-    return ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]));
+    return lut_sum8(s);
 }
 
 #ifdef LUT_SIMD
@@ -370,7 +376,7 @@ static void lut_gemv_pairs(const lut_gemv_job *j, int64_t lo, int64_t hi)
                 s[0] += w2[0] * x[i];
                 s[1] += w2[1] * x[i + 1];
             }
-            j->out[r * j->outf + o] = ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]));
+            j->out[r * j->outf + o] = lut_sum8(s);
         }
     }
 }

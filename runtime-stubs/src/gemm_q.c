@@ -491,32 +491,26 @@ Q_INLINE float q_row_dot(const q_weight *w, coreai_int_format f, int64_t o, cons
         }
         return Q_HSUM(tot);
     }
-#else
-    if (bs % 16 == 0) {
-        /* 16 partial sums per block, added pairwise at its end: with one
-         * running sum every product waits for the previous addition (a
-         * COREAI_GEMM_FORCE_SCALAR build on x86-64, 2048 x 2048 decode:
-         * int8 2.0x and int4 1.2x slower) */
-        for (int64_t b = 0; b < nb; ++b) {
-            const int32_t z = w->zero != NULL ? q_load(f, w->zero, o * nb + b) : 0;
-            float acc[16] = {0};
-            for (int64_t i = 0, e = e0 + b * bs; i < bs; i += 16, e += 16, x += 16)
-                for (int l = 0; l < 16; ++l)
-                    acc[l] += (float)(q_load(f, w->q, e + l) - z) * x[l];
-            for (int h = 8; h > 0; h /= 2)
-                for (int l = 0; l < h; ++l)
-                    acc[l] += acc[l + h];
-            total += acc[0] * s[b];
-        }
-        return total;
-    }
 #endif
+    /* 16 partial sums per block, added pairwise at its end: with one running
+     * sum every product waits for the previous addition (a
+     * COREAI_GEMM_FORCE_SCALAR build on x86-64, 2048 x 2048 decode: int8
+     * 2.0x and int4 1.2x slower) */
     for (int64_t b = 0; b < nb; ++b) {
         const int32_t z = w->zero != NULL ? q_load(f, w->zero, o * nb + b) : 0;
-        float acc = 0.0f;
-        for (int64_t i = 0; i < bs; ++i)
-            acc += (float)(q_load(f, w->q, e0 + b * bs + i) - z) * x[b * bs + i];
-        total += acc * s[b];
+        int64_t e = e0 + b * bs;
+        const float *xb = x + b * bs;
+        float acc[16] = {0};
+        int64_t i = 0;
+        for (; i + 16 <= bs; i += 16, e += 16, xb += 16)
+            for (int l = 0; l < 16; ++l)
+                acc[l] += (float)(q_load(f, w->q, e + l) - z) * xb[l];
+        for (int l = 0; i < bs; ++i, ++l)
+            acc[l] += (float)(q_load(f, w->q, e + l) - z) * xb[l];
+        for (int h = 8; h > 0; h /= 2)
+            for (int l = 0; l < h; ++l)
+                acc[l] += acc[l + h];
+        total += acc[0] * s[b];
     }
     return total;
 }
