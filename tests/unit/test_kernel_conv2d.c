@@ -204,9 +204,10 @@ static void test_depthwise(void **state)
  * MobileNet's planes at strides 1 and 2 (7-row tiles), heights that leave
  * a partial 8- or 4-row tile, 3 x 3 and 5 x 5 read input row by input row,
  * other kernels tap by tap (7 x 7, 1 x 16, unequal strides, dilation),
- * widths around the vector and the AVX2 bound (16, 17, 32, 33 columns),
- * padding wider than the kernel's reach on the right, rows of more than
- * one group of strips. */
+ * widths around the vector (16, 17, 32, 33 columns) and AVX2's stride-1
+ * bound (64, 65), strips inside the row and at either edge (AVX2: plain
+ * and masked loads), padding wider than the kernel's reach on the right,
+ * rows of more than one group of strips. */
 static void test_depthwise_rows(void **state)
 {
     (void)state;
@@ -229,8 +230,13 @@ static void test_depthwise_rows(void **state)
         {1, 2, 10, 30, 4, 3, 3, 10, 30, 1, 1, 2, 2, 2, 2, 2, 0, 0.0f, 0.0f},
         {1, 2, 9, 9, 2, 3, 3, 10, 10, 1, 1, 1, 1, 1, 1, 2, 0, 0.0f, 0.0f},
         {1, 2, 9, 9, 2, 3, 3, 6, 6, 2, 2, 2, 2, 1, 1, 2, 0, 0.0f, 0.0f},
+        /* AVX2's stride-1 bound: 64 columns on the row path, 65 on the
+         * bands; a 5 x 5 whose interior strips start past a 2-column pad */
+        {1, 2, 6, 64, 2, 3, 3, 6, 64, 1, 1, 1, 1, 1, 1, 2, 1, 0.0f, 6.0f},
+        {1, 2, 6, 65, 2, 3, 3, 6, 65, 1, 1, 1, 1, 1, 1, 2, 0, 0.0f, 0.0f},
+        {1, 2, 7, 40, 2, 5, 5, 7, 40, 1, 1, 2, 2, 1, 1, 2, 0, 0.0f, 0.0f},
         /* rows of more than 8 strips (a second group of columns): 150
-         * outputs across at stride 1, 140 at stride 2 (AVX2: the bands) */
+         * outputs across at stride 1 (AVX2: the bands), 140 at stride 2 */
         {1, 2, 9, 150, 2, 3, 3, 9, 150, 1, 1, 1, 1, 1, 1, 2, 0, 0.0f, 0.0f},
         {1, 2, 16, 280, 2, 3, 3, 8, 140, 2, 2, 1, 1, 1, 1, 2, 0, 0.0f, 0.0f},
     };
