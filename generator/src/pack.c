@@ -137,7 +137,10 @@ uint64_t cg_op_gemm_scratch_bytes(const cg_op *op)
     if (kind_is(op, "coreai.conv2d")) {
         coreai_conv2d_params p;
         cg_conv2d_params(op, &p);
-        return (uint64_t)coreai_conv2d_f32_scratch_size(&p);
+        /* a compressed weight runs the implicit GEMM only (never Winograd,
+         * whose scratch would hold the whole weight in f32) */
+        return (uint64_t)(cg_qconv_match(op, &q) ? coreai_conv2d_gemm_scratch_size(&p)
+                                                 : coreai_conv2d_f32_scratch_size(&p));
     }
     return 0;
 }

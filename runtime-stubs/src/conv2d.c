@@ -21,6 +21,7 @@
 #include "gemm_internal.h"
 #include "parallel.h"
 #include "conv_pointwise.h"
+#include "conv_winograd.h"
 #include "window.h"
 
 static int conv_params_valid(const coreai_conv2d_params *p)
@@ -624,7 +625,7 @@ coreai_status coreai_conv2d_gemm_a(const coreai_conv2d_params *params, const flo
     /* groups of fewer than COREAI_CONV2D_GEMM_MIN_OUT outputs run the GEMM
      * here too, but their scratch size is 0: a buffer of that size (a
      * malloc(0)'s) must not be written, so their blocks go on the stack */
-    if (coreai_conv2d_f32_scratch_size(params) == 0)
+    if (coreai_conv2d_gemm_scratch_size(params) == 0)
         scratch = NULL;
     /* depthwise: each channel's few weights dequantized as it is computed */
     if (params->out_channels / params->groups < COREAI_CONV2D_GEMM_MIN_OUT &&
@@ -638,8 +639,8 @@ coreai_status coreai_conv2d_gemm_a(const coreai_conv2d_params *params, const flo
     return COREAI_STATUS_OK;
 }
 
-coreai_status coreai_conv2d_ws_f32(const coreai_conv2d_params *params, const float *x,
-                                   const float *weight, const float *bias, float *out, void *scratch)
+coreai_status coreai_conv2d_gemm_f32(const coreai_conv2d_params *params, const float *x,
+                                     const float *weight, const float *bias, float *out, void *scratch)
 {
     if (params == NULL || x == NULL || weight == NULL || out == NULL || !conv_params_valid(params))
         return COREAI_STATUS_INVALID_ARGUMENT;
@@ -651,6 +652,17 @@ coreai_status coreai_conv2d_ws_f32(const coreai_conv2d_params *params, const flo
         conv_gemm(params, x, weight, NULL, NULL, NULL, bias, out, scratch);
     } else if (!coreai_conv2d_depthwise(params, x, weight, NULL, NULL, bias, out))
         conv_direct(params, x, weight, bias, out);
+    return COREAI_STATUS_OK;
+}
+
+coreai_status coreai_conv2d_ws_f32(const coreai_conv2d_params *params, const float *x,
+                                   const float *weight, const float *bias, float *out, void *scratch)
+{
+    if (scratch == NULL || !coreai_conv2d_winograd(params))
+        return coreai_conv2d_gemm_f32(params, x, weight, bias, out, scratch);
+    if (x == NULL || weight == NULL || out == NULL || !conv_params_valid(params))
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    conv_winograd(params, x, weight, bias, out, scratch);
     return COREAI_STATUS_OK;
 }
 

@@ -113,6 +113,10 @@ static void isa_append(char *buf, size_t cap, const char *s)
       (const coreai_conv2d_params *params, const float *x, const float *weight, const float *bias,    \
        float *out, void *scratch),                                                                     \
       (params, x, weight, bias, out, scratch))                                                         \
+    X(s, coreai_status, coreai_conv2d_gemm_f32,                                                        \
+      (const coreai_conv2d_params *params, const float *x, const float *weight, const float *bias,    \
+       float *out, void *scratch),                                                                     \
+      (params, x, weight, bias, out, scratch))                                                         \
     X(s, coreai_status, coreai_conv2d_q_f32,                                                           \
       (const coreai_conv2d_q_params *params, const float *x, const uint8_t *weight, const void *scale,  \
        const uint8_t *zero_point, const void *minval, const float *bias, float *out, void *scratch),   \

@@ -26,7 +26,7 @@ static void run(ref_rng *rng, const coreai_conv2d_params *p, int with_bias)
     const int64_t KH = p->kernel_h, KW = p->kernel_w, OH = p->out_h, OW = p->out_w, G = p->groups;
     const int64_t nx = N * C * H * W, nw = O * (C / G) * KH * KW, no = N * O * OH * OW;
     float *x = ref_alloc_f(nx), *w = ref_alloc_f(nw), *b = ref_alloc_f(O), *out = ref_alloc_f(no);
-    double *want = ref_alloc_d(no);
+    double *want = ref_alloc_d(no), *mag = ref_alloc_d(no);
     ref_fill(rng, x, nx, -1, 1);
     ref_fill(rng, w, nw, -1, 1);
     ref_fill(rng, b, O, -1, 1);
@@ -35,7 +35,7 @@ static void run(ref_rng *rng, const coreai_conv2d_params *p, int with_bias)
         for (int64_t o = 0; o < O; ++o)
             for (int64_t i = 0; i < OH; ++i)
                 for (int64_t j = 0; j < OW; ++j) {
-                    double s = with_bias ? b[o] : 0.0;
+                    double s = with_bias ? b[o] : 0.0, m = fabs(s);
                     for (int64_t c = 0; c < cg; ++c)
                         for (int64_t a = 0; a < KH; ++a)
                             for (int64_t e = 0; e < KW; ++e) {
@@ -44,12 +44,16 @@ static void run(ref_rng *rng, const coreai_conv2d_params *p, int with_bias)
                                 if (r < 0 || r >= H || q < 0 || q >= W)
                                     continue;
                                 const int64_t ic = (o / og) * cg + c;
-                                s += (double)x[((n * C + ic) * H + r) * W + q] * w[((o * cg + c) * KH + a) * KW + e];
+                                const double t =
+                                    (double)x[((n * C + ic) * H + r) * W + q] * w[((o * cg + c) * KH + a) * KW + e];
+                                s += t;
+                                m += fabs(t);
                             }
                     /* a fused clamp, as coreai_clamp_f32 would apply it */
                     if (p->clamp)
                         s = s < p->clamp_min ? p->clamp_min : s > p->clamp_max ? p->clamp_max : s;
                     want[((n * O + o) * OH + i) * OW + j] = s;
+                    mag[((n * O + o) * OH + i) * OW + j] = m;
                 }
     for (int64_t i = 0; i < no; ++i)
         out[i] = NAN;
@@ -78,7 +82,37 @@ static void run(ref_rng *rng, const coreai_conv2d_params *p, int with_bias)
              (long long)p->stride_h, (long long)p->stride_w, (long long)p->pad_top, (long long)p->pad_left,
              (long long)p->dilation_h, (long long)p->dilation_w, (long long)G, with_bias, (int)p->clamp);
     ref_check(out, want, no, 2e-5, what);
-    ref_check(out2, want, no, 2e-5, what);
+    /* coreai_conv2d_gemm_f32: never Winograd, on the implicit GEMM's
+     * scratch (the same size as _ws's wherever Winograd does not run) */
+    const int64_t ng = (int64_t)(coreai_conv2d_gemm_scratch_size(p) / sizeof(float));
+    if (!coreai_conv2d_winograd(p))
+        assert_int_equal(ng, ns);
+    float *gscratch = ref_alloc_f(ng + 16), *out3 = ref_alloc_f(no);
+    for (int64_t i = 0; i < ng + 16; ++i)
+        gscratch[i] = -777.0f;
+    for (int64_t i = 0; i < no; ++i)
+        out3[i] = NAN;
+    assert_int_equal(coreai_conv2d_gemm_f32(p, x, w, with_bias ? b : NULL, out3, ng > 0 ? gscratch : NULL),
+                     COREAI_STATUS_OK);
+    for (int64_t i = ng; i < ng + 16; ++i)
+        assert_true(gscratch[i] == -777.0f);
+    ref_check(out3, want, no, 2e-5, what);
+    free(gscratch);
+    free(out3);
+    if (ns > 0 && coreai_conv2d_winograd(p)) {
+        /* Winograd's transforms add and subtract inputs and products before
+         * the sum: its rounding error scales with the sum of |terms|, not
+         * with the result (a 256-channel layer whose terms cancel down to
+         * 0.8 came out 2.6e-5 off, 4.5e-8 of sum |terms|). */
+        for (int64_t i = 0; i < no; ++i)
+            if (!(fabs(out2[i] - want[i]) <= 1e-6 * fmax(1.0, mag[i]))) {
+                print_error("%s (winograd): element %lld: got %.9g, want %.9g (sum |terms| %g)\n", what,
+                            (long long)i, (double)out2[i], want[i], mag[i]);
+                fail();
+            }
+    } else {
+        ref_check(out2, want, no, 2e-5, what);
+    }
     free(scratch);
     free(out2);
     free(x);
@@ -86,6 +120,7 @@ static void run(ref_rng *rng, const coreai_conv2d_params *p, int with_bias)
     free(b);
     free(out);
     free(want);
+    free(mag);
 }
 
 /* A random configuration that the verifier would accept. */
@@ -437,6 +472,57 @@ static void test_edges(void **state)
         assert_true(o8[i] == bias[i / 4]);
 }
 
+/* Winograd F(2x2, 3x3) (conv_winograd.h), which _ws takes for 3 x 3
+ * stride-1 layers of 16 to 256 channels: odd output sizes (a partial last
+ * tile row and column), no padding and asymmetric padding, channel counts
+ * that leave the weight transform's 8-channel chunks a tail, batch 2, the
+ * widest rows it takes (256 outputs, 128 tiles), several blocks of tile
+ * rows, the most channels, fused clamps; and the shapes just past its
+ * bounds, which keep the implicit GEMM. Each is checked to take the path
+ * it is meant to. */
+static void test_winograd(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(1012);
+    static const coreai_conv2d_params shapes[] = {
+        {1, 16, 8, 8, 16, 3, 3, 8, 8, 1, 1, 1, 1, 1, 1, 1, 0, 0.0f, 0.0f},
+        {2, 24, 13, 11, 40, 3, 3, 13, 11, 1, 1, 1, 1, 1, 1, 1, 0, 0.0f, 0.0f},
+        {1, 17, 9, 10, 19, 3, 3, 7, 8, 1, 1, 0, 0, 1, 1, 1, 0, 0.0f, 0.0f},
+        /* pads top 2, left 0, bottom 1, right 2 */
+        {1, 20, 10, 9, 16, 3, 3, 11, 9, 1, 1, 2, 0, 1, 1, 1, 0, 0.0f, 0.0f},
+        {1, 16, 4, 256, 16, 3, 3, 4, 256, 1, 1, 1, 1, 1, 1, 1, 0, 0.0f, 0.0f},
+        /* 16 + 16 channels, 6 tiles a row: blocks of 170 tile rows, so 200
+         * rows take two */
+        {1, 16, 400, 12, 16, 3, 3, 400, 12, 1, 1, 1, 1, 1, 1, 1, 0, 0.0f, 0.0f},
+        {1, 256, 6, 6, 256, 3, 3, 6, 6, 1, 1, 1, 1, 1, 1, 1, 0, 0.0f, 0.0f},
+        {1, 64, 14, 14, 48, 3, 3, 14, 14, 1, 1, 1, 1, 1, 1, 1, 1, 0.0f, INFINITY},
+        {1, 32, 7, 7, 32, 3, 3, 7, 7, 1, 1, 1, 1, 1, 1, 1, 1, 0.0f, 6.0f},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i) {
+        assert_true(coreai_conv2d_winograd(&shapes[i]));
+        run(&rng, &shapes[i], (int)(i % 2 == 0));
+    }
+    coreai_conv2d_params two = shapes[5];
+    assert_true(coreai_conv2d_winograd_block_rows(&two) < (two.out_h + 1) / 2);
+    /* coreai_conv2d_gemm_f32 on a shape Winograd takes: the implicit GEMM
+     * on its smaller scratch (run() checks it on every shape) */
+    assert_true(coreai_conv2d_gemm_scratch_size(&shapes[1]) < coreai_conv2d_f32_scratch_size(&shapes[1]));
+
+    static const coreai_conv2d_params past[] = {
+        {1, 15, 8, 8, 16, 3, 3, 8, 8, 1, 1, 1, 1, 1, 1, 1, 0, 0.0f, 0.0f},    /* 15 inputs */
+        {1, 16, 8, 8, 257, 3, 3, 8, 8, 1, 1, 1, 1, 1, 1, 1, 0, 0.0f, 0.0f},   /* 257 outputs */
+        {1, 16, 4, 257, 16, 3, 3, 4, 257, 1, 1, 1, 1, 1, 1, 1, 0, 0.0f, 0.0f}, /* 257 columns */
+        {1, 16, 3, 8, 16, 3, 3, 3, 8, 1, 1, 1, 1, 1, 1, 1, 0, 0.0f, 0.0f},    /* 3 rows */
+        {1, 16, 9, 9, 16, 3, 3, 5, 5, 2, 2, 1, 1, 1, 1, 1, 0, 0.0f, 0.0f},    /* stride 2 */
+        {1, 16, 9, 9, 16, 3, 3, 5, 5, 1, 1, 0, 0, 2, 2, 1, 0, 0.0f, 0.0f},    /* dilation 2 */
+        {1, 32, 8, 8, 32, 3, 3, 8, 8, 1, 1, 1, 1, 1, 1, 2, 0, 0.0f, 0.0f},    /* 2 groups */
+    };
+    for (size_t i = 0; i < sizeof past / sizeof past[0]; ++i) {
+        assert_false(coreai_conv2d_winograd(&past[i]));
+        run(&rng, &past[i], 1);
+    }
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -491,7 +577,7 @@ int main(void)
         cmocka_unit_test(test_depthwise), cmocka_unit_test(test_depthwise_rows),
         cmocka_unit_test(test_gemm_tails), cmocka_unit_test(test_clamp), cmocka_unit_test(test_pointwise_tiles),
         cmocka_unit_test(test_pointwise_and_rows), cmocka_unit_test(test_edges),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_winograd), cmocka_unit_test(test_errors),
     };
     return COREAI_RUN_EVERY_ISA(tests);
 }

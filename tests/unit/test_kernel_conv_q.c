@@ -74,8 +74,9 @@ static void verify(const coreai_conv2d_params *p, const float *x, const float *w
                 }
     check(out, ref, mag, no, k, what);
     if (og >= COREAI_CONV2D_GEMM_MIN_OUT || cg == 1) {
+        /* the implicit GEMM's bits: compressed layers never run Winograd */
         float *want = ref_alloc_f(no);
-        assert_int_equal(coreai_conv2d_ws_f32(p, x, w, bias, want, scratch), COREAI_STATUS_OK);
+        assert_int_equal(coreai_conv2d_gemm_f32(p, x, w, bias, want, scratch), COREAI_STATUS_OK);
         for (int64_t i = 0; i < no; ++i)
             if (memcmp(&out[i], &want[i], sizeof(float)) != 0)
                 fail_msg("%s: out[%lld] = %.9g, the f32 convolution on the same weight %.9g", what, (long long)i,
@@ -127,7 +128,7 @@ static void run_case(ref_rng *r, const ccase *c)
         }
     const coreai_conv2d_q_params qp = {*p, c->block, c->f, c->sdt};
     const int64_t ns = (int64_t)(coreai_conv2d_q_f32_scratch_size(&qp) / sizeof(float));
-    assert_int_equal(ns, (int64_t)(coreai_conv2d_f32_scratch_size(p) / sizeof(float)));
+    assert_int_equal(ns, (int64_t)(coreai_conv2d_gemm_scratch_size(p) / sizeof(float)));
     float *scratch = ref_alloc_f(ns + 16);
     for (int64_t i = 0; i < ns + 16; ++i)
         scratch[i] = -777.0f;

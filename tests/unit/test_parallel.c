@@ -261,14 +261,20 @@ static void check_conv(int64_t batch, int64_t cin, int64_t hw, int64_t cout, int
 static void test_conv2d(void **state)
 {
     (void)state;
-    check_conv(1, 16, 32, 32, 3, 1, 1, 1);  /* implicit GEMM, scratch slices */
+    check_conv(1, 8, 32, 32, 3, 1, 1, 1);   /* implicit GEMM, scratch slices */
+    /* Winograd (3 x 3 stride 1, 16 to 256 channels, with scratch): the
+     * weight, input and output transforms split by rows, the 16 GEMMs one
+     * task each; 56 x 56 at 64 channels runs 4 blocks of tile rows */
+    check_conv(1, 16, 32, 32, 3, 1, 1, 1);
+    check_conv(2, 64, 56, 64, 3, 1, 1, 1);
+    check_conv(1, 16, 32, 32, 3, 1, 1, 0);  /* no scratch: the implicit GEMM */
     check_conv(2, 16, 30, 24, 3, 2, 1, 0);  /* implicit GEMM, stack blocks, stride 2 */
     check_conv(1, 48, 20, 48, 3, 1, 48, 1); /* depthwise: direct */
     check_conv(1, 8, 40, 6, 5, 1, 2, 1);    /* small groups: direct */
     /* few columns (7 x 7 maps: 2 units of 32) and many output channels:
      * split by rows, every part packing B on its own stack; with scratch
      * (k blocks of 256: k = 288 spans two) and without (128) */
-    check_conv(1, 32, 7, 192, 3, 1, 1, 1);
+    check_conv(1, 32, 7, 300, 3, 1, 1, 1); /* 300 outputs: past Winograd's 256 */
     check_conv(1, 24, 13, 200, 3, 2, 1, 0);
     /* pointwise layers read in place (conv_pointwise.h): 32 x 32 pixels
      * split by columns, batch 2; 14 x 14 (7 tiles) and 96 outputs split by

@@ -69,7 +69,60 @@ coreai_status coreai_conv2d_f32(const coreai_conv2d_params *params, const float 
 #define COREAI_CONV2D_BLOCK_K 256
 #define COREAI_CONV2D_BLOCK_PIX 512
 
-static inline size_t coreai_conv2d_f32_scratch_size(const coreai_conv2d_params *p)
+/*
+ * 3 x 3 stride-1 layers of one group run as Winograd F(2x2, 3x3) instead
+ * (runtime-stubs/src/conv_winograd.h) when coreai_conv2d_ws_f32 gets
+ * scratch: 16 multiplies per 2 x 2 outputs and input channel instead of
+ * 36, through 16 GEMMs on transformed weights and inputs that live in the
+ * scratch. In and out channels from COREAI_CONV2D_WINO_MIN_CH to
+ * COREAI_CONV2D_WINO_MAX_CH (the transformed weight is 16 / 9 of the
+ * weight, in the scratch), out_w at most 2 * COREAI_CONV2D_WINO_MAX_TW.
+ * The result differs from the direct sum by f32 rounding only (the
+ * transforms add and halve), within about 1e-6 of the sum of |terms|;
+ * coreai_conv2d_f32 (no scratch) and coreai_conv2d_gemm_f32 keep the
+ * implicit GEMM.
+ */
+#define COREAI_CONV2D_WINO_MIN_CH 16
+#define COREAI_CONV2D_WINO_MAX_CH 256
+#define COREAI_CONV2D_WINO_MAX_TW 128
+/* floats of transformed input and products per block of tile rows: a
+ * constant, not an option, since the generator sizes the scratch from it
+ * (measured on Zen 3: 2 MiB blocks beat 0.25-1 MiB ones by 5-20% on
+ * resnet18's layers, the GEMMs' wider products outweighing the cache) */
+#define COREAI_CONV2D_WINO_BLOCK (512 * 1024)
+
+static inline int coreai_conv2d_winograd(const coreai_conv2d_params *p)
+{
+    return p != NULL && p->groups == 1 && p->kernel_h == 3 && p->kernel_w == 3 && p->stride_h == 1 &&
+           p->stride_w == 1 && p->dilation_h == 1 && p->dilation_w == 1 && p->batch >= 1 &&
+           p->in_channels >= COREAI_CONV2D_WINO_MIN_CH && p->in_channels <= COREAI_CONV2D_WINO_MAX_CH &&
+           p->out_channels >= COREAI_CONV2D_WINO_MIN_CH && p->out_channels <= COREAI_CONV2D_WINO_MAX_CH &&
+           p->out_h >= 4 && p->out_w >= 4 && p->out_w <= 2 * COREAI_CONV2D_WINO_MAX_TW && p->pad_top >= 0 &&
+           p->pad_left >= 0;
+}
+
+/* Tile rows (2 output rows each) per block: as many as keep the block's
+ * transformed input and products within COREAI_CONV2D_WINO_BLOCK floats,
+ * then evened out over the blocks that takes. */
+static inline int64_t coreai_conv2d_winograd_block_rows(const coreai_conv2d_params *p)
+{
+    const int64_t tw = (p->out_w + 1) / 2, th = (p->out_h + 1) / 2;
+    int64_t rows = COREAI_CONV2D_WINO_BLOCK / (16 * (p->in_channels + p->out_channels) * tw);
+    rows = rows < 1 ? 1 : rows > th ? th : rows;
+    const int64_t blocks = (th + rows - 1) / rows;
+    return (th + blocks - 1) / blocks;
+}
+
+/* U [16][out][in], V [16][panels][in][16], M [16][out][tiles of a block] */
+static inline size_t coreai_conv2d_winograd_floats(const coreai_conv2d_params *p)
+{
+    const int64_t tiles = coreai_conv2d_winograd_block_rows(p) * ((p->out_w + 1) / 2);
+    return 16 * (size_t)(p->out_channels * p->in_channels + (tiles + 15) / 16 * 16 * p->in_channels +
+                         p->out_channels * tiles);
+}
+
+/* The implicit GEMM's im2col blocks. */
+static inline size_t coreai_conv2d_gemm_scratch_size(const coreai_conv2d_params *p)
 {
     if (p == NULL || p->groups < 1 || p->out_channels / p->groups < COREAI_CONV2D_GEMM_MIN_OUT ||
         p->kernel_h <= 0 || p->kernel_w <= 0 || p->in_channels <= 0 || p->out_h <= 0 || p->out_w <= 0)
@@ -80,8 +133,22 @@ static inline size_t coreai_conv2d_f32_scratch_size(const coreai_conv2d_params *
            (size_t)(pix < COREAI_CONV2D_BLOCK_PIX ? pix : COREAI_CONV2D_BLOCK_PIX) * sizeof(float);
 }
 
+static inline size_t coreai_conv2d_f32_scratch_size(const coreai_conv2d_params *p)
+{
+    return coreai_conv2d_winograd(p) ? coreai_conv2d_winograd_floats(p) * sizeof(float)
+                                     : coreai_conv2d_gemm_scratch_size(p);
+}
+
 coreai_status coreai_conv2d_ws_f32(const coreai_conv2d_params *params, const float *x,
                                    const float *weight, const float *bias, float *out, void *scratch);
+
+/* coreai_conv2d_ws_f32 without Winograd, on scratch of
+ * coreai_conv2d_gemm_scratch_size(params) bytes (or NULL): for a build
+ * short of RAM (Winograd's scratch holds the whole weight transformed,
+ * 16 / 9 of it, in f32); the bits the compressed kernels below give on the
+ * dequantized weight. */
+coreai_status coreai_conv2d_gemm_f32(const coreai_conv2d_params *params, const float *x,
+                                     const float *weight, const float *bias, float *out, void *scratch);
 
 /*
  * The same convolution on a compressed weight, kept as stored (the form
@@ -95,10 +162,11 @@ coreai_status coreai_conv2d_ws_f32(const coreai_conv2d_params *params, const flo
  * as coreai_linear_q_f32 forms it. Every group size runs as the implicit
  * GEMM, the weight dequantized row panel by row panel as the GEMM packs
  * its A operand (no dense weight anywhere): the output has the bits of
- * coreai_conv2d_ws_f32 on the dequantized weight for groups of at least
- * COREAI_CONV2D_GEMM_MIN_OUT output channels, and within f32 rounding of
- * it below (whose direct loops sum in another order). Scratch as
- * coreai_conv2d_ws_f32 (NULL: stack blocks). block > 0 divides
+ * coreai_conv2d_gemm_f32 on the dequantized weight for groups of at least
+ * COREAI_CONV2D_GEMM_MIN_OUT output channels (never Winograd, which would
+ * expand the whole weight to f32 in the scratch), and within f32 rounding
+ * of it below (whose direct loops sum in another order). Scratch: the
+ * implicit GEMM's (NULL: stack blocks). block > 0 divides
  * cg*kh*kw; with 4-bit formats it may be odd (a depthwise 3 x 3's 9), a
  * block then starting mid-byte. Depthwise layers (one input channel per
  * group, fewer than COREAI_CONV2D_GEMM_MIN_OUT outputs per group) run
@@ -115,7 +183,7 @@ typedef struct coreai_conv2d_q_params {
 
 static inline size_t coreai_conv2d_q_f32_scratch_size(const coreai_conv2d_q_params *p)
 {
-    return p == NULL ? 0 : coreai_conv2d_f32_scratch_size(&p->conv);
+    return p == NULL ? 0 : coreai_conv2d_gemm_scratch_size(&p->conv);
 }
 
 coreai_status coreai_conv2d_q_f32(const coreai_conv2d_q_params *params, const float *x, const uint8_t *weight,
@@ -129,9 +197,9 @@ coreai_status coreai_conv2d_q_f32(const coreai_conv2d_q_params *params, const fl
  * [out][cg*kh*kw] into f32 tables of 2^nbits values, one table per
  * group_rows output channels (lut: out / group_rows tables, one after the
  * other). The implicit GEMM looks the weight up as it packs its A panels:
- * the bits of coreai_conv2d_ws_f32 on the looked-up weight for groups of
+ * the bits of coreai_conv2d_gemm_f32 on the looked-up weight for groups of
  * at least COREAI_CONV2D_GEMM_MIN_OUT output channels, and every group
- * size runs that way. Scratch as coreai_conv2d_ws_f32.
+ * size runs that way. Scratch as coreai_conv2d_q_f32.
  */
 typedef struct coreai_conv2d_lut_params {
     coreai_conv2d_params conv;
@@ -141,7 +209,7 @@ typedef struct coreai_conv2d_lut_params {
 
 static inline size_t coreai_conv2d_lut_f32_scratch_size(const coreai_conv2d_lut_params *p)
 {
-    return p == NULL ? 0 : coreai_conv2d_f32_scratch_size(&p->conv);
+    return p == NULL ? 0 : coreai_conv2d_gemm_scratch_size(&p->conv);
 }
 
 coreai_status coreai_conv2d_lut_f32(const coreai_conv2d_lut_params *params, const float *x, const uint8_t *indices,

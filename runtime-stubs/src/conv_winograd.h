@@ -1,0 +1,301 @@
+/*
+ * conv_winograd.h - 3 x 3 stride-1 convolutions as Winograd F(2x2, 3x3)
+ * (Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks",
+ * 2016), included by conv2d.c for the layers coreai_conv2d_winograd
+ * (coreai/kernels/conv.h) accepts. Each 2 x 2 block of outputs (a tile) is
+ *
+ *     Y = A^T [ sum over c of (G g_c G^T) . (B^T d_c B) ] A
+ *
+ * with d_c the 4 x 4 input patch of channel c and g_c the 3 x 3 kernel:
+ * 16 products per tile and input channel where the direct sum takes 36.
+ * The sum over c at each of the 16 patch positions (xi) is a GEMM,
+ * U_xi [out x in] times V_xi [in x tiles], on the runtime's packed GEMM.
+ *
+ * Scratch (coreai_conv2d_winograd_floats): U for every xi, transformed
+ * from the weight once per call; then, block of tile rows by block, V in
+ * the GEMM's packed-B layout and the products M_xi [out x tiles]. Blocks
+ * keep V and M within COREAI_CONV2D_WINO_BLOCK floats, so they stay in the
+ * last-level cache while the 16 GEMMs read and write them.
+ *
+ * Every phase splits by rows that one task computes whole (weight rows,
+ * input channels, patch positions, output channels), so the bits do not
+ * depend on the thread count. Compressed weights never come here: U would
+ * be the whole weight in f32 (coreai_conv2d_q_f32).
+ */
+#ifndef COREAI_SRC_CONV_WINOGRAD_H
+#define COREAI_SRC_CONV_WINOGRAD_H
+
+#include <stdint.h>
+
+#include "conv_copy.h"
+#include "gemm_internal.h"
+#include "parallel.h"
+
+#define WINO_XI 16                                       /* patch positions, 4 x 4 */
+#define WINO_ROW_MAX (2 * COREAI_CONV2D_WINO_MAX_TW + 2) /* a tile row's input columns */
+
+typedef struct wino_job {
+    const coreai_conv2d_params *p;
+    const float *x, *weight, *bias;
+    float *out;
+    float *u, *v, *m;
+    int64_t tw, th;      /* tiles per row, tile rows */
+    int64_t n;           /* the sample */
+    int64_t ty0, ty1;    /* the block's tile rows */
+    int64_t vs, ms;      /* floats from V_xi to V_xi+1, M_xi to M_xi+1 */
+} wino_job;
+
+/* ---- the weight: U_xi[o][c] = (G g_oc G^T)[xi] -------------------------- */
+
+/* G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1] on 3 values a, b, c. */
+#define WINO_G(T, a, b, c, r0, r1, r2, r3) \
+    do {                                   \
+        const T s_ = 0.5f * ((a) + (c));   \
+        (r0) = (a);                        \
+        (r1) = s_ + 0.5f * (b);            \
+        (r2) = s_ - 0.5f * (b);            \
+        (r3) = (c);                        \
+    } while (0)
+
+/* t[9] (a 3 x 3 kernel, row-major) -> u[16] = G t G^T, h = G t between,
+ * on values of type T: floats, or vectors of a lane per channel. */
+#define WINO_WEIGHT(T, t, u)                                                           \
+    do {                                                                               \
+        T h_[12];                                                                      \
+        for (int col_ = 0; col_ < 3; ++col_)                                           \
+            WINO_G(T, (t)[col_], (t)[3 + col_], (t)[6 + col_], h_[col_], h_[3 + col_], \
+                   h_[6 + col_], h_[9 + col_]);                                        \
+        for (int row_ = 0; row_ < 4; ++row_)                                           \
+            WINO_G(T, h_[3 * row_], h_[3 * row_ + 1], h_[3 * row_ + 2], (u)[4 * row_], \
+                   (u)[4 * row_ + 1], (u)[4 * row_ + 2], (u)[4 * row_ + 3]);           \
+    } while (0)
+
+/* Weight row o (in_channels * 9 values) into U. Eight channels at a time,
+ * a lane each, where the compiler has vector types: their taps are built
+ * into vectors from the loads (stored to an array and loaded back as
+ * vectors, they stalled on store forwarding: 11 ns a channel). */
+static void wino_weight_row(const wino_job *j, const float *g, int64_t o)
+{
+    const int64_t C = j->p->in_channels, O = j->p->out_channels;
+    float *u0 = j->u + o * C;
+    int64_t c = 0;
+#if defined(__GNUC__) || defined(__clang__)
+    typedef float wino_v8 __attribute__((vector_size(32)));
+    for (; c + 8 <= C; c += 8) {
+        const float *gc = g + c * 9;
+        wino_v8 t[9], u[WINO_XI];
+        for (int k = 0; k < 9; ++k)
+            t[k] = (wino_v8){gc[k], gc[9 + k], gc[18 + k], gc[27 + k], gc[36 + k], gc[45 + k], gc[54 + k], gc[63 + k]};
+        WINO_WEIGHT(wino_v8, t, u);
+        for (int xi = 0; xi < WINO_XI; ++xi)
+            *(conv_v8 *)(void *)(u0 + xi * O * C + c) = u[xi];
+    }
+#endif
+    for (; c < C; ++c) {
+        float u[WINO_XI];
+        WINO_WEIGHT(float, g + c * 9, u);
+        for (int xi = 0; xi < WINO_XI; ++xi)
+            u0[xi * O * C + c] = u[xi];
+    }
+}
+
+static void wino_weight_task(void *arg, int64_t lo, int64_t hi)
+{
+    const wino_job *j = arg;
+    for (int64_t o = lo; o < hi; ++o)
+        wino_weight_row(j, j->weight + o * j->p->in_channels * 9, o);
+}
+
+/* ---- the input: V_xi[c][t] = (B^T d_ct B)[xi] ---------------------------- */
+
+/* Tile row ty of input channel c into V (packed: tile t of the block in
+ * panel t / 16, lane t % 16, row c). B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0;
+ * 0 1 0 -1] down the patch's rows over the whole tile row at once, then
+ * along its columns on the even and odd columns apart (column 2 tx + k of
+ * the patch row is e[tx + k / 2] or o[tx + k / 2]). */
+static void wino_input_row(const wino_job *j, int64_t c, int64_t ty)
+{
+    const coreai_conv2d_params *p = j->p;
+    const int64_t H = p->in_h, W = p->in_w, tw = j->tw, C = p->in_channels;
+    const int64_t len = 2 * tw + 2;
+    const float *xc = j->x + (j->n * C + c) * H * W;
+    _Alignas(64) float d[4][WINO_ROW_MAX];
+    _Alignas(64) float e[4][WINO_ROW_MAX / 2], od[4][WINO_ROW_MAX / 2];
+    _Alignas(64) float v[WINO_XI][COREAI_CONV2D_WINO_MAX_TW];
+    /* the input columns a tile row reads, [lo, hi) of them inside x */
+    const int64_t lo = p->pad_left < len ? p->pad_left : len;
+    const int64_t hi = W + p->pad_left < len ? W + p->pad_left : len;
+    for (int r = 0; r < 4; ++r) {
+        const int64_t iy = 2 * ty - p->pad_top + r;
+        if (iy < 0 || iy >= H || lo >= hi) {
+            conv_zero(d[r], len);
+            continue;
+        }
+        conv_zero(d[r], lo);
+        conv_copy(d[r] + lo, xc + iy * W + (lo - p->pad_left), hi - lo);
+        conv_zero(d[r] + hi, len - hi);
+    }
+    /* B^T d, split into even and odd columns */
+    for (int64_t k = 0; k < tw + 1; ++k) {
+        const float a0 = d[0][2 * k], a1 = d[1][2 * k], a2 = d[2][2 * k], a3 = d[3][2 * k];
+        const float b0 = d[0][2 * k + 1], b1 = d[1][2 * k + 1], b2 = d[2][2 * k + 1], b3 = d[3][2 * k + 1];
+        e[0][k] = a0 - a2;
+        e[1][k] = a1 + a2;
+        e[2][k] = a2 - a1;
+        e[3][k] = a1 - a3;
+        od[0][k] = b0 - b2;
+        od[1][k] = b1 + b2;
+        od[2][k] = b2 - b1;
+        od[3][k] = b1 - b3;
+    }
+    /* (B^T d) B */
+    for (int a = 0; a < 4; ++a) {
+        const float *ea = e[a], *oa = od[a];
+        float *v0 = v[4 * a], *v1 = v[4 * a + 1], *v2 = v[4 * a + 2], *v3 = v[4 * a + 3];
+        for (int64_t tx = 0; tx < tw; ++tx) {
+            v0[tx] = ea[tx] - ea[tx + 1];
+            v1[tx] = oa[tx] + ea[tx + 1];
+            v2[tx] = ea[tx + 1] - oa[tx];
+            v3[tx] = oa[tx] - oa[tx + 1];
+        }
+    }
+    /* into the panels: runs of at most 16 tiles */
+    const int64_t t0 = (ty - j->ty0) * tw;
+    for (int64_t tx = 0; tx < tw;) {
+        const int64_t t = t0 + tx, lane = t % 16;
+        const int64_t run = 16 - lane < tw - tx ? 16 - lane : tw - tx;
+        float *dst = j->v + (t / 16) * 16 * C + c * 16 + lane;
+        for (int xi = 0; xi < WINO_XI; ++xi)
+            conv_copy(dst + xi * j->vs, v[xi] + tx, run);
+        tx += run;
+    }
+}
+
+/* Channels [lo, hi) of the block, each down its plane (tile row by tile
+ * row, channel by channel: 2-3% slower, though its stores into V are the
+ * sequential ones). */
+static void wino_input_task(void *arg, int64_t lo, int64_t hi)
+{
+    const wino_job *j = arg;
+    const int64_t C = j->p->in_channels, tiles = (j->ty1 - j->ty0) * j->tw;
+    for (int64_t c = lo; c < hi; ++c)
+        for (int64_t ty = j->ty0; ty < j->ty1; ++ty)
+            wino_input_row(j, c, ty);
+    /* the last panel's lanes past the block: read by the GEMM, so finite */
+    if (tiles % 16 != 0)
+        for (int64_t c = lo; c < hi; ++c)
+            for (int xi = 0; xi < WINO_XI; ++xi)
+                conv_zero(j->v + xi * j->vs + (tiles / 16) * 16 * C + c * 16 + tiles % 16, 16 - tiles % 16);
+}
+
+/* ---- the products: M_xi = U_xi V_xi -------------------------------------- */
+
+static void wino_gemm_task(void *arg, int64_t xi)
+{
+    const wino_job *j = arg;
+    const int64_t C = j->p->in_channels, O = j->p->out_channels, tiles = (j->ty1 - j->ty0) * j->tw;
+    coreai_gemm_args g = {0};
+    g.m = O;
+    g.n = tiles;
+    g.k = C;
+    g.a = j->u + xi * O * C;
+    g.a_rs = C;
+    g.a_cs = 1;
+    g.c = j->m + xi * j->ms;
+    g.ldc = tiles;
+    g.epilogue = COREAI_EPILOGUE_NONE;
+    g.tail_dots = 1; /* 7 x 7 tiles are 49 columns */
+    coreai_gemm_packed(&g, j->v + xi * j->vs, 16 * C);
+}
+
+/* ---- the output: Y = A^T M A, A^T = [1 1 1 0; 0 1 -1 -1] ---------------- */
+
+static void wino_output_channel(const wino_job *j, int64_t o)
+{
+    const coreai_conv2d_params *p = j->p;
+    const int64_t OH = p->out_h, OW = p->out_w, tw = j->tw, tiles = (j->ty1 - j->ty0) * tw;
+    const float b = j->bias != NULL ? j->bias[o] : 0.0f;
+    float *yo = j->out + (j->n * p->out_channels + o) * OH * OW;
+    _Alignas(64) float y[4][COREAI_CONV2D_WINO_MAX_TW];
+    for (int64_t ty = j->ty0; ty < j->ty1; ++ty) {
+        const float *m0 = j->m + o * tiles + (ty - j->ty0) * tw;
+        for (int64_t tx = 0; tx < tw; ++tx) {
+            float s[2][4];
+            for (int col = 0; col < 4; ++col) {
+                const float r0 = m0[(0 * 4 + col) * j->ms + tx], r1 = m0[(1 * 4 + col) * j->ms + tx];
+                const float r2 = m0[(2 * 4 + col) * j->ms + tx], r3 = m0[(3 * 4 + col) * j->ms + tx];
+                s[0][col] = r0 + r1 + r2;
+                s[1][col] = r1 - r2 - r3;
+            }
+            for (int row = 0; row < 2; ++row) {
+                y[2 * row][tx] = s[row][0] + s[row][1] + s[row][2] + b;
+                y[2 * row + 1][tx] = s[row][1] - s[row][2] - s[row][3] + b;
+            }
+        }
+        for (int row = 0; row < 2 && 2 * ty + row < OH; ++row) {
+            float *dst = yo + (2 * ty + row) * OW;
+            const float *ye = y[2 * row], *yd = y[2 * row + 1];
+            for (int64_t tx = 0; tx < OW / 2; ++tx) {
+                dst[2 * tx] = ye[tx];
+                dst[2 * tx + 1] = yd[tx];
+            }
+            if (OW % 2 != 0)
+                dst[OW - 1] = ye[OW / 2];
+            conv_clamp_run(dst, OW, p);
+        }
+    }
+}
+
+static void wino_output_task(void *arg, int64_t lo, int64_t hi)
+{
+    for (int64_t o = lo; o < hi; ++o)
+        wino_output_channel(arg, o);
+}
+
+/* ---- the layer ------------------------------------------------------------ */
+
+/* Runs the 16 GEMMs of a block, one task each when there are threads. */
+static void wino_gemms(wino_job *j)
+{
+    const double work = 2.0 * WINO_XI * (double)j->p->out_channels * (double)j->p->in_channels *
+                        (double)((j->ty1 - j->ty0) * j->tw);
+    if (coreai_par_threads() > 1 && work >= COREAI_PAR_MIN_WORK)
+        coreai_par_run(wino_gemm_task, j, WINO_XI);
+    else
+        for (int64_t xi = 0; xi < WINO_XI; ++xi)
+            wino_gemm_task(j, xi);
+}
+
+/* The layer, p accepted by coreai_conv2d_winograd; scratch holds
+ * coreai_conv2d_winograd_floats(p) floats. */
+static void conv_winograd(const coreai_conv2d_params *p, const float *x, const float *weight, const float *bias,
+                          float *out, float *scratch)
+{
+    const int64_t C = p->in_channels, O = p->out_channels;
+    wino_job j = {0};
+    j.p = p;
+    j.x = x;
+    j.weight = weight;
+    j.bias = bias;
+    j.out = out;
+    j.tw = (p->out_w + 1) / 2;
+    j.th = (p->out_h + 1) / 2;
+    const int64_t rows = coreai_conv2d_winograd_block_rows(p);
+    const int64_t panels = (rows * j.tw + 15) / 16;
+    j.u = scratch;
+    j.v = j.u + WINO_XI * O * C;
+    j.vs = panels * 16 * C;
+    j.m = j.v + WINO_XI * j.vs;
+    j.ms = O * rows * j.tw;
+    coreai_par_ranges(wino_weight_task, &j, O, 1, 80.0 * (double)C);
+    for (j.n = 0; j.n < p->batch; ++j.n) {
+        for (j.ty0 = 0; j.ty0 < j.th; j.ty0 = j.ty1) {
+            j.ty1 = j.ty0 + rows < j.th ? j.ty0 + rows : j.th;
+            coreai_par_ranges(wino_input_task, &j, C, 1, 64.0 * (double)((j.ty1 - j.ty0) * j.tw));
+            wino_gemms(&j);
+            coreai_par_ranges(wino_output_task, &j, O, 1, 48.0 * (double)((j.ty1 - j.ty0) * j.tw));
+        }
+    }
+}
+
+#endif /* COREAI_SRC_CONV_WINOGRAD_H */
