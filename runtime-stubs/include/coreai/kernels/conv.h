@@ -76,7 +76,8 @@ coreai_status coreai_conv2d_f32(const coreai_conv2d_params *params, const float 
  * 36, through 16 GEMMs on transformed weights and inputs that live in the
  * scratch. In and out channels from COREAI_CONV2D_WINO_MIN_CH to
  * COREAI_CONV2D_WINO_MAX_CH (the transformed weight is 16 / 9 of the
- * weight, in the scratch), out_w at most 2 * COREAI_CONV2D_WINO_MAX_TW.
+ * weight, in the scratch), out_w at most 2 * COREAI_CONV2D_WINO_MAX_TW
+ * (a tile row's buffers, about 17 KiB of stack).
  * The result differs from the direct sum by f32 rounding only (the
  * transforms add and halve), within about 1e-6 of the sum of |terms|;
  * coreai_conv2d_f32 (no scratch) and coreai_conv2d_gemm_f32 keep the
