@@ -1,21 +1,23 @@
 /*
  * conv_winograd.h - 3 x 3 stride-1 convolutions as Winograd F(2x2, 3x3)
- * (Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks",
- * 2016), included by conv2d.c for the layers coreai_conv2d_winograd
- * (coreai/kernels/conv.h) accepts. Each 2 x 2 block of outputs (a tile) is
+ * and F(4x4, 3x3) (Lavin and Gray, "Fast Algorithms for Convolutional
+ * Neural Networks", 2016), included by conv2d.c for the layers
+ * coreai_conv2d_winograd (coreai/kernels/conv.h) accepts. Each m x m block
+ * of outputs (a tile) is
  *
  *     Y = A^T [ sum over c of (G g_c G^T) . (B^T d_c B) ] A
  *
- * with d_c the 4 x 4 input patch of channel c and g_c the 3 x 3 kernel:
- * 16 products per tile and input channel where the direct sum takes 36.
- * The sum over c at each of the 16 patch positions (xi) is a GEMM,
- * U_xi [out x in] times V_xi [in x tiles], on the runtime's packed GEMM.
+ * with d_c the (m + 2) x (m + 2) input patch of channel c and g_c the
+ * 3 x 3 kernel: (m + 2)^2 products per tile and input channel where the
+ * direct sum takes 9 m^2. The sum over c at each of the (m + 2)^2 patch
+ * positions (xi) is a GEMM, U_xi [out x in] times V_xi [in x tiles], on
+ * the runtime's packed GEMM. F(4x4) uses the points 0, 1, -1, 2, -2.
  *
  * Scratch (coreai_conv2d_winograd_floats): U for every xi, transformed
  * from the weight once per call; then, block of tile rows by block, V in
  * the GEMM's packed-B layout and the products M_xi [out x tiles]. Blocks
  * keep V and M within COREAI_CONV2D_WINO_BLOCK floats, so they stay in the
- * last-level cache while the 16 GEMMs read and write them.
+ * last-level cache while the GEMMs read and write them.
  *
  * Every phase splits by rows that one task computes whole (weight rows,
  * input channels, patch positions, output channels), so the bits do not
@@ -31,14 +33,17 @@
 #include "gemm_internal.h"
 #include "parallel.h"
 
-#define WINO_XI 16                                       /* patch positions, 4 x 4 */
+#define WINO_XI 16                                       /* F(2x2)'s patch positions, 4 x 4 */
+#define WINO4_XI 36                                      /* F(4x4)'s, 6 x 6 */
 #define WINO_ROW_MAX (2 * COREAI_CONV2D_WINO_MAX_TW + 2) /* a tile row's input columns */
+#define WINO4_MAX_TW (COREAI_CONV2D_WINO_MAX_TW / 2)     /* F(4x4)'s tiles per row */
 
 typedef struct wino_job {
     const coreai_conv2d_params *p;
     const float *x, *weight, *bias;
     float *out;
     float *u, *v, *m;
+    int64_t mt, nxi;     /* the tile m, (m + 2)^2 */
     int64_t tw, th;      /* tiles per row, tile rows */
     int64_t n;           /* the sample */
     int64_t ty0, ty1;    /* the block's tile rows */
@@ -99,14 +104,85 @@ static void wino_weight_row(const wino_job *j, const float *g, int64_t o)
     }
 }
 
+/* G = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6;
+ * 1/24 -1/12 1/6; 0 0 1] on 3 values a, b, c, into r[0..5] strided by st. */
+#define WINO4_G(T, a, b, c, r, st)                                     \
+    do {                                                               \
+        const T ac_ = (a) + (c);                                       \
+        const T p_ = (a) * (1.0f / 24) + (c) * (1.0f / 6);             \
+        const T q_ = (b) * (1.0f / 12);                                \
+        (r)[0] = (a) * 0.25f;                                          \
+        (r)[(st)] = (ac_ + (b)) * (-1.0f / 6);                         \
+        (r)[2 * (st)] = (ac_ - (b)) * (-1.0f / 6);                     \
+        (r)[3 * (st)] = p_ + q_;                                       \
+        (r)[4 * (st)] = p_ - q_;                                       \
+        (r)[5 * (st)] = (c);                                           \
+    } while (0)
+
+/* t[9] -> u[36] = G t G^T, h = G t (6 x 3) between */
+#define WINO4_WEIGHT(T, t, u)                                                                 \
+    do {                                                                                      \
+        T h_[18];                                                                             \
+        for (int col_ = 0; col_ < 3; ++col_)                                                  \
+            WINO4_G(T, (t)[col_], (t)[3 + col_], (t)[6 + col_], h_ + col_, 3);                \
+        for (int row_ = 0; row_ < 6; ++row_)                                                  \
+            WINO4_G(T, h_[3 * row_], h_[3 * row_ + 1], h_[3 * row_ + 2], (u) + 6 * row_, 1);  \
+    } while (0)
+
+/* wino_weight_row for F(4x4) */
+static void wino4_weight_row(const wino_job *j, const float *g, int64_t o)
+{
+    const int64_t C = j->p->in_channels, O = j->p->out_channels;
+    float *u0 = j->u + o * C;
+    int64_t c = 0;
+#if defined(__GNUC__) || defined(__clang__)
+    typedef float wino_v8 __attribute__((vector_size(32)));
+    for (; c + 8 <= C; c += 8) {
+        const float *gc = g + c * 9;
+        wino_v8 t[9], u[WINO4_XI];
+        for (int k = 0; k < 9; ++k)
+            t[k] = (wino_v8){gc[k], gc[9 + k], gc[18 + k], gc[27 + k], gc[36 + k], gc[45 + k], gc[54 + k], gc[63 + k]};
+        WINO4_WEIGHT(wino_v8, t, u);
+        for (int xi = 0; xi < WINO4_XI; ++xi)
+            *(conv_v8 *)(void *)(u0 + xi * O * C + c) = u[xi];
+    }
+#endif
+    for (; c < C; ++c) {
+        float u[WINO4_XI];
+        WINO4_WEIGHT(float, g + c * 9, u);
+        for (int xi = 0; xi < WINO4_XI; ++xi)
+            u0[xi * O * C + c] = u[xi];
+    }
+}
+
 static void wino_weight_task(void *arg, int64_t lo, int64_t hi)
 {
     const wino_job *j = arg;
-    for (int64_t o = lo; o < hi; ++o)
-        wino_weight_row(j, j->weight + o * j->p->in_channels * 9, o);
+    for (int64_t o = lo; o < hi; ++o) {
+        if (j->mt == 4)
+            wino4_weight_row(j, j->weight + o * j->p->in_channels * 9, o);
+        else
+            wino_weight_row(j, j->weight + o * j->p->in_channels * 9, o);
+    }
 }
 
 /* ---- the input: V_xi[c][t] = (B^T d_ct B)[xi] ---------------------------- */
+
+/* A tile row's transformed values (v: nxi rows, vstride apart) into the
+ * packed V: tile t of the block in panel t / 16, lane t % 16, row c, in
+ * runs of at most 16 tiles. */
+static void wino_input_store(const wino_job *j, int64_t c, int64_t ty, const float *v, int64_t vstride)
+{
+    const int64_t tw = j->tw, C = j->p->in_channels, t0 = (ty - j->ty0) * tw;
+    for (int64_t tx = 0; tx < tw;) {
+        const int64_t t = t0 + tx, lane = t % 16;
+        const int64_t run = 16 - lane < tw - tx ? 16 - lane : tw - tx;
+        float *dst = j->v + (t / 16) * 16 * C + c * 16 + lane;
+        for (int64_t xi = 0; xi < j->nxi; ++xi)
+            conv_copy(dst + xi * j->vs, v + xi * vstride + tx, run);
+        tx += run;
+    }
+}
 
 /* Tile row ty of input channel c into V (packed: tile t of the block in
  * panel t / 16, lane t % 16, row c). B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0;
@@ -159,16 +235,62 @@ static void wino_input_row(const wino_job *j, int64_t c, int64_t ty)
             v3[tx] = oa[tx] - oa[tx + 1];
         }
     }
-    /* into the panels: runs of at most 16 tiles */
-    const int64_t t0 = (ty - j->ty0) * tw;
-    for (int64_t tx = 0; tx < tw;) {
-        const int64_t t = t0 + tx, lane = t % 16;
-        const int64_t run = 16 - lane < tw - tx ? 16 - lane : tw - tx;
-        float *dst = j->v + (t / 16) * 16 * C + c * 16 + lane;
-        for (int xi = 0; xi < WINO_XI; ++xi)
-            conv_copy(dst + xi * j->vs, v[xi] + tx, run);
-        tx += run;
+    wino_input_store(j, c, ty, &v[0][0], COREAI_CONV2D_WINO_MAX_TW);
+}
+
+/* B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0; 0 -2 -1 2 1 0;
+ * 0 2 -1 -2 1 0; 0 4 0 -5 0 1] on the floats d0..d5 */
+#define WINO4_BT(d0, d1, d2, d3, d4, d5, r0, r1, r2, r3, r4, r5) \
+    do {                                                         \
+        const float s12_ = (d1) + (d2), a4_ = (d4) - (d2);       \
+        const float m13_ = (d1) - (d3);                          \
+        (r0) = 4.0f * ((d0) - (d2)) + ((d4) - (d2));             \
+        (r1) = ((d3) + (d4)) - 4.0f * s12_;                      \
+        (r2) = 4.0f * ((d1) - (d2)) + ((d4) - (d3));             \
+        (r3) = a4_ - 2.0f * m13_;                                \
+        (r4) = a4_ + 2.0f * m13_;                                \
+        (r5) = 4.0f * ((d1) - (d3)) + ((d5) - (d3));             \
+    } while (0)
+
+/* wino_input_row for F(4x4): B^T down the patch's 6 rows over the whole
+ * tile row, then along its columns, column 4 tx + k of tile tx. */
+static void wino4_input_row(const wino_job *j, int64_t c, int64_t ty)
+{
+    const coreai_conv2d_params *p = j->p;
+    const int64_t H = p->in_h, W = p->in_w, tw = j->tw, C = p->in_channels;
+    const int64_t len = 4 * tw + 2;
+    const float *xc = j->x + (j->n * C + c) * H * W;
+    _Alignas(64) float d[6][WINO_ROW_MAX];
+    _Alignas(64) float v[WINO4_XI][WINO4_MAX_TW];
+    const int64_t lo = p->pad_left < len ? p->pad_left : len;
+    const int64_t hi = W + p->pad_left < len ? W + p->pad_left : len;
+    for (int r = 0; r < 6; ++r) {
+        const int64_t iy = 4 * ty - p->pad_top + r;
+        if (iy < 0 || iy >= H || lo >= hi) {
+            conv_zero(d[r], len);
+            continue;
+        }
+        conv_zero(d[r], lo);
+        conv_copy(d[r] + lo, xc + iy * W + (lo - p->pad_left), hi - lo);
+        conv_zero(d[r] + hi, len - hi);
     }
+    /* in place, column by column (a second set of rows would be 6 KiB
+     * more stack) */
+    for (int64_t k = 0; k < len; ++k) {
+        const float d0 = d[0][k], d1 = d[1][k], d2 = d[2][k], d3 = d[3][k], d4 = d[4][k], d5 = d[5][k];
+        WINO4_BT(d0, d1, d2, d3, d4, d5, d[0][k], d[1][k], d[2][k], d[3][k], d[4][k], d[5][k]);
+    }
+    for (int a = 0; a < 6; ++a) {
+        const float *ea = d[a];
+        float *va = v[6 * a];
+        for (int64_t tx = 0; tx < tw; ++tx) {
+            const float *x = ea + 4 * tx;
+            WINO4_BT(x[0], x[1], x[2], x[3], x[4], x[5], va[tx], va[WINO4_MAX_TW + tx],
+                     va[2 * WINO4_MAX_TW + tx], va[3 * WINO4_MAX_TW + tx], va[4 * WINO4_MAX_TW + tx],
+                     va[5 * WINO4_MAX_TW + tx]);
+        }
+    }
+    wino_input_store(j, c, ty, &v[0][0], WINO4_MAX_TW);
 }
 
 /* Channels [lo, hi) of the block, each down its plane (tile row by tile
@@ -179,12 +301,16 @@ static void wino_input_task(void *arg, int64_t lo, int64_t hi)
     const wino_job *j = arg;
     const int64_t C = j->p->in_channels, tiles = (j->ty1 - j->ty0) * j->tw;
     for (int64_t c = lo; c < hi; ++c)
-        for (int64_t ty = j->ty0; ty < j->ty1; ++ty)
-            wino_input_row(j, c, ty);
+        for (int64_t ty = j->ty0; ty < j->ty1; ++ty) {
+            if (j->mt == 4)
+                wino4_input_row(j, c, ty);
+            else
+                wino_input_row(j, c, ty);
+        }
     /* the last panel's lanes past the block: read by the GEMM, so finite */
     if (tiles % 16 != 0)
         for (int64_t c = lo; c < hi; ++c)
-            for (int xi = 0; xi < WINO_XI; ++xi)
+            for (int64_t xi = 0; xi < j->nxi; ++xi)
                 conv_zero(j->v + xi * j->vs + (tiles / 16) * 16 * C + c * 16 + tiles % 16, 16 - tiles % 16);
 }
 
@@ -246,23 +372,79 @@ static void wino_output_channel(const wino_job *j, int64_t o)
     }
 }
 
+/* A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1] on
+ * m0..m5 */
+#define WINO4_AT(m0, m1, m2, m3, m4, m5, r0, r1, r2, r3)           \
+    do {                                                           \
+        const float p12_ = (m1) + (m2), n12_ = (m1) - (m2);        \
+        const float p34_ = (m3) + (m4), n34_ = (m3) - (m4);        \
+        (r0) = (m0) + p12_ + p34_;                                 \
+        (r1) = n12_ + 2.0f * n34_;                                 \
+        (r2) = p12_ + 4.0f * p34_;                                 \
+        (r3) = n12_ + 8.0f * n34_ + (m5);                          \
+    } while (0)
+
+/* wino_output_channel for F(4x4): A^T down the 6 patch rows of every tile
+ * of a tile row (s), then along the columns, then the 4 x 4 tiles' rows
+ * interleaved into the output rows. */
+static void wino4_output_channel(const wino_job *j, int64_t o)
+{
+    const coreai_conv2d_params *p = j->p;
+    const int64_t OH = p->out_h, OW = p->out_w, tw = j->tw, tiles = (j->ty1 - j->ty0) * tw, ms = j->ms;
+    const float b = j->bias != NULL ? j->bias[o] : 0.0f;
+    float *yo = j->out + (j->n * p->out_channels + o) * OH * OW;
+    _Alignas(64) float sv[4][6][WINO4_MAX_TW];
+    _Alignas(64) float y[4][WINO4_MAX_TW];
+    for (int64_t ty = j->ty0; ty < j->ty1; ++ty) {
+        const float *m0 = j->m + o * tiles + (ty - j->ty0) * tw;
+        for (int col = 0; col < 6; ++col) {
+            const float *mc = m0 + col * ms;
+            for (int64_t tx = 0; tx < tw; ++tx)
+                WINO4_AT(mc[tx], mc[6 * ms + tx], mc[12 * ms + tx], mc[18 * ms + tx], mc[24 * ms + tx],
+                         mc[30 * ms + tx], sv[0][col][tx], sv[1][col][tx], sv[2][col][tx], sv[3][col][tx]);
+        }
+        for (int row = 0; row < 4 && 4 * ty + row < OH; ++row) {
+            const float(*sr)[WINO4_MAX_TW] = sv[row];
+            for (int64_t tx = 0; tx < tw; ++tx) {
+                WINO4_AT(sr[0][tx], sr[1][tx], sr[2][tx], sr[3][tx], sr[4][tx], sr[5][tx], y[0][tx], y[1][tx],
+                         y[2][tx], y[3][tx]);
+                for (int k = 0; k < 4; ++k)
+                    y[k][tx] += b;
+            }
+            float *dst = yo + (4 * ty + row) * OW;
+            const int64_t whole = OW / 4;
+            for (int64_t tx = 0; tx < whole; ++tx)
+                for (int k = 0; k < 4; ++k)
+                    dst[4 * tx + k] = y[k][tx];
+            for (int64_t k = 0; k < OW % 4; ++k)
+                dst[4 * whole + k] = y[k][whole];
+            conv_clamp_run(dst, OW, p);
+        }
+    }
+}
+
 static void wino_output_task(void *arg, int64_t lo, int64_t hi)
 {
-    for (int64_t o = lo; o < hi; ++o)
-        wino_output_channel(arg, o);
+    const wino_job *j = arg;
+    for (int64_t o = lo; o < hi; ++o) {
+        if (j->mt == 4)
+            wino4_output_channel(j, o);
+        else
+            wino_output_channel(j, o);
+    }
 }
 
 /* ---- the layer ------------------------------------------------------------ */
 
-/* Runs the 16 GEMMs of a block, one task each when there are threads. */
+/* Runs the nxi GEMMs of a block, one task each when there are threads. */
 static void wino_gemms(wino_job *j)
 {
-    const double work = 2.0 * WINO_XI * (double)j->p->out_channels * (double)j->p->in_channels *
+    const double work = 2.0 * (double)j->nxi * (double)j->p->out_channels * (double)j->p->in_channels *
                         (double)((j->ty1 - j->ty0) * j->tw);
     if (coreai_par_threads() > 1 && work >= COREAI_PAR_MIN_WORK)
-        coreai_par_run(wino_gemm_task, j, WINO_XI);
+        coreai_par_run(wino_gemm_task, j, j->nxi);
     else
-        for (int64_t xi = 0; xi < WINO_XI; ++xi)
+        for (int64_t xi = 0; xi < j->nxi; ++xi)
             wino_gemm_task(j, xi);
 }
 
@@ -278,22 +460,24 @@ static void conv_winograd(const coreai_conv2d_params *p, const float *x, const f
     j.weight = weight;
     j.bias = bias;
     j.out = out;
-    j.tw = (p->out_w + 1) / 2;
-    j.th = (p->out_h + 1) / 2;
+    j.mt = coreai_conv2d_winograd(p);
+    j.nxi = (j.mt + 2) * (j.mt + 2);
+    j.tw = (p->out_w + j.mt - 1) / j.mt;
+    j.th = (p->out_h + j.mt - 1) / j.mt;
     const int64_t rows = coreai_conv2d_winograd_block_rows(p);
     const int64_t panels = (rows * j.tw + 15) / 16;
     j.u = scratch;
-    j.v = j.u + WINO_XI * O * C;
+    j.v = j.u + j.nxi * O * C;
     j.vs = panels * 16 * C;
-    j.m = j.v + WINO_XI * j.vs;
+    j.m = j.v + j.nxi * j.vs;
     j.ms = O * rows * j.tw;
-    coreai_par_ranges(wino_weight_task, &j, O, 1, 80.0 * (double)C);
+    coreai_par_ranges(wino_weight_task, &j, O, 1, 5.0 * (double)(j.nxi * C));
     for (j.n = 0; j.n < p->batch; ++j.n) {
         for (j.ty0 = 0; j.ty0 < j.th; j.ty0 = j.ty1) {
             j.ty1 = j.ty0 + rows < j.th ? j.ty0 + rows : j.th;
-            coreai_par_ranges(wino_input_task, &j, C, 1, 64.0 * (double)((j.ty1 - j.ty0) * j.tw));
+            coreai_par_ranges(wino_input_task, &j, C, 1, 4.0 * (double)(j.nxi * (j.ty1 - j.ty0) * j.tw));
             wino_gemms(&j);
-            coreai_par_ranges(wino_output_task, &j, O, 1, 48.0 * (double)((j.ty1 - j.ty0) * j.tw));
+            coreai_par_ranges(wino_output_task, &j, O, 1, 3.0 * (double)(j.nxi * (j.ty1 - j.ty0) * j.tw));
         }
     }
 }

@@ -263,10 +263,12 @@ static void test_conv2d(void **state)
     (void)state;
     check_conv(1, 8, 32, 32, 3, 1, 1, 1);   /* implicit GEMM, scratch slices */
     /* Winograd (3 x 3 stride 1, 16 to 256 channels, with scratch): the
-     * weight, input and output transforms split by rows, the 16 GEMMs one
-     * task each; 56 x 56 at 64 channels runs 4 blocks of tile rows */
+     * weight, input and output transforms split by rows, the 16 or 36 GEMMs
+     * one task each; F(4x4) on 32 x 32 and on 56 x 56 at 64 channels
+     * (batch 2: 4 blocks of tile rows), F(2x2) on 14 x 14 */
     check_conv(1, 16, 32, 32, 3, 1, 1, 1);
     check_conv(2, 64, 56, 64, 3, 1, 1, 1);
+    check_conv(1, 64, 14, 64, 3, 1, 1, 1);
     check_conv(1, 16, 32, 32, 3, 1, 1, 0);  /* no scratch: the implicit GEMM */
     check_conv(2, 16, 30, 24, 3, 2, 1, 0);  /* implicit GEMM, stack blocks, stride 2 */
     check_conv(1, 48, 20, 48, 3, 1, 48, 1); /* depthwise: direct */

@@ -70,18 +70,21 @@ coreai_status coreai_conv2d_f32(const coreai_conv2d_params *params, const float 
 #define COREAI_CONV2D_BLOCK_PIX 512
 
 /*
- * 3 x 3 stride-1 layers of one group run as Winograd F(2x2, 3x3) instead
+ * 3 x 3 stride-1 layers of one group run as Winograd instead
  * (runtime-stubs/src/conv_winograd.h) when coreai_conv2d_ws_f32 gets
- * scratch: 16 multiplies per 2 x 2 outputs and input channel instead of
- * 36, through 16 GEMMs on transformed weights and inputs that live in the
- * scratch. In and out channels from COREAI_CONV2D_WINO_MIN_CH to
- * COREAI_CONV2D_WINO_MAX_CH (the transformed weight is 16 / 9 of the
- * weight, in the scratch), out_w at most 2 * COREAI_CONV2D_WINO_MAX_TW
- * (a tile row's buffers, about 17 KiB of stack).
- * The result differs from the direct sum by f32 rounding only (the
- * transforms add and halve), within about 1e-6 of the sum of |terms|;
- * coreai_conv2d_f32 (no scratch) and coreai_conv2d_gemm_f32 keep the
- * implicit GEMM.
+ * scratch: through (m + 2)^2 GEMMs on transformed weights and inputs that
+ * live in the scratch, each m x m output tile from (m + 2)^2 multiplies per
+ * input channel instead of 9 m^2. F(2x2, 3x3) (m = 2, 16 instead of 36)
+ * or F(4x4, 3x3) (m = 4, 36 instead of 144): the larger tile costs a
+ * transformed weight of 36 / 9 of the weight instead of 16 / 9, written
+ * on every call, so it runs where its saved multiplies outweigh that
+ * (coreai_conv2d_winograd). In and out channels from
+ * COREAI_CONV2D_WINO_MIN_CH to COREAI_CONV2D_WINO_MAX_CH, out_w at most
+ * 2 * COREAI_CONV2D_WINO_MAX_TW (a tile row's buffers, about 17 KiB of
+ * stack). The result differs from the direct sum by f32 rounding only
+ * (the transforms add and scale), within about 1e-6 of the sum of |terms|
+ * for m = 2 and 4e-6 for m = 4; coreai_conv2d_f32 (no scratch) and
+ * coreai_conv2d_gemm_f32 keep the implicit GEMM.
  */
 #define COREAI_CONV2D_WINO_MIN_CH 16
 #define COREAI_CONV2D_WINO_MAX_CH 256
@@ -92,34 +95,47 @@ coreai_status coreai_conv2d_f32(const coreai_conv2d_params *params, const float 
  * resnet18's layers, the GEMMs' wider products outweighing the cache) */
 #define COREAI_CONV2D_WINO_BLOCK (512 * 1024)
 
+/* 0 when the layer is not Winograd's, else its tile m, 2 or 4. F(4x4)
+ * saves 16 t2 - 36 t4 multiplies per (out, in) channel pair of a call (t2,
+ * t4: its tiles of each size) and costs 20 more transformed weights, each
+ * written and read again; it is taken when the saving is at least 640
+ * multiplies (measured on Zen 4 AVX-512: resnet18's 64 x 56 x 56 and
+ * 128 x 28 x 28 layers faster as F(4x4), its 256 x 14 x 14 ones slower). */
 static inline int coreai_conv2d_winograd(const coreai_conv2d_params *p)
 {
-    return p != NULL && p->groups == 1 && p->kernel_h == 3 && p->kernel_w == 3 && p->stride_h == 1 &&
-           p->stride_w == 1 && p->dilation_h == 1 && p->dilation_w == 1 && p->batch >= 1 &&
-           p->in_channels >= COREAI_CONV2D_WINO_MIN_CH && p->in_channels <= COREAI_CONV2D_WINO_MAX_CH &&
-           p->out_channels >= COREAI_CONV2D_WINO_MIN_CH && p->out_channels <= COREAI_CONV2D_WINO_MAX_CH &&
-           p->out_h >= 4 && p->out_w >= 4 && p->out_w <= 2 * COREAI_CONV2D_WINO_MAX_TW && p->pad_top >= 0 &&
-           p->pad_left >= 0;
+    if (!(p != NULL && p->groups == 1 && p->kernel_h == 3 && p->kernel_w == 3 && p->stride_h == 1 &&
+          p->stride_w == 1 && p->dilation_h == 1 && p->dilation_w == 1 && p->batch >= 1 &&
+          p->in_channels >= COREAI_CONV2D_WINO_MIN_CH && p->in_channels <= COREAI_CONV2D_WINO_MAX_CH &&
+          p->out_channels >= COREAI_CONV2D_WINO_MIN_CH && p->out_channels <= COREAI_CONV2D_WINO_MAX_CH &&
+          p->out_h >= 4 && p->out_w >= 4 && p->out_w <= 2 * COREAI_CONV2D_WINO_MAX_TW && p->pad_top >= 0 &&
+          p->pad_left >= 0))
+        return 0;
+    const int64_t t2 = p->batch * ((p->out_h + 1) / 2) * ((p->out_w + 1) / 2);
+    const int64_t t4 = p->batch * ((p->out_h + 3) / 4) * ((p->out_w + 3) / 4);
+    return p->out_h >= 8 && p->out_w >= 8 && 16 * t2 - 36 * t4 >= 640 ? 4 : 2;
 }
 
-/* Tile rows (2 output rows each) per block: as many as keep the block's
+/* Tile rows (m output rows each) per block: as many as keep the block's
  * transformed input and products within COREAI_CONV2D_WINO_BLOCK floats,
  * then evened out over the blocks that takes. */
 static inline int64_t coreai_conv2d_winograd_block_rows(const coreai_conv2d_params *p)
 {
-    const int64_t tw = (p->out_w + 1) / 2, th = (p->out_h + 1) / 2;
-    int64_t rows = COREAI_CONV2D_WINO_BLOCK / (16 * (p->in_channels + p->out_channels) * tw);
+    const int64_t m = coreai_conv2d_winograd(p), xi = (m + 2) * (m + 2);
+    const int64_t tw = (p->out_w + m - 1) / m, th = (p->out_h + m - 1) / m;
+    int64_t rows = COREAI_CONV2D_WINO_BLOCK / (xi * (p->in_channels + p->out_channels) * tw);
     rows = rows < 1 ? 1 : rows > th ? th : rows;
     const int64_t blocks = (th + rows - 1) / rows;
     return (th + blocks - 1) / blocks;
 }
 
-/* U [16][out][in], V [16][panels][in][16], M [16][out][tiles of a block] */
+/* U [xi][out][in], V [xi][panels][in][16], M [xi][out][tiles of a block],
+ * xi = (m + 2)^2 */
 static inline size_t coreai_conv2d_winograd_floats(const coreai_conv2d_params *p)
 {
-    const int64_t tiles = coreai_conv2d_winograd_block_rows(p) * ((p->out_w + 1) / 2);
-    return 16 * (size_t)(p->out_channels * p->in_channels + (tiles + 15) / 16 * 16 * p->in_channels +
-                         p->out_channels * tiles);
+    const int64_t m = coreai_conv2d_winograd(p), xi = (m + 2) * (m + 2);
+    const int64_t tiles = coreai_conv2d_winograd_block_rows(p) * ((p->out_w + m - 1) / m);
+    return (size_t)xi * (size_t)(p->out_channels * p->in_channels + (tiles + 15) / 16 * 16 * p->in_channels +
+                                 p->out_channels * tiles);
 }
 
 /* The implicit GEMM's im2col blocks. */
