@@ -50,6 +50,23 @@ typedef struct wino_job {
     int64_t vs, ms;      /* floats from V_xi to V_xi+1, M_xi to M_xi+1 */
 } wino_job;
 
+/* Vectors of 8 lanes (channels, tiles) where the compiler has vector
+ * types, the rest (and everything elsewhere) one at a time. */
+#if defined(__GNUC__) || defined(__clang__)
+#define WINO_V8 1
+#define WINO_LD(p) (*(const conv_v8 *)(const void *)(p))
+#define WINO_ST(p, v) (*(conv_v8 *)(void *)(p) = (v))
+/* lanes of a and b (8 + i: b's lane i); GCC 12 and clang have it */
+#define WINO_SHUF(a, b, ...) __builtin_shufflevector((a), (b), __VA_ARGS__)
+#define WINO_EVEN 0, 2, 4, 6, 8, 10, 12, 14
+#define WINO_ODD 1, 3, 5, 7, 9, 11, 13, 15
+#define WINO_LO 0, 8, 1, 9, 2, 10, 3, 11
+#define WINO_HI 4, 12, 5, 13, 6, 14, 7, 15
+#define WINO_VROUND(n) (((n) + 7) / 8 * 8)
+#else
+#define WINO_VROUND(n) (n)
+#endif
+
 /* ---- the weight: U_xi[o][c] = (G g_oc G^T)[xi] -------------------------- */
 
 /* G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1] on 3 values a, b, c. */
@@ -75,23 +92,31 @@ typedef struct wino_job {
                    (u)[4 * row_ + 1], (u)[4 * row_ + 2], (u)[4 * row_ + 3]);           \
     } while (0)
 
-/* Weight row o (in_channels * 9 values) into U. Eight channels at a time,
- * a lane each, where the compiler has vector types: their taps are built
- * into vectors from the loads (stored to an array and loaded back as
- * vectors, they stalled on store forwarding: 11 ns a channel). */
+#ifdef WINO_V8
+/* The 9 taps of 8 channels' kernels (72 floats from gc), a lane per
+ * channel, built from the loads (stored to an array and loaded back as
+ * vectors, they stalled on store forwarding: 11 ns a channel; an 8 x 8
+ * transpose of the rows, 24 shuffles, was no faster: the transform waits
+ * on U's stores). */
+static inline void wino_taps8(const float *gc, conv_v8 t[9])
+{
+    for (int k = 0; k < 9; ++k)
+        t[k] = (conv_v8){gc[k], gc[9 + k], gc[18 + k], gc[27 + k], gc[36 + k], gc[45 + k], gc[54 + k], gc[63 + k]};
+}
+#endif
+
+/* Weight row o (in_channels * 9 values) into U, eight channels at a time
+ * (a lane each) where the compiler has vector types. */
 static void wino_weight_row(const wino_job *j, const float *g, int64_t o)
 {
     const int64_t C = j->p->in_channels, O = j->p->out_channels;
     float *u0 = j->u + o * C;
     int64_t c = 0;
-#if defined(__GNUC__) || defined(__clang__)
-    typedef float wino_v8 __attribute__((vector_size(32)));
+#ifdef WINO_V8
     for (; c + 8 <= C; c += 8) {
-        const float *gc = g + c * 9;
-        wino_v8 t[9], u[WINO_XI];
-        for (int k = 0; k < 9; ++k)
-            t[k] = (wino_v8){gc[k], gc[9 + k], gc[18 + k], gc[27 + k], gc[36 + k], gc[45 + k], gc[54 + k], gc[63 + k]};
-        WINO_WEIGHT(wino_v8, t, u);
+        conv_v8 t[9], u[WINO_XI];
+        wino_taps8(g + c * 9, t);
+        WINO_WEIGHT(conv_v8, t, u);
         for (int xi = 0; xi < WINO_XI; ++xi)
             *(conv_v8 *)(void *)(u0 + xi * O * C + c) = u[xi];
     }
@@ -135,14 +160,11 @@ static void wino4_weight_row(const wino_job *j, const float *g, int64_t o)
     const int64_t C = j->p->in_channels, O = j->p->out_channels;
     float *u0 = j->u + o * C;
     int64_t c = 0;
-#if defined(__GNUC__) || defined(__clang__)
-    typedef float wino_v8 __attribute__((vector_size(32)));
+#ifdef WINO_V8
     for (; c + 8 <= C; c += 8) {
-        const float *gc = g + c * 9;
-        wino_v8 t[9], u[WINO4_XI];
-        for (int k = 0; k < 9; ++k)
-            t[k] = (wino_v8){gc[k], gc[9 + k], gc[18 + k], gc[27 + k], gc[36 + k], gc[45 + k], gc[54 + k], gc[63 + k]};
-        WINO4_WEIGHT(wino_v8, t, u);
+        conv_v8 t[9], u[WINO4_XI];
+        wino_taps8(g + c * 9, t);
+        WINO4_WEIGHT(conv_v8, t, u);
         for (int xi = 0; xi < WINO4_XI; ++xi)
             *(conv_v8 *)(void *)(u0 + xi * O * C + c) = u[xi];
     }
@@ -239,56 +261,125 @@ static void wino_input_row(const wino_job *j, int64_t c, int64_t ty)
 }
 
 /* B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0; 0 -2 -1 2 1 0;
- * 0 2 -1 -2 1 0; 0 4 0 -5 0 1] on the floats d0..d5 */
-#define WINO4_BT(d0, d1, d2, d3, d4, d5, r0, r1, r2, r3, r4, r5) \
-    do {                                                         \
-        const float s12_ = (d1) + (d2), a4_ = (d4) - (d2);       \
-        const float m13_ = (d1) - (d3);                          \
-        (r0) = 4.0f * ((d0) - (d2)) + ((d4) - (d2));             \
-        (r1) = ((d3) + (d4)) - 4.0f * s12_;                      \
-        (r2) = 4.0f * ((d1) - (d2)) + ((d4) - (d3));             \
-        (r3) = a4_ - 2.0f * m13_;                                \
-        (r4) = a4_ + 2.0f * m13_;                                \
-        (r5) = 4.0f * ((d1) - (d3)) + ((d5) - (d3));             \
+ * 0 2 -1 -2 1 0; 0 4 0 -5 0 1] on d0..d5 of type T (floats, or vectors of
+ * a lane per tile) */
+#define WINO4_BT(T, d0, d1, d2, d3, d4, d5, r0, r1, r2, r3, r4, r5) \
+    do {                                                            \
+        const T a4_ = (d4) - (d2), m13_ = (d1) - (d3);              \
+        (r0) = 4.0f * ((d0) - (d2)) + a4_;                          \
+        (r1) = ((d3) + (d4)) - 4.0f * ((d1) + (d2));                \
+        (r2) = 4.0f * ((d1) - (d2)) + ((d4) - (d3));                \
+        (r3) = a4_ - 2.0f * m13_;                                   \
+        (r4) = a4_ + 2.0f * m13_;                                   \
+        (r5) = 4.0f * m13_ + ((d5) - (d3));                         \
     } while (0)
 
-/* wino_input_row for F(4x4): B^T down the patch's 6 rows over the whole
- * tile row, then along its columns, column 4 tx + k of tile tx. */
+/* Column q of the patch row is phase q % 4 of tile q / 4, so the row goes
+ * into ph[q][t] = row[4 t + q] (t <= tw: a patch's columns 4 and 5 are
+ * phases 0 and 1 of the next tile) and both passes run on whole vectors of
+ * tiles. */
+#define WINO4_PH (WINO4_MAX_TW + 8)
+
+/* Input row iy of channel c's plane xc into the 4 phases, n1 of each
+ * (zeros outside the input: the padding), through the padded row in buf:
+ * 8 tiles' 32 columns at a time split by two rounds of even / odd lanes. */
+static void wino4_phases(const coreai_conv2d_params *p, const float *xc, int64_t iy, int64_t n1,
+                         float ph[4][WINO4_PH], float *buf)
+{
+    const int64_t len = 4 * n1;
+    if (iy < 0 || iy >= p->in_h) {
+        for (int q = 0; q < 4; ++q)
+            conv_zero(ph[q], n1);
+        return;
+    }
+    const int64_t pl = p->pad_left;
+    const int64_t lo = pl < len ? pl : len, hi = pl + p->in_w < len ? pl + p->in_w : len;
+    if (lo < hi) {
+        conv_zero(buf, lo);
+        conv_copy(buf + lo, xc + iy * p->in_w + (lo - pl), hi - lo);
+        conv_zero(buf + hi, len - hi);
+    } else {
+        conv_zero(buf, len);
+    }
+    int64_t t = 0;
+#ifdef WINO_V8
+    for (; t + 8 <= n1; t += 8) {
+        const float *x = buf + 4 * t;
+        const conv_v8 a = WINO_LD(x), b = WINO_LD(x + 8), c = WINO_LD(x + 16), d = WINO_LD(x + 24);
+        const conv_v8 ev0 = WINO_SHUF(a, b, WINO_EVEN), od0 = WINO_SHUF(a, b, WINO_ODD);
+        const conv_v8 ev1 = WINO_SHUF(c, d, WINO_EVEN), od1 = WINO_SHUF(c, d, WINO_ODD);
+        WINO_ST(ph[0] + t, WINO_SHUF(ev0, ev1, WINO_EVEN));
+        WINO_ST(ph[1] + t, WINO_SHUF(od0, od1, WINO_EVEN));
+        WINO_ST(ph[2] + t, WINO_SHUF(ev0, ev1, WINO_ODD));
+        WINO_ST(ph[3] + t, WINO_SHUF(od0, od1, WINO_ODD));
+    }
+#endif
+    for (; t < n1; ++t)
+        for (int q = 0; q < 4; ++q)
+            ph[q][t] = buf[4 * t + q];
+}
+
+/* wino_input_row for F(4x4): B^T down the patch's 6 rows, then along its
+ * columns, on the rows' phases. */
 static void wino4_input_row(const wino_job *j, int64_t c, int64_t ty)
 {
     const coreai_conv2d_params *p = j->p;
-    const int64_t H = p->in_h, W = p->in_w, tw = j->tw, C = p->in_channels;
-    const int64_t len = 4 * tw + 2;
-    const float *xc = j->x + (j->n * C + c) * H * W;
-    _Alignas(64) float d[6][WINO_ROW_MAX];
+    /* whole vectors of tiles: the lanes past tw are computed from zeros
+     * (the phases are filled that far) and not stored */
+    const int64_t tw = j->tw, tv = WINO_VROUND(tw), n1 = tv + WINO_VROUND(1);
+    const float *xc = j->x + (j->n * p->in_channels + c) * p->in_h * p->in_w;
+    _Alignas(64) float ph[6][4][WINO4_PH];
     _Alignas(64) float v[WINO4_XI][WINO4_MAX_TW];
-    const int64_t lo = p->pad_left < len ? p->pad_left : len;
-    const int64_t hi = W + p->pad_left < len ? W + p->pad_left : len;
-    for (int r = 0; r < 6; ++r) {
-        const int64_t iy = 4 * ty - p->pad_top + r;
-        if (iy < 0 || iy >= H || lo >= hi) {
-            conv_zero(d[r], len);
-            continue;
+    _Alignas(64) float buf[4 * WINO4_PH];
+    for (int r = 0; r < 6; ++r)
+        wino4_phases(p, xc, 4 * ty - p->pad_top + r, n1, ph[r], buf);
+    /* down the rows, in place */
+    for (int q = 0; q < 4; ++q) {
+        int64_t t = 0;
+#ifdef WINO_V8
+        for (; t + 8 <= n1; t += 8) {
+            const conv_v8 d0 = WINO_LD(ph[0][q] + t), d1 = WINO_LD(ph[1][q] + t), d2 = WINO_LD(ph[2][q] + t);
+            const conv_v8 d3 = WINO_LD(ph[3][q] + t), d4 = WINO_LD(ph[4][q] + t), d5 = WINO_LD(ph[5][q] + t);
+            conv_v8 r0, r1, r2, r3, r4, r5;
+            WINO4_BT(conv_v8, d0, d1, d2, d3, d4, d5, r0, r1, r2, r3, r4, r5);
+            WINO_ST(ph[0][q] + t, r0);
+            WINO_ST(ph[1][q] + t, r1);
+            WINO_ST(ph[2][q] + t, r2);
+            WINO_ST(ph[3][q] + t, r3);
+            WINO_ST(ph[4][q] + t, r4);
+            WINO_ST(ph[5][q] + t, r5);
         }
-        conv_zero(d[r], lo);
-        conv_copy(d[r] + lo, xc + iy * W + (lo - p->pad_left), hi - lo);
-        conv_zero(d[r] + hi, len - hi);
+#endif
+        for (; t < n1; ++t) {
+            const float d0 = ph[0][q][t], d1 = ph[1][q][t], d2 = ph[2][q][t];
+            const float d3 = ph[3][q][t], d4 = ph[4][q][t], d5 = ph[5][q][t];
+            WINO4_BT(float, d0, d1, d2, d3, d4, d5, ph[0][q][t], ph[1][q][t], ph[2][q][t], ph[3][q][t], ph[4][q][t],
+                     ph[5][q][t]);
+        }
     }
-    /* in place, column by column (a second set of rows would be 6 KiB
-     * more stack) */
-    for (int64_t k = 0; k < len; ++k) {
-        const float d0 = d[0][k], d1 = d[1][k], d2 = d[2][k], d3 = d[3][k], d4 = d[4][k], d5 = d[5][k];
-        WINO4_BT(d0, d1, d2, d3, d4, d5, d[0][k], d[1][k], d[2][k], d[3][k], d[4][k], d[5][k]);
-    }
+    /* along the columns: tile t reads phases 0-3 of t and 0-1 of t + 1 */
     for (int a = 0; a < 6; ++a) {
-        const float *ea = d[a];
+        const float *e0 = ph[a][0], *e1 = ph[a][1], *e2 = ph[a][2], *e3 = ph[a][3];
         float *va = v[6 * a];
-        for (int64_t tx = 0; tx < tw; ++tx) {
-            const float *x = ea + 4 * tx;
-            WINO4_BT(x[0], x[1], x[2], x[3], x[4], x[5], va[tx], va[WINO4_MAX_TW + tx],
-                     va[2 * WINO4_MAX_TW + tx], va[3 * WINO4_MAX_TW + tx], va[4 * WINO4_MAX_TW + tx],
-                     va[5 * WINO4_MAX_TW + tx]);
+        int64_t t = 0;
+#ifdef WINO_V8
+        for (; t + 8 <= tv; t += 8) {
+            const conv_v8 x0 = WINO_LD(e0 + t), x1 = WINO_LD(e1 + t), x2 = WINO_LD(e2 + t);
+            const conv_v8 x3 = WINO_LD(e3 + t), x4 = WINO_LD(e0 + t + 1), x5 = WINO_LD(e1 + t + 1);
+            conv_v8 r0, r1, r2, r3, r4, r5;
+            WINO4_BT(conv_v8, x0, x1, x2, x3, x4, x5, r0, r1, r2, r3, r4, r5);
+            WINO_ST(va + t, r0);
+            WINO_ST(va + WINO4_MAX_TW + t, r1);
+            WINO_ST(va + 2 * WINO4_MAX_TW + t, r2);
+            WINO_ST(va + 3 * WINO4_MAX_TW + t, r3);
+            WINO_ST(va + 4 * WINO4_MAX_TW + t, r4);
+            WINO_ST(va + 5 * WINO4_MAX_TW + t, r5);
         }
+#endif
+        for (; t < tw; ++t)
+            WINO4_BT(float, e0[t], e1[t], e2[t], e3[t], e0[t + 1], e1[t + 1], va[t], va[WINO4_MAX_TW + t],
+                     va[2 * WINO4_MAX_TW + t], va[3 * WINO4_MAX_TW + t], va[4 * WINO4_MAX_TW + t],
+                     va[5 * WINO4_MAX_TW + t]);
     }
     wino_input_store(j, c, ty, &v[0][0], WINO4_MAX_TW);
 }
@@ -373,20 +464,20 @@ static void wino_output_channel(const wino_job *j, int64_t o)
 }
 
 /* A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1] on
- * m0..m5 */
-#define WINO4_AT(m0, m1, m2, m3, m4, m5, r0, r1, r2, r3)           \
-    do {                                                           \
-        const float p12_ = (m1) + (m2), n12_ = (m1) - (m2);        \
-        const float p34_ = (m3) + (m4), n34_ = (m3) - (m4);        \
-        (r0) = (m0) + p12_ + p34_;                                 \
-        (r1) = n12_ + 2.0f * n34_;                                 \
-        (r2) = p12_ + 4.0f * p34_;                                 \
-        (r3) = n12_ + 8.0f * n34_ + (m5);                          \
+ * m0..m5 of type T */
+#define WINO4_AT(T, m0, m1, m2, m3, m4, m5, r0, r1, r2, r3) \
+    do {                                                    \
+        const T p12_ = (m1) + (m2), n12_ = (m1) - (m2);     \
+        const T p34_ = (m3) + (m4), n34_ = (m3) - (m4);     \
+        (r0) = (m0) + p12_ + p34_;                          \
+        (r1) = n12_ + 2.0f * n34_;                          \
+        (r2) = p12_ + 4.0f * p34_;                          \
+        (r3) = n12_ + 8.0f * n34_ + (m5);                   \
     } while (0)
 
 /* wino_output_channel for F(4x4): A^T down the 6 patch rows of every tile
- * of a tile row (s), then along the columns, then the 4 x 4 tiles' rows
- * interleaved into the output rows. */
+ * of a tile row (sv), then along the columns (y, the bias added), then
+ * the tiles' 4 columns interleaved into each output row. */
 static void wino4_output_channel(const wino_job *j, int64_t o)
 {
     const coreai_conv2d_params *p = j->p;
@@ -399,21 +490,62 @@ static void wino4_output_channel(const wino_job *j, int64_t o)
         const float *m0 = j->m + o * tiles + (ty - j->ty0) * tw;
         for (int col = 0; col < 6; ++col) {
             const float *mc = m0 + col * ms;
-            for (int64_t tx = 0; tx < tw; ++tx)
-                WINO4_AT(mc[tx], mc[6 * ms + tx], mc[12 * ms + tx], mc[18 * ms + tx], mc[24 * ms + tx],
-                         mc[30 * ms + tx], sv[0][col][tx], sv[1][col][tx], sv[2][col][tx], sv[3][col][tx]);
+            int64_t t = 0;
+#ifdef WINO_V8
+            for (; t + 8 <= tw; t += 8) {
+                const conv_v8 r0 = WINO_LD(mc + t), r1 = WINO_LD(mc + 6 * ms + t), r2 = WINO_LD(mc + 12 * ms + t);
+                const conv_v8 r3 = WINO_LD(mc + 18 * ms + t), r4 = WINO_LD(mc + 24 * ms + t);
+                const conv_v8 r5 = WINO_LD(mc + 30 * ms + t);
+                conv_v8 s0, s1, s2, s3;
+                WINO4_AT(conv_v8, r0, r1, r2, r3, r4, r5, s0, s1, s2, s3);
+                WINO_ST(sv[0][col] + t, s0);
+                WINO_ST(sv[1][col] + t, s1);
+                WINO_ST(sv[2][col] + t, s2);
+                WINO_ST(sv[3][col] + t, s3);
+            }
+#endif
+            for (; t < tw; ++t)
+                WINO4_AT(float, mc[t], mc[6 * ms + t], mc[12 * ms + t], mc[18 * ms + t], mc[24 * ms + t],
+                         mc[30 * ms + t], sv[0][col][t], sv[1][col][t], sv[2][col][t], sv[3][col][t]);
         }
         for (int row = 0; row < 4 && 4 * ty + row < OH; ++row) {
             const float(*sr)[WINO4_MAX_TW] = sv[row];
-            for (int64_t tx = 0; tx < tw; ++tx) {
-                WINO4_AT(sr[0][tx], sr[1][tx], sr[2][tx], sr[3][tx], sr[4][tx], sr[5][tx], y[0][tx], y[1][tx],
-                         y[2][tx], y[3][tx]);
+            int64_t t = 0;
+#ifdef WINO_V8
+            for (; t + 8 <= tw; t += 8) {
+                const conv_v8 r0 = WINO_LD(sr[0] + t), r1 = WINO_LD(sr[1] + t), r2 = WINO_LD(sr[2] + t);
+                const conv_v8 r3 = WINO_LD(sr[3] + t), r4 = WINO_LD(sr[4] + t), r5 = WINO_LD(sr[5] + t);
+                conv_v8 y0, y1, y2, y3;
+                WINO4_AT(conv_v8, r0, r1, r2, r3, r4, r5, y0, y1, y2, y3);
+                WINO_ST(y[0] + t, y0 + b);
+                WINO_ST(y[1] + t, y1 + b);
+                WINO_ST(y[2] + t, y2 + b);
+                WINO_ST(y[3] + t, y3 + b);
+            }
+#endif
+            for (; t < tw; ++t) {
+                WINO4_AT(float, sr[0][t], sr[1][t], sr[2][t], sr[3][t], sr[4][t], sr[5][t], y[0][t], y[1][t],
+                         y[2][t], y[3][t]);
                 for (int k = 0; k < 4; ++k)
-                    y[k][tx] += b;
+                    y[k][t] += b;
             }
             float *dst = yo + (4 * ty + row) * OW;
             const int64_t whole = OW / 4;
-            for (int64_t tx = 0; tx < whole; ++tx)
+            int64_t tx = 0;
+#ifdef WINO_V8
+            /* 8 tiles' 32 columns from two rounds of interleaving */
+            for (; tx + 8 <= whole; tx += 8) {
+                const conv_v8 y0 = WINO_LD(y[0] + tx), y1 = WINO_LD(y[1] + tx);
+                const conv_v8 y2 = WINO_LD(y[2] + tx), y3 = WINO_LD(y[3] + tx);
+                const conv_v8 a0 = WINO_SHUF(y0, y2, WINO_LO), a1 = WINO_SHUF(y0, y2, WINO_HI);
+                const conv_v8 b0 = WINO_SHUF(y1, y3, WINO_LO), b1 = WINO_SHUF(y1, y3, WINO_HI);
+                WINO_ST(dst + 4 * tx, WINO_SHUF(a0, b0, WINO_LO));
+                WINO_ST(dst + 4 * tx + 8, WINO_SHUF(a0, b0, WINO_HI));
+                WINO_ST(dst + 4 * tx + 16, WINO_SHUF(a1, b1, WINO_LO));
+                WINO_ST(dst + 4 * tx + 24, WINO_SHUF(a1, b1, WINO_HI));
+            }
+#endif
+            for (; tx < whole; ++tx)
                 for (int k = 0; k < 4; ++k)
                     dst[4 * tx + k] = y[k][tx];
             for (int64_t k = 0; k < OW % 4; ++k)
