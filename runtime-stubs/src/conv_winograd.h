@@ -47,6 +47,7 @@ typedef struct wino_job {
     int64_t tw, th;      /* tiles per row, tile rows */
     int64_t n;           /* the sample */
     int64_t ty0, ty1;    /* the block's tile rows */
+    int64_t ps;          /* floats from a panel of V to the next */
     int64_t vs, ms;      /* floats from V_xi to V_xi+1, M_xi to M_xi+1 */
 } wino_job;
 
@@ -195,11 +196,11 @@ static void wino_weight_task(void *arg, int64_t lo, int64_t hi)
  * runs of at most 16 tiles. */
 static void wino_input_store(const wino_job *j, int64_t c, int64_t ty, const float *v, int64_t vstride)
 {
-    const int64_t tw = j->tw, C = j->p->in_channels, t0 = (ty - j->ty0) * tw;
+    const int64_t tw = j->tw, t0 = (ty - j->ty0) * tw;
     for (int64_t tx = 0; tx < tw;) {
         const int64_t t = t0 + tx, lane = t % 16;
         const int64_t run = 16 - lane < tw - tx ? 16 - lane : tw - tx;
-        float *dst = j->v + (t / 16) * 16 * C + c * 16 + lane;
+        float *dst = j->v + (t / 16) * j->ps + c * 16 + lane;
         for (int64_t xi = 0; xi < j->nxi; ++xi)
             conv_copy(dst + xi * j->vs, v + xi * vstride + tx, run);
         tx += run;
@@ -390,7 +391,7 @@ static void wino4_input_row(const wino_job *j, int64_t c, int64_t ty)
 static void wino_input_task(void *arg, int64_t lo, int64_t hi)
 {
     const wino_job *j = arg;
-    const int64_t C = j->p->in_channels, tiles = (j->ty1 - j->ty0) * j->tw;
+    const int64_t tiles = (j->ty1 - j->ty0) * j->tw;
     for (int64_t c = lo; c < hi; ++c)
         for (int64_t ty = j->ty0; ty < j->ty1; ++ty) {
             if (j->mt == 4)
@@ -402,7 +403,7 @@ static void wino_input_task(void *arg, int64_t lo, int64_t hi)
     if (tiles % 16 != 0)
         for (int64_t c = lo; c < hi; ++c)
             for (int64_t xi = 0; xi < j->nxi; ++xi)
-                conv_zero(j->v + xi * j->vs + (tiles / 16) * 16 * C + c * 16 + tiles % 16, 16 - tiles % 16);
+                conv_zero(j->v + xi * j->vs + (tiles / 16) * j->ps + c * 16 + tiles % 16, 16 - tiles % 16);
 }
 
 /* ---- the products: M_xi = U_xi V_xi -------------------------------------- */
@@ -422,7 +423,7 @@ static void wino_gemm_task(void *arg, int64_t xi)
     g.ldc = tiles;
     g.epilogue = COREAI_EPILOGUE_NONE;
     g.tail_dots = 1; /* 7 x 7 tiles are 49 columns */
-    coreai_gemm_packed(&g, j->v + xi * j->vs, 16 * C);
+    coreai_gemm_packed(&g, j->v + xi * j->vs, j->ps);
 }
 
 /* ---- the output: Y = A^T M A, A^T = [1 1 1 0; 0 1 -1 -1] ---------------- */
@@ -600,7 +601,8 @@ static void conv_winograd(const coreai_conv2d_params *p, const float *x, const f
     const int64_t panels = (rows * j.tw + 15) / 16;
     j.u = scratch;
     j.v = j.u + j.nxi * O * C;
-    j.vs = panels * 16 * C;
+    j.ps = COREAI_CONV2D_WINO_PANEL(C);
+    j.vs = panels * j.ps;
     j.m = j.v + j.nxi * j.vs;
     j.ms = O * rows * j.tw;
     coreai_par_ranges(wino_weight_task, &j, O, 1, 5.0 * (double)(j.nxi * C));
