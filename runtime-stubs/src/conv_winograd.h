@@ -47,6 +47,7 @@ typedef struct wino_job {
     int64_t tw, th;      /* tiles per row, tile rows */
     int64_t n;           /* the sample */
     int64_t ty0, ty1;    /* the block's tile rows */
+    int64_t us;          /* floats from U_xi to U_xi+1 */
     int64_t ps;          /* floats from a panel of V to the next */
     int64_t vs, ms;      /* floats from V_xi to V_xi+1, M_xi to M_xi+1 */
 } wino_job;
@@ -110,7 +111,7 @@ static inline void wino_taps8(const float *gc, conv_v8 t[9])
  * (a lane each) where the compiler has vector types. */
 static void wino_weight_row(const wino_job *j, const float *g, int64_t o)
 {
-    const int64_t C = j->p->in_channels, O = j->p->out_channels;
+    const int64_t C = j->p->in_channels;
     float *u0 = j->u + o * C;
     int64_t c = 0;
 #ifdef WINO_V8
@@ -119,14 +120,14 @@ static void wino_weight_row(const wino_job *j, const float *g, int64_t o)
         wino_taps8(g + c * 9, t);
         WINO_WEIGHT(conv_v8, t, u);
         for (int xi = 0; xi < WINO_XI; ++xi)
-            *(conv_v8 *)(void *)(u0 + xi * O * C + c) = u[xi];
+            *(conv_v8 *)(void *)(u0 + xi * j->us + c) = u[xi];
     }
 #endif
     for (; c < C; ++c) {
         float u[WINO_XI];
         WINO_WEIGHT(float, g + c * 9, u);
         for (int xi = 0; xi < WINO_XI; ++xi)
-            u0[xi * O * C + c] = u[xi];
+            u0[xi * j->us + c] = u[xi];
     }
 }
 
@@ -158,7 +159,7 @@ static void wino_weight_row(const wino_job *j, const float *g, int64_t o)
 /* wino_weight_row for F(4x4) */
 static void wino4_weight_row(const wino_job *j, const float *g, int64_t o)
 {
-    const int64_t C = j->p->in_channels, O = j->p->out_channels;
+    const int64_t C = j->p->in_channels;
     float *u0 = j->u + o * C;
     int64_t c = 0;
 #ifdef WINO_V8
@@ -167,14 +168,14 @@ static void wino4_weight_row(const wino_job *j, const float *g, int64_t o)
         wino_taps8(g + c * 9, t);
         WINO4_WEIGHT(conv_v8, t, u);
         for (int xi = 0; xi < WINO4_XI; ++xi)
-            *(conv_v8 *)(void *)(u0 + xi * O * C + c) = u[xi];
+            *(conv_v8 *)(void *)(u0 + xi * j->us + c) = u[xi];
     }
 #endif
     for (; c < C; ++c) {
         float u[WINO4_XI];
         WINO4_WEIGHT(float, g + c * 9, u);
         for (int xi = 0; xi < WINO4_XI; ++xi)
-            u0[xi * O * C + c] = u[xi];
+            u0[xi * j->us + c] = u[xi];
     }
 }
 
@@ -416,7 +417,7 @@ static void wino_gemm_task(void *arg, int64_t xi)
     g.m = O;
     g.n = tiles;
     g.k = C;
-    g.a = j->u + xi * O * C;
+    g.a = j->u + xi * j->us;
     g.a_rs = C;
     g.a_cs = 1;
     g.c = j->m + xi * j->ms;
@@ -600,7 +601,8 @@ static void conv_winograd(const coreai_conv2d_params *p, const float *x, const f
     const int64_t rows = coreai_conv2d_winograd_block_rows(p);
     const int64_t panels = (rows * j.tw + 15) / 16;
     j.u = scratch;
-    j.v = j.u + j.nxi * O * C;
+    j.us = COREAI_CONV2D_WINO_USTRIDE(O, C);
+    j.v = j.u + j.nxi * j.us;
     j.ps = COREAI_CONV2D_WINO_PANEL(C);
     j.vs = panels * j.ps;
     j.m = j.v + j.nxi * j.vs;

@@ -134,13 +134,20 @@ static inline int64_t coreai_conv2d_winograd_block_rows(const coreai_conv2d_para
  * 18% of a 64 x 56 x 56 layer on Zen 4). */
 #define COREAI_CONV2D_WINO_PANEL(in) (16 * (in) + 16)
 
-/* U [xi][out][in], V [xi][panels][in][16] (panels COREAI_CONV2D_WINO_PANEL
- * apart), M [xi][out][tiles of a block], xi = (m + 2)^2 */
+/* Floats from one patch position's transformed weight (out x in) to the
+ * next, a line more for the same reason: the weight transform stores all
+ * (m + 2)^2 of a channel pair's values at once, and 64 x 64 floats are
+ * 16 KiB. */
+#define COREAI_CONV2D_WINO_USTRIDE(out, in) ((out) * (in) + 16)
+
+/* U [xi][out][in] (COREAI_CONV2D_WINO_USTRIDE apart), V [xi][panels][in][16]
+ * (panels COREAI_CONV2D_WINO_PANEL apart), M [xi][out][tiles of a block],
+ * xi = (m + 2)^2 */
 static inline size_t coreai_conv2d_winograd_floats(const coreai_conv2d_params *p)
 {
     const int64_t m = coreai_conv2d_winograd(p), xi = (m + 2) * (m + 2);
     const int64_t tiles = coreai_conv2d_winograd_block_rows(p) * ((p->out_w + m - 1) / m);
-    return (size_t)xi * (size_t)(p->out_channels * p->in_channels +
+    return (size_t)xi * (size_t)(COREAI_CONV2D_WINO_USTRIDE(p->out_channels, p->in_channels) +
                                  (tiles + 15) / 16 * COREAI_CONV2D_WINO_PANEL(p->in_channels) +
                                  p->out_channels * tiles);
 }
