@@ -107,30 +107,6 @@ static inline void wino_taps8(const float *gc, conv_v8 t[9])
 }
 #endif
 
-/* Weight row o (in_channels * 9 values) into U, eight channels at a time
- * (a lane each) where the compiler has vector types. */
-static void wino_weight_row(const wino_job *j, const float *g, int64_t o)
-{
-    const int64_t C = j->p->in_channels;
-    float *u0 = j->u + o * C;
-    int64_t c = 0;
-#ifdef WINO_V8
-    for (; c + 8 <= C; c += 8) {
-        conv_v8 t[9], u[WINO_XI];
-        wino_taps8(g + c * 9, t);
-        WINO_WEIGHT(conv_v8, t, u);
-        for (int xi = 0; xi < WINO_XI; ++xi)
-            *(conv_v8 *)(void *)(u0 + xi * j->us + c) = u[xi];
-    }
-#endif
-    for (; c < C; ++c) {
-        float u[WINO_XI];
-        WINO_WEIGHT(float, g + c * 9, u);
-        for (int xi = 0; xi < WINO_XI; ++xi)
-            u0[xi * j->us + c] = u[xi];
-    }
-}
-
 /* G = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6;
  * 1/24 -1/12 1/6; 0 0 1] on 3 values a, b, c, into r[0..5] strided by st. */
 #define WINO4_G(T, a, b, c, r, st)                                     \
@@ -156,8 +132,9 @@ static void wino_weight_row(const wino_job *j, const float *g, int64_t o)
             WINO4_G(T, h_[3 * row_], h_[3 * row_ + 1], h_[3 * row_ + 2], (u) + 6 * row_, 1);  \
     } while (0)
 
-/* wino_weight_row for F(4x4) */
-static void wino4_weight_row(const wino_job *j, const float *g, int64_t o)
+/* Weight row o (in_channels * 9 values) into U, eight channels at a time
+ * (a lane each) where the compiler has vector types. */
+static void wino_weight_row(const wino_job *j, const float *g, int64_t o)
 {
     const int64_t C = j->p->in_channels;
     float *u0 = j->u + o * C;
@@ -166,15 +143,21 @@ static void wino4_weight_row(const wino_job *j, const float *g, int64_t o)
     for (; c + 8 <= C; c += 8) {
         conv_v8 t[9], u[WINO4_XI];
         wino_taps8(g + c * 9, t);
-        WINO4_WEIGHT(conv_v8, t, u);
-        for (int xi = 0; xi < WINO4_XI; ++xi)
+        if (j->mt == 4)
+            WINO4_WEIGHT(conv_v8, t, u);
+        else
+            WINO_WEIGHT(conv_v8, t, u);
+        for (int64_t xi = 0; xi < j->nxi; ++xi)
             *(conv_v8 *)(void *)(u0 + xi * j->us + c) = u[xi];
     }
 #endif
     for (; c < C; ++c) {
         float u[WINO4_XI];
-        WINO4_WEIGHT(float, g + c * 9, u);
-        for (int xi = 0; xi < WINO4_XI; ++xi)
+        if (j->mt == 4)
+            WINO4_WEIGHT(float, g + c * 9, u);
+        else
+            WINO_WEIGHT(float, g + c * 9, u);
+        for (int64_t xi = 0; xi < j->nxi; ++xi)
             u0[xi * j->us + c] = u[xi];
     }
 }
@@ -182,12 +165,8 @@ static void wino4_weight_row(const wino_job *j, const float *g, int64_t o)
 static void wino_weight_task(void *arg, int64_t lo, int64_t hi)
 {
     const wino_job *j = arg;
-    for (int64_t o = lo; o < hi; ++o) {
-        if (j->mt == 4)
-            wino4_weight_row(j, j->weight + o * j->p->in_channels * 9, o);
-        else
-            wino_weight_row(j, j->weight + o * j->p->in_channels * 9, o);
-    }
+    for (int64_t o = lo; o < hi; ++o)
+        wino_weight_row(j, j->weight + o * j->p->in_channels * 9, o);
 }
 
 /* ---- the input: V_xi[c][t] = (B^T d_ct B)[xi] ---------------------------- */

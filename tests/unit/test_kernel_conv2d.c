@@ -484,6 +484,14 @@ static void test_edges(void **state)
  * tile rows, the most channels, fused clamps; and the shapes just past its
  * bounds, which keep the implicit GEMM. Each is checked to take the path
  * and tile it is meant to. */
+static void run_tiles(ref_rng *rng, const coreai_conv2d_params *shapes, size_t n, int tile)
+{
+    for (size_t i = 0; i < n; ++i) {
+        assert_int_equal(coreai_conv2d_winograd(&shapes[i]), tile);
+        run(rng, &shapes[i], (int)(i % 2 == 0));
+    }
+}
+
 static void test_winograd(void **state)
 {
     (void)state;
@@ -502,10 +510,7 @@ static void test_winograd(void **state)
         {1, 64, 14, 14, 48, 3, 3, 14, 14, 1, 1, 1, 1, 1, 1, 1, 1, 0.0f, INFINITY},
         {1, 32, 7, 7, 32, 3, 3, 7, 7, 1, 1, 1, 1, 1, 1, 1, 1, 0.0f, 6.0f},
     };
-    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i) {
-        assert_int_equal(coreai_conv2d_winograd(&shapes[i]), 2);
-        run(&rng, &shapes[i], (int)(i % 2 == 0));
-    }
+    run_tiles(&rng, shapes, sizeof shapes / sizeof shapes[0], 2);
     coreai_conv2d_params two = shapes[5];
     assert_true(coreai_conv2d_winograd_block_rows(&two) < (two.out_h + 1) / 2);
 
@@ -525,14 +530,12 @@ static void test_winograd(void **state)
         {1, 16, 20, 20, 256, 3, 3, 20, 20, 1, 1, 1, 1, 1, 1, 1, 1, 0.0f, INFINITY},
         {1, 32, 24, 24, 32, 3, 3, 24, 24, 1, 1, 1, 1, 1, 1, 1, 1, 0.0f, 6.0f},
     };
-    for (size_t i = 0; i < sizeof f4 / sizeof f4[0]; ++i) {
-        assert_int_equal(coreai_conv2d_winograd(&f4[i]), 4);
-        run(&rng, &f4[i], (int)(i % 2 == 0));
-    }
+    run_tiles(&rng, f4, sizeof f4 / sizeof f4[0], 4);
     coreai_conv2d_params four = f4[6];
     assert_true(coreai_conv2d_winograd_block_rows(&four) < (four.out_h + 3) / 4);
-    /* below the saving, and below 8 rows, F(2x2): 256 x 14 x 14 (16 * 49 -
-     * 36 * 16 = 208), and 7 rows of 256 columns */
+    /* below the saving, and below 8 rows, F(2x2): 14 x 14 maps (resnet18's
+     * 256-channel layers: 16 * 49 - 36 * 16 = 208), and 7 rows of 256
+     * columns */
     static const coreai_conv2d_params f2[] = {
         {1, 16, 14, 14, 16, 3, 3, 14, 14, 1, 1, 1, 1, 1, 1, 1, 0, 0.0f, 0.0f},
         {1, 16, 7, 256, 16, 3, 3, 7, 256, 1, 1, 1, 1, 1, 1, 1, 0, 0.0f, 0.0f},
