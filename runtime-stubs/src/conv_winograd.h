@@ -171,6 +171,21 @@ static void wino_weight_task(void *arg, int64_t lo, int64_t hi)
 
 /* ---- the input: V_xi[c][t] = (B^T d_ct B)[xi] ---------------------------- */
 
+/* Columns [0, len) of the padded input row iy of channel c's plane xc
+ * into d: zeros outside the input (the padding, and rows past its edges). */
+static void wino_row_padded(const coreai_conv2d_params *p, const float *xc, int64_t iy, int64_t len, float *d)
+{
+    const int64_t pl = p->pad_left;
+    const int64_t lo = pl < len ? pl : len, hi = pl + p->in_w < len ? pl + p->in_w : len;
+    if (iy < 0 || iy >= p->in_h || lo >= hi) {
+        conv_zero(d, len);
+        return;
+    }
+    conv_zero(d, lo);
+    conv_copy(d + lo, xc + iy * p->in_w + (lo - pl), hi - lo);
+    conv_zero(d + hi, len - hi);
+}
+
 /* A tile row's transformed values (v: nxi rows, vstride apart) into the
  * packed V: tile t of the block in panel t / 16, lane t % 16, row c, in
  * runs of at most 16 tiles. */
@@ -202,18 +217,8 @@ static void wino_input_row(const wino_job *j, int64_t c, int64_t ty)
     _Alignas(64) float e[4][WINO_ROW_MAX / 2], od[4][WINO_ROW_MAX / 2];
     _Alignas(64) float v[WINO_XI][COREAI_CONV2D_WINO_MAX_TW];
     /* the input columns a tile row reads, [lo, hi) of them inside x */
-    const int64_t lo = p->pad_left < len ? p->pad_left : len;
-    const int64_t hi = W + p->pad_left < len ? W + p->pad_left : len;
-    for (int r = 0; r < 4; ++r) {
-        const int64_t iy = 2 * ty - p->pad_top + r;
-        if (iy < 0 || iy >= H || lo >= hi) {
-            conv_zero(d[r], len);
-            continue;
-        }
-        conv_zero(d[r], lo);
-        conv_copy(d[r] + lo, xc + iy * W + (lo - p->pad_left), hi - lo);
-        conv_zero(d[r] + hi, len - hi);
-    }
+    for (int r = 0; r < 4; ++r)
+        wino_row_padded(p, xc, 2 * ty - p->pad_top + r, len, d[r]);
     /* B^T d, split into even and odd columns */
     for (int64_t k = 0; k < tw + 1; ++k) {
         const float a0 = d[0][2 * k], a1 = d[1][2 * k], a2 = d[2][2 * k], a3 = d[3][2 * k];
@@ -267,21 +272,12 @@ static void wino_input_row(const wino_job *j, int64_t c, int64_t ty)
 static void wino4_phases(const coreai_conv2d_params *p, const float *xc, int64_t iy, int64_t n1,
                          float ph[4][WINO4_PH], float *buf)
 {
-    const int64_t len = 4 * n1;
     if (iy < 0 || iy >= p->in_h) {
         for (int q = 0; q < 4; ++q)
             conv_zero(ph[q], n1);
         return;
     }
-    const int64_t pl = p->pad_left;
-    const int64_t lo = pl < len ? pl : len, hi = pl + p->in_w < len ? pl + p->in_w : len;
-    if (lo < hi) {
-        conv_zero(buf, lo);
-        conv_copy(buf + lo, xc + iy * p->in_w + (lo - pl), hi - lo);
-        conv_zero(buf + hi, len - hi);
-    } else {
-        conv_zero(buf, len);
-    }
+    wino_row_padded(p, xc, iy, 4 * n1, buf);
     int64_t t = 0;
 #ifdef WINO_V8
     for (; t + 8 <= n1; t += 8) {
