@@ -396,6 +396,34 @@ static int mask_visible(const void *mask, int32_t kind, int64_t off)
     return ((const float *)mask)[off] != 0.0f; /* NaN counts as nonzero, like logical_not */
 }
 
+/* Row `off` of the mask (keys a stride `ks` apart): 0 if it shows no key;
+ * else the first and one past the last key it shows in [lo, hi), and 1 if
+ * it shows every key in between (a causal, sliding-window or padding mask:
+ * the row then runs as a causal one, the keys outside never visited and
+ * no mask read per tile), -1 if not. Skipping a key the mask hides only
+ * drops a weight of exactly 0 (e^-inf) from the sums, so the bits are
+ * those of the key-by-key masking. */
+static int mask_row_range(const void *mask, int32_t kind, int64_t off, int64_t ks, int64_t tk,
+                          int64_t *lo, int64_t *hi)
+{
+    int64_t f = 0, l = tk;
+    while (f < tk && !mask_visible(mask, kind, off + f * ks))
+        ++f;
+    if (f == tk) {
+        *lo = 0;
+        *hi = tk;
+        return 0;
+    }
+    while (!mask_visible(mask, kind, off + (l - 1) * ks))
+        --l;
+    *lo = f;
+    *hi = l;
+    for (int64_t j = f + 1; j < l - 1; ++j)
+        if (!mask_visible(mask, kind, off + j * ks))
+            return -1;
+    return 1;
+}
+
 /* The max over the tile's nu logit vectors st[u], in four independent
  * chains (one chain of compare-and-select was a latency-bound loop). */
 static vm_f sdpa_max(const float *restrict st, int64_t nu)
@@ -568,18 +596,14 @@ static void sdpa_block(const sdpa_head *h, int64_t i0, int nr, int64_t c0, int64
         const int64_t i = i0 + r;
         int any;
         if (has_mask) {
-            lo[r] = 0;
-            hi[r] = tk;
-            any = 0;
-            for (int64_t j = 0; j < tk && !any; ++j)
-                any = mask_visible(h->mask, p->mask_kind, h->mbase + i * ms[2] + j * ms[3]);
+            any = mask_row_range(h->mask, p->mask_kind, h->mbase + i * ms[2], ms[3], tk, &lo[r], &hi[r]);
         } else {
             visible_range(p, i, &lo[r], &hi[r]);
             any = lo[r] < hi[r];
         }
         /* A row with no visible key: every key carries the same penalty,
          * which cancels in the softmax except against the sink. */
-        use_mask[r] = has_mask && any;
+        use_mask[r] = any < 0;
         any_mask |= use_mask[r];
         if (!any) {
             lo[r] = 0;

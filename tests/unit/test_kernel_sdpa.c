@@ -34,6 +34,7 @@ typedef struct sdpa_case {
     int mask_rank;         /* 2: [Tq, Tkv], 3: [1, Tq, Tkv], 4: [B, Hq|1, Tq, Tkv] */
     int mask_heads;        /* rank 4: mask has Hq heads (else 1) */
     double mask_density;   /* probability that a key is visible */
+    int mask_band;         /* nonzero: the mask is the band mask_band_visible draws, not random */
     int sinks;
     int has_scale;
     float scale;
@@ -52,6 +53,22 @@ static int rule_visible(const sdpa_case *c, int64_t i, int64_t j)
     }
     const int right_out = q <= k - (kl - ql + w);
     return !(left_out || right_out);
+}
+
+/* Structured masks, as models build them (plane: the mask's batch x head
+ * index): 1 causal, 2 a sliding window of 5, 3 padding (the last keys
+ * hidden, more in later planes), 4 causal with one hidden key inside the
+ * band, 5 causal with every fourth row hidden whole. */
+static int mask_band_visible(const sdpa_case *c, int64_t plane, int64_t i, int64_t j)
+{
+    const int64_t diag = i + c->tk - c->tq;
+    switch (c->mask_band) {
+    case 1: return j <= diag;
+    case 2: return j <= diag && j > diag - 5;
+    case 3: return j < c->tk - 3 * (plane + 1);
+    case 4: return j <= diag && (diag < 2 || j != diag / 2);
+    default: return j <= diag && i % 4 != 1;
+    }
 }
 
 static double sdpa_gamma(double n)
@@ -119,7 +136,8 @@ static void run(ref_rng *rng, const sdpa_case *c)
     uint8_t *mb = (uint8_t *)ref_alloc((size_t)mn);
     float *mf = ref_alloc_f(mn);
     for (int64_t i = 0; i < mn; ++i) {
-        const int vis = ref_unit(rng) < c->mask_density;
+        const int vis = c->mask_band ? mask_band_visible(c, i / (c->tq * c->tk), i / c->tk % c->tq, i % c->tk)
+                                     : ref_unit(rng) < c->mask_density;
         mb[i] = (uint8_t)vis;
         /* float masks: nonzero attends, whatever the sign or size */
         mf[i] = vis ? (ref_unit(rng) < 0.5 ? -INFINITY : ref_float(rng, 0.5, 3)) : 0.0f;
@@ -175,10 +193,10 @@ static void run(ref_rng *rng, const sdpa_case *c)
     assert_int_equal(coreai_sdpa_f32(&p, q, k, v, mask, c->sinks ? sinks : NULL, out), COREAI_STATUS_OK);
     char what[256];
     snprintf(what, sizeof what,
-             "sdpa B%lld Hq%lld Hk%lld Hv%lld Tq%lld Tkv%lld D%lld Dv%lld kb%lld vb%lld causal%d win%lld mask%d/r%d/h%d/%.2f sinks%d",
+             "sdpa B%lld Hq%lld Hk%lld Hv%lld Tq%lld Tkv%lld D%lld Dv%lld kb%lld vb%lld causal%d win%lld mask%d/r%d/h%d/%.2f/band%d sinks%d",
              (long long)c->b, (long long)c->hq, (long long)c->hk, (long long)c->hv, (long long)c->tq,
              (long long)c->tk, (long long)c->d, (long long)c->dv, (long long)c->kb, (long long)c->vb, c->causal,
-             (long long)c->window, c->mask, c->mask_rank, c->mask_heads, c->mask_density, c->sinks);
+             (long long)c->window, c->mask, c->mask_rank, c->mask_heads, c->mask_density, c->mask_band, c->sinks);
     ref_check(out, want, on, sdpa_tolerance(c, q, k, p.scale), what);
     free(q);
     free(k);
@@ -255,6 +273,66 @@ static void test_masks(void **state)
                                        .mask_density = densities[di], .sinks = sinks};
                         run(&rng, &c);
                     }
+}
+
+/* Band masks (what a causal, sliding-window or padding mask looks like),
+ * which the kernel runs by key range, and bands with holes, which it must
+ * not: across key tiles, query blocks and broadcast planes. */
+static void test_mask_bands(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(507);
+    static const int64_t lens[][2] = {{70, 70}, {33, 100}, {1, 9}, {5, 130}, {17, 17}};
+    for (int kind = 1; kind <= 2; ++kind)
+        for (int band = 1; band <= 5; ++band)
+            for (size_t li = 0; li < sizeof lens / sizeof lens[0]; ++li) {
+                sdpa_case c = {.b = 2, .hq = 4, .hk = 2, .hv = 2, .tq = lens[li][0], .tk = lens[li][1],
+                               .d = li % 2 ? 32 : 13, .dv = li % 2 ? 32 : 19, .kb = 2, .vb = 2,
+                               .mask = kind, .mask_rank = li % 3 == 2 ? 2 : 4, .mask_heads = (int)(li % 2),
+                               .mask_band = band, .sinks = (int)((band + li) % 2)};
+                run(&rng, &c);
+            }
+}
+
+/* A causal mask gives the bits of is_causal (both run by key range). */
+static void test_causal_mask_bits(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(508);
+    const int64_t hq = 4, tq = 40, tk = 90, d = 32, n = hq * tq * d, kn = tk * d;
+    float *q = ref_alloc_f(n), *k = ref_alloc_f(kn), *v = ref_alloc_f(kn);
+    float *a = ref_alloc_f(n), *b = ref_alloc_f(n);
+    uint8_t *m = (uint8_t *)ref_alloc((size_t)(tq * tk));
+    ref_fill(&rng, q, n, -1.5, 1.5);
+    ref_fill(&rng, k, kn, -1.5, 1.5);
+    ref_fill(&rng, v, kn, -1, 1);
+    for (int64_t i = 0; i < tq; ++i)
+        for (int64_t j = 0; j < tk; ++j)
+            m[i * tk + j] = (uint8_t)(j <= i + tk - tq);
+    coreai_sdpa_params p;
+    memset(&p, 0, sizeof p);
+    p.batch = 1;
+    p.q_heads = hq;
+    p.k_heads = p.v_heads = 1;
+    p.q_len = tq;
+    p.kv_len = tk;
+    p.head_dim = p.v_head_dim = d;
+    p.k_batch = p.v_batch = 1;
+    p.scale = 0.25f;
+    p.is_causal = 1;
+    assert_int_equal(coreai_sdpa_f32(&p, q, k, v, NULL, NULL, a), COREAI_STATUS_OK);
+    p.is_causal = 0;
+    p.mask_kind = COREAI_SDPA_MASK_BOOL;
+    p.mask_strides[2] = tk;
+    p.mask_strides[3] = 1;
+    assert_int_equal(coreai_sdpa_f32(&p, q, k, v, m, NULL, b), COREAI_STATUS_OK);
+    assert_memory_equal(a, b, (size_t)n * sizeof(float));
+    free(q);
+    free(k);
+    free(v);
+    free(a);
+    free(b);
+    free(m);
 }
 
 /* Key / value batch broadcast, odd and tiny head sizes, tile boundaries. */
@@ -397,6 +475,8 @@ int main(void)
         cmocka_unit_test(test_rules),
         cmocka_unit_test(test_fully_masked_rows),
         cmocka_unit_test(test_masks),
+        cmocka_unit_test(test_mask_bands),
+        cmocka_unit_test(test_causal_mask_bits),
         cmocka_unit_test(test_shapes),
         cmocka_unit_test(test_blocking),
         cmocka_unit_test(test_blocking_masks),
