@@ -24,7 +24,9 @@
  * qm_*: every other format and ISA (AVX-512, AVX2, NEON, scalar): 16
  * integers of a channel converted and scaled at a time ((q - z) * s, one
  * rounding: the model's weight) and multiplied into QM_MR rows, QM_R
- * channels per tile; x read in place.
+ * channels per tile; x read in place, in chunks of whole blocks of at most
+ * QM_X_FLOATS floats of the row group, each chunk's sums added to the
+ * outputs in order.
  *
  * From COREAI_LINEAR_Q_GEMM_ROWS rows on the strips are faster: they
  * convert a weight once per 64 rows, the tiles once per 4 or 8, and that
@@ -230,17 +232,17 @@ static void qr_range(const q_gemv_job *j, coreai_int_format f, int64_t lo, int64
  * x + r * ldx: each 16 weights converted and scaled in registers ((q - z)
  * * s, one rounding: the model's weight), then multiplied into MR rows. */
 Q_INLINE void qm_tile_z(const q_weight *w, coreai_int_format f, int64_t o, const int R, const float *x, int64_t ldx,
-                        const int MR, const int has_zero, float *sum)
+                        const int MR, const int has_zero, int64_t b0, int64_t b1, float *sum)
 {
     q_vf acc[QM_MR * QM_R];
     const uint8_t *p[QM_R];
-    const int64_t step = q_is4(f) ? 8 : 16, nb = w->blocks;
+    const int64_t step = q_is4(f) ? 8 : 16, nb = w->blocks, e0 = b0 * w->block;
     for (int i = 0; i < MR * R; ++i)
         acc[i] = Q_ZERO();
     for (int k = 0; k < R; ++k)
-        p[k] = w->q + (q_is4(f) ? (o + k) * w->in / 2 : (o + k) * w->in);
+        p[k] = w->q + (q_is4(f) ? ((o + k) * w->in + e0) / 2 : (o + k) * w->in + e0);
     const float *sc = (const float *)w->scale + o * nb;
-    for (int64_t b = 0, i = 0; b < nb; ++b) {
+    for (int64_t b = b0, i = e0; b < b1; ++b) {
         q_vi z[QM_R];
         q_vf s[QM_R];
         for (int k = 0; k < R; ++k) {
@@ -270,21 +272,21 @@ Q_INLINE void qm_tile_z(const q_weight *w, coreai_int_format f, int64_t o, const
 }
 
 Q_INLINE void qm_tile(const q_weight *w, coreai_int_format f, int64_t o, const int R, const float *x, int64_t ldx,
-                      const int MR, float *sum)
+                      const int MR, int64_t b0, int64_t b1, float *sum)
 {
     if (w->zero != NULL)
-        qm_tile_z(w, f, o, R, x, ldx, MR, 1, sum);
+        qm_tile_z(w, f, o, R, x, ldx, MR, 1, b0, b1, sum);
     else
-        qm_tile_z(w, f, o, R, x, ldx, MR, 0, sum);
+        qm_tile_z(w, f, o, R, x, ldx, MR, 0, b0, b1, sum);
 }
 #else
 /* The scalar tile: each weight formed once (q_deq1) for MR rows. */
 Q_INLINE void qm_tile(const q_weight *w, coreai_int_format f, int64_t o, const int R, const float *x, int64_t ldx,
-                      const int MR, float *sum)
+                      const int MR, int64_t b0, int64_t b1, float *sum)
 {
     float acc[QM_MR * QM_R] = {0};
     const int64_t nb = w->blocks;
-    for (int64_t b = 0; b < nb; ++b) {
+    for (int64_t b = b0; b < b1; ++b) {
         int32_t z[QM_R];
         float s[QM_R];
         for (int k = 0; k < R; ++k) {
@@ -306,51 +308,65 @@ Q_INLINE void qm_tile(const q_weight *w, coreai_int_format f, int64_t o, const i
 #endif
 
 Q_INLINE void qm_tile_rows(const q_weight *w, coreai_int_format f, int64_t o, const int R, const float *x,
-                           int64_t ldx, int mr, float *sum)
+                           int64_t ldx, int mr, int64_t b0, int64_t b1, float *sum)
 {
 #ifdef Q_FEW_SHAPES
     if (mr == QM_MR) {
-        qm_tile(w, f, o, R, x, ldx, QM_MR, sum);
+        qm_tile(w, f, o, R, x, ldx, QM_MR, b0, b1, sum);
         return;
     }
     for (int r = 0; r < mr; ++r)
-        qm_tile(w, f, o, R, x + r * ldx, ldx, 1, sum + r * R);
+        qm_tile(w, f, o, R, x + r * ldx, ldx, 1, b0, b1, sum + r * R);
 #else
     switch (mr) {
-    case 1: qm_tile(w, f, o, R, x, ldx, 1, sum); break;
-    case 2: qm_tile(w, f, o, R, x, ldx, 2, sum); break;
-    case 3: qm_tile(w, f, o, R, x, ldx, 3, sum); break;
+    case 1: qm_tile(w, f, o, R, x, ldx, 1, b0, b1, sum); break;
+    case 2: qm_tile(w, f, o, R, x, ldx, 2, b0, b1, sum); break;
+    case 3: qm_tile(w, f, o, R, x, ldx, 3, b0, b1, sum); break;
 #if QM_MR > 4
-    case 4: qm_tile(w, f, o, R, x, ldx, 4, sum); break;
-    case 5: qm_tile(w, f, o, R, x, ldx, 5, sum); break;
-    case 6: qm_tile(w, f, o, R, x, ldx, 6, sum); break;
-    case 7: qm_tile(w, f, o, R, x, ldx, 7, sum); break;
+    case 4: qm_tile(w, f, o, R, x, ldx, 4, b0, b1, sum); break;
+    case 5: qm_tile(w, f, o, R, x, ldx, 5, b0, b1, sum); break;
+    case 6: qm_tile(w, f, o, R, x, ldx, 6, b0, b1, sum); break;
+    case 7: qm_tile(w, f, o, R, x, ldx, 7, b0, b1, sum); break;
 #endif
-    default: qm_tile(w, f, o, R, x, ldx, QM_MR, sum); break;
+    default: qm_tile(w, f, o, R, x, ldx, QM_MR, b0, b1, sum); break;
     }
 #endif
 }
 
-/* Outputs [lo, hi) of every row, the format a constant. */
+/* Floats of x (QM_MR rows) that one pass over the channels reads at most:
+ * 32 KiB, so it stays in L1 across them. A tile reading 8 rows of 2048
+ * inputs (64 KiB) per channel pair waited on L2. */
+#define QM_X_FLOATS 8192
+
+/* Outputs [lo, hi) of every row, the format a constant: the inputs in
+ * chunks of whole blocks whose x stays in L1 across the channels, each
+ * chunk's sums added to the outputs in order. */
 Q_INLINE void qm_range_fmt(const q_gemv_job *j, coreai_int_format f, int64_t lo, int64_t hi)
 {
-    const int64_t in = j->w->in;
+    const int64_t in = j->w->in, nb = j->w->blocks, bs = j->w->block;
+    /* blocks per chunk: all of them while the row group's x fits */
+    const int64_t cb = in * QM_MR <= QM_X_FLOATS ? nb : bs * QM_MR < QM_X_FLOATS ? QM_X_FLOATS / (bs * QM_MR) : 1;
     float s[QM_MR * QM_R];
     for (int64_t r0 = 0; r0 < j->rows; r0 += QM_MR) {
         const int mr = j->rows - r0 < QM_MR ? (int)(j->rows - r0) : QM_MR;
         const float *x = j->x + r0 * in;
         float *out = j->out + r0 * j->outf;
-        int64_t o = lo;
-        for (; o + QM_R <= hi; o += QM_R) {
-            qm_tile_rows(j->w, f, o, QM_R, x, in, mr, s);
-            for (int r = 0; r < mr; ++r)
-                for (int k = 0; k < QM_R; ++k)
-                    out[r * j->outf + o + k] = s[r * QM_R + k];
-        }
-        for (; o < hi; ++o) {
-            qm_tile_rows(j->w, f, o, 1, x, in, mr, s);
-            for (int r = 0; r < mr; ++r)
-                out[r * j->outf + o] = s[r];
+        for (int64_t b0 = 0; b0 < nb || b0 == 0; b0 += cb) {
+            const int64_t b1 = nb - b0 < cb ? nb : b0 + cb;
+            int64_t o = lo;
+            for (; o + QM_R <= hi; o += QM_R) {
+                qm_tile_rows(j->w, f, o, QM_R, x, in, mr, b0, b1, s);
+                for (int r = 0; r < mr; ++r)
+                    for (int k = 0; k < QM_R; ++k)
+                        out[r * j->outf + o + k] = b0 == 0 ? s[r * QM_R + k] : out[r * j->outf + o + k] + s[r * QM_R + k];
+            }
+            for (; o < hi; ++o) {
+                qm_tile_rows(j->w, f, o, 1, x, in, mr, b0, b1, s);
+                for (int r = 0; r < mr; ++r)
+                    out[r * j->outf + o] = b0 == 0 ? s[r] : out[r * j->outf + o] + s[r];
+            }
+            if (nb == 0)
+                break;
         }
     }
 }
