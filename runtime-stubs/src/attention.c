@@ -400,9 +400,8 @@ static int mask_visible(const void *mask, int32_t kind, int64_t off)
  * else the first and one past the last key it shows in [lo, hi), and 1 if
  * it shows every key in between (a causal, sliding-window or padding mask:
  * the row then runs as a causal one, the keys outside never visited and
- * no mask read per tile), -1 if not. Skipping a key the mask hides only
- * drops a weight of exactly 0 (e^-inf) from the sums, so the bits are
- * those of the key-by-key masking. */
+ * no mask read per tile), -1 if not. A key the mask hides weighs exactly
+ * 0 (e^-inf), so leaving it out adds nothing the sums would have had. */
 static int mask_row_range(const void *mask, int32_t kind, int64_t off, int64_t ks, int64_t tk,
                           int64_t *lo, int64_t *hi)
 {

@@ -228,7 +228,8 @@ static void qr_range(const q_gemv_job *j, coreai_int_format f, int64_t lo, int64
 
 #ifdef Q_VECTOR
 #define QM_V (16 / Q_VL) /* vectors per 16 weights */
-/* sum[r * R + k] = sum_i W[o + k][i] x_r[i] over the whole row, x_r at
+/* sum[r * R + k] = sum_i W[o + k][i] x_r[i] over the inputs of blocks
+ * [b0, b1), x_r at
  * x + r * ldx: each 16 weights converted and scaled in registers ((q - z)
  * * s, one rounding: the model's weight), then multiplied into MR rows. */
 Q_INLINE void qm_tile_z(const q_weight *w, coreai_int_format f, int64_t o, const int R, const float *x, int64_t ldx,
@@ -353,17 +354,18 @@ Q_INLINE void qm_range_fmt(const q_gemv_job *j, coreai_int_format f, int64_t lo,
         float *out = j->out + r0 * j->outf;
         for (int64_t b0 = 0; b0 < nb || b0 == 0; b0 += cb) {
             const int64_t b1 = nb - b0 < cb ? nb : b0 + cb;
-            int64_t o = lo;
-            for (; o + QM_R <= hi; o += QM_R) {
-                qm_tile_rows(j->w, f, o, QM_R, x, in, mr, b0, b1, s);
+            for (int64_t o = lo; o < hi;) {
+                const int R = hi - o >= QM_R ? QM_R : 1;
+                if (R == QM_R)
+                    qm_tile_rows(j->w, f, o, QM_R, x, in, mr, b0, b1, s);
+                else
+                    qm_tile_rows(j->w, f, o, 1, x, in, mr, b0, b1, s);
                 for (int r = 0; r < mr; ++r)
-                    for (int k = 0; k < QM_R; ++k)
-                        out[r * j->outf + o + k] = b0 == 0 ? s[r * QM_R + k] : out[r * j->outf + o + k] + s[r * QM_R + k];
-            }
-            for (; o < hi; ++o) {
-                qm_tile_rows(j->w, f, o, 1, x, in, mr, b0, b1, s);
-                for (int r = 0; r < mr; ++r)
-                    out[r * j->outf + o] = b0 == 0 ? s[r] : out[r * j->outf + o] + s[r];
+                    for (int k = 0; k < R; ++k) {
+                        float *y = out + r * j->outf + o + k;
+                        *y = b0 == 0 ? s[r * R + k] : *y + s[r * R + k];
+                    }
+                o += R;
             }
             if (nb == 0)
                 break;
