@@ -345,14 +345,15 @@ Q_INLINE void qm_tile_rows(const q_weight *w, coreai_int_format f, int64_t o, co
 Q_INLINE void qm_range_fmt(const q_gemv_job *j, coreai_int_format f, int64_t lo, int64_t hi)
 {
     const int64_t in = j->w->in, nb = j->w->blocks, bs = j->w->block;
-    /* blocks per chunk: all of them while the row group's x fits */
-    const int64_t cb = in * QM_MR <= QM_X_FLOATS ? nb : bs * QM_MR < QM_X_FLOATS ? QM_X_FLOATS / (bs * QM_MR) : 1;
+    /* blocks per chunk (all of them when the row group's x fits whole) */
+    const int64_t fit = QM_X_FLOATS / (bs * QM_MR), cb = fit > 0 ? fit : 1;
     float s[QM_MR * QM_R];
     for (int64_t r0 = 0; r0 < j->rows; r0 += QM_MR) {
         const int mr = j->rows - r0 < QM_MR ? (int)(j->rows - r0) : QM_MR;
         const float *x = j->x + r0 * in;
         float *out = j->out + r0 * j->outf;
-        for (int64_t b0 = 0; b0 < nb || b0 == 0; b0 += cb) {
+        int64_t b0 = 0;
+        do { /* once at least: no inputs give zeros */
             const int64_t b1 = nb - b0 < cb ? nb : b0 + cb;
             for (int64_t o = lo; o < hi;) {
                 const int R = hi - o >= QM_R ? QM_R : 1;
@@ -367,9 +368,7 @@ Q_INLINE void qm_range_fmt(const q_gemv_job *j, coreai_int_format f, int64_t lo,
                     }
                 o += R;
             }
-            if (nb == 0)
-                break;
-        }
+        } while ((b0 += cb) < nb);
     }
 }
 

@@ -399,6 +399,15 @@ static void test_linear_q8a(void **state)
     const coreai_linear_q_params empty = {1, 0, 2, 32, COREAI_INT_I4, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32};
     assert_int_equal(coreai_linear_q8a_f32(&empty, x, q, s, NULL, s, out, NULL), COREAI_STATUS_OK);
     assert_true(out[0] == 1.0f && out[1] == 1.0f);
+    /* no inputs on the GEMV (1 row) and the register tiles (3 rows): each row is the bias */
+    const float bias2[2] = {0.5f, -2.0f};
+    for (int64_t rows = 1; rows <= 3; rows += 2) {
+        const coreai_linear_q_params none = {rows, 0, 2, 32, COREAI_INT_I8, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32};
+        float o6[6] = {9, 9, 9, 9, 9, 9};
+        assert_int_equal(coreai_linear_q_f32(&none, x, q, s, NULL, NULL, bias2, o6, NULL), COREAI_STATUS_OK);
+        for (int64_t row = 0; row < rows; ++row)
+            assert_true(o6[2 * row] == 0.5f && o6[2 * row + 1] == -2.0f);
+    }
     p.format = COREAI_INT_U8;
     assert_int_equal(coreai_linear_q8a_f32(&p, x, q, s, NULL, NULL, out, scratch), COREAI_STATUS_INVALID_ARGUMENT);
     p.format = COREAI_INT_I8;
