@@ -552,26 +552,49 @@ static void gemm_pack_a_at(float *restrict dst, int rows, const coreai_gemm_args
 }
 
 static float gemm_dot(const float *x, const float *y, int64_t k);
+static void gemm_dot4(const float *x, const float *y, int64_t k, float *out, int64_t os);
 
 /* Right edges of at most this many columns past whole vectors go to
  * gemm_tail_dots when the caller allows it (coreai_gemm_args.tail_dots). */
 #define GEMM_TAIL_DOTS 2
 
-/* C[ir:ir+rows, j0:j0+nt] from dot products of the packed A rows with B's
- * columns jb.. of the block (each copied out of its panel once), merged as
- * a tile's edge. */
-static void gemm_tail_dots(const coreai_gemm_args *g, int64_t ir, int rows, const float *ap, int64_t j0, int64_t jb,
-                           int nt, int64_t kc, const float *bblk, int64_t bps, int beta, const float *bias,
-                           const float *rb, int epilogue, int add, int last)
+/* The columns of a block of nc that gemm_tail_dots computes: those past
+ * whole vectors, when the caller allows dots and there are at most
+ * GEMM_TAIL_DOTS of them; else none. */
+static int gemm_tail_of(const coreai_gemm_args *g, int64_t nc)
 {
-    _Alignas(64) float tmp[GEMM_MR * GEMM_NR];
-    _Alignas(64) float col[GEMM_KC];
+    const int64_t tail = nc % GEMM_VL;
+    return GEMM_VL > 1 && g->tail_dots && g->c_cb <= 0 && tail <= GEMM_TAIL_DOTS ? (int)tail : 0;
+}
+
+/* Those nt columns of the block (jb.. of bblk, panel stride bps) out of
+ * their panel into col, GEMM_KC apart: once per block, for every row
+ * panel (each of the kc values is on a line of its own in the panel, and
+ * copying them per row panel cost as much as the dots: a 7 x 7 output's
+ * 49th column took a fifth of a 512-channel layer's time). */
+static void gemm_tail_cols(int nt, int64_t jb, int64_t kc, const float *bblk, int64_t bps, float *col)
+{
     for (int t = 0; t < nt; ++t) {
         const float *b = bblk + ((jb + t) / 16) * bps + (jb + t) % 16;
         for (int64_t p = 0; p < kc; ++p)
-            col[p] = b[16 * p];
-        for (int i = 0; i < rows; ++i)
-            tmp[i * GEMM_NR + t] = gemm_dot(ap + (int64_t)i * GEMM_KC, col, kc);
+            col[t * GEMM_KC + p] = b[16 * p];
+    }
+}
+
+/* C[ir:ir+rows, j0:j0+nt] from dot products of the packed A rows with the
+ * columns col (gemm_tail_cols), merged as a tile's edge. */
+static void gemm_tail_dots(const coreai_gemm_args *g, int64_t ir, int rows, const float *ap, int64_t j0, int nt,
+                           int64_t kc, const float *col, int beta, const float *bias, const float *rb, int epilogue,
+                           int add, int last)
+{
+    _Alignas(64) float tmp[GEMM_MR * GEMM_NR];
+    for (int t = 0; t < nt; ++t) {
+        const float *ct = col + t * GEMM_KC;
+        int i = 0;
+        for (; i + 4 <= rows; i += 4)
+            gemm_dot4(ap + (int64_t)i * GEMM_KC, ct, kc, tmp + i * GEMM_NR + t, GEMM_NR);
+        for (; i < rows; ++i)
+            tmp[i * GEMM_NR + t] = gemm_dot(ap + (int64_t)i * GEMM_KC, ct, kc);
     }
     gemm_merge_tile(g, ir, j0, tmp, rows, nt, beta, bias, rb, epilogue, add, last);
 }
@@ -579,11 +602,12 @@ static void gemm_tail_dots(const coreai_gemm_args *g, int64_t ir, int rows, cons
 /*
  * C[ir:ir+rows, jc:jc+nc] (+)= the packed A panel ap (rows x kc, rows GEMM_KC
  * apart) x B-block, bblk being the block's first panel at row pc (panel
- * stride bps). beta: add to C (not the first k block); last: the last k
- * block, which applies bias and epilogue.
+ * stride bps; tcol: its gemm_tail_of columns by gemm_tail_cols). beta: add
+ * to C (not the first k block); last: the last k block, which applies bias
+ * and epilogue.
  */
 static void gemm_panel(const coreai_gemm_args *g, int64_t ir, int rows, const float *ap, int64_t jc, int64_t nc,
-                       int64_t kc, const float *bblk, int64_t bps, int beta, int last, coreai_pf pf)
+                       int64_t kc, const float *bblk, int64_t bps, const float *tcol, int beta, int last, coreai_pf pf)
 {
     _Alignas(64) float tmp[GEMM_MR * GEMM_NR];
     const int epilogue = last ? g->epilogue : COREAI_EPILOGUE_NONE;
@@ -594,11 +618,11 @@ static void gemm_panel(const coreai_gemm_args *g, int64_t ir, int rows, const fl
      * tile is stored (and the clamp and the addend after them) */
     const int relu = epilogue == COREAI_EPILOGUE_RELU, clamp = last && g->clamp;
     const int post = epilogue != COREAI_EPILOGUE_NONE && !relu;
-    const int64_t tail = nc % GEMM_VL;
-    if (GEMM_VL > 1 && g->tail_dots && g->c_cb <= 0 && tail <= GEMM_TAIL_DOTS) {
+    const int tail = gemm_tail_of(g, nc);
+    if (tail > 0) {
         nc -= tail;
-        gemm_tail_dots(g, ir, rows, ap, jc + nc, nc, (int)tail, kc, bblk, bps, beta,
-                       bias != NULL ? bias + nc : NULL, rb, epilogue, add, last);
+        gemm_tail_dots(g, ir, rows, ap, jc + nc, tail, kc, tcol, beta, bias != NULL ? bias + nc : NULL, rb, epilogue,
+                       add, last);
     }
     for (int64_t jr = 0; jr < nc; jr += GEMM_NR) {
         const int64_t w = gemm_min(GEMM_NR, nc - jr);
@@ -671,7 +695,10 @@ static void gemm_block(const coreai_gemm_args *g, int64_t i0, int64_t i1, int64_
                        int64_t kc, const float *bblk, int64_t bps, int beta, int last)
 {
     _Alignas(64) float apanel[GEMM_MR * GEMM_KC];
+    _Alignas(64) float tcol[GEMM_TAIL_DOTS * GEMM_KC];
     const gemm_panels pn = gemm_panels_of(i1 - i0);
+    const int tail = gemm_tail_of(g, nc);
+    gemm_tail_cols(tail, nc - tail, kc, bblk, bps, tcol);
     for (int64_t ir = i0, ip = 0; ir < i1; ++ip) {
         const int rows = pn.short_rows + (ip < pn.tall);
         const float *ap = apanel;
@@ -692,7 +719,7 @@ static void gemm_block(const coreai_gemm_args *g, int64_t i0, int64_t i1, int64_
             pf.rs = s->row * s->bits / 8;
             pf.bytes = (kc * s->bits + 7) / 8 + 64; /* and the rows' drift of rs's rounding */
         }
-        gemm_panel(g, ir, rows, ap, jc, nc, kc, bblk, bps, beta, last, pf);
+        gemm_panel(g, ir, rows, ap, jc, nc, kc, bblk, bps, tcol, beta, last, pf);
         ir += rows;
     }
 }
@@ -984,6 +1011,7 @@ static void gemm_run_strips(const gemm_job *job, const gemm_part *r, int64_t t)
     const coreai_pf no_pf = {0, 0, 0, 0, 0};
     _Alignas(64) float ablk[GEMM_MC * GEMM_KC];
     _Alignas(64) float strip[GEMM_KC * GEMM_SW];
+    _Alignas(64) float tcol[GEMM_TAIL_DOTS * GEMM_KC];
     const coreai_gemm_args *g = job->g;
     const int64_t m = r->i1 - r->i0, chunks = (m + GEMM_MC - 1) / GEMM_MC;
     (void)t;
@@ -1001,10 +1029,12 @@ static void gemm_run_strips(const gemm_job *job, const gemm_part *r, int64_t t)
             for (int64_t jc = r->j0; jc < r->j1; jc += GEMM_SW) {
                 const int64_t nc = gemm_min(GEMM_SW, r->j1 - jc);
                 job->pack(job->ctx, pc, kc, jc, nc, strip, kc * 16);
+                const int tail = gemm_tail_of(g, nc);
+                gemm_tail_cols(tail, nc - tail, kc, strip, kc * 16, tcol);
                 for (int64_t ir = c0, ip = 0; ir < c1; ++ip) {
                     const int rows = pn.short_rows + (ip < pn.tall);
                     const float *ap = direct ? g->a + ir * g->a_rs + pc : ablk + (ir - c0) * GEMM_KC;
-                    gemm_panel(g, ir, rows, ap, jc, nc, kc, strip, kc * 16, pc > 0, pc + kc == g->k, no_pf);
+                    gemm_panel(g, ir, rows, ap, jc, nc, kc, strip, kc * 16, tcol, pc > 0, pc + kc == g->k, no_pf);
                     ir += rows;
                 }
             }
@@ -1056,6 +1086,37 @@ static float gemm_dot(const float *x, const float *y, int64_t k)
     for (; p < k; ++p)
         t += x[p] * y[p];
     return t;
+}
+
+/* gemm_dot of x's rows i < 4 (GEMM_KC apart) with y into out[i * os]:
+ * each row's sums as gemm_dot forms them, in the same order (the same
+ * bits), the four rows' chains interleaved so that they hide each other's
+ * latency. */
+static void gemm_dot4(const float *x, const float *y, int64_t k, float *out, int64_t os)
+{
+    gemm_vf s0[4], s1[4];
+    for (int i = 0; i < 4; ++i)
+        s0[i] = s1[i] = gemm_vzero();
+    int64_t p = 0;
+    for (; p + 2 * GEMM_VL <= k; p += 2 * GEMM_VL) {
+        const gemm_vf y0 = gemm_vload(y + p), y1 = gemm_vload(y + p + GEMM_VL);
+        for (int i = 0; i < 4; ++i) {
+            s0[i] = GEMM_FMA(s0[i], gemm_vload(x + i * GEMM_KC + p), y0);
+            s1[i] = GEMM_FMA(s1[i], gemm_vload(x + i * GEMM_KC + p + GEMM_VL), y1);
+        }
+    }
+    for (; p + GEMM_VL <= k; p += GEMM_VL) {
+        const gemm_vf y0 = gemm_vload(y + p);
+        for (int i = 0; i < 4; ++i)
+            s0[i] = GEMM_FMA(s0[i], gemm_vload(x + i * GEMM_KC + p), y0);
+    }
+    for (int i = 0; i < 4; ++i) {
+        const float *xi = x + i * GEMM_KC;
+        float t = gemm_vsum(s0[i] + s1[i]);
+        for (int64_t q = p; q < k; ++q)
+            t += xi[q] * y[q];
+        out[i * os] = t;
+    }
 }
 
 /* c[j] += s * y[j] for j < n. */
