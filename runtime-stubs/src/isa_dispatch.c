@@ -138,6 +138,8 @@ static void isa_append(char *buf, size_t cap, const char *s)
       (const coreai_softmax_params *params, const float *x, float *out), (params, x, out))            \
     X(s, coreai_status, coreai_log_softmax_f32,                                                        \
       (const coreai_log_softmax_params *params, const float *x, float *out), (params, x, out))        \
+    X(s, coreai_status, coreai_pool2d_f32,                                                             \
+      (const coreai_pool2d_params *params, const float *x, float *out), (params, x, out))              \
     X(s, coreai_status, coreai_rope_f32,                                                               \
       (const coreai_rope_params *params, const float *x, const float *cos_in, const float *sin_in,    \
        const void *positions, const float *freqs, void *scratch, size_t scratch_bytes, float *out),   \

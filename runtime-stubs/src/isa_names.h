@@ -58,6 +58,8 @@
 /* softmax.c, log_softmax.c */
 #define coreai_softmax_f32 COREAI_ISA_NAME(coreai_softmax_f32)
 #define coreai_log_softmax_f32 COREAI_ISA_NAME(coreai_log_softmax_f32)
+/* pool2d.c */
+#define coreai_pool2d_f32 COREAI_ISA_NAME(coreai_pool2d_f32)
 /* rope.c */
 #define coreai_rope_f32 COREAI_ISA_NAME(coreai_rope_f32)
 /* swiglu.c */

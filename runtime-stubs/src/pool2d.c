@@ -1,8 +1,10 @@
 /* coreai_pool2d_f32: max / average / sum pooling, NCHW. */
+#include "isa_names.h" /* first: renames this file's functions per ISA variant */
 #include "coreai/kernels/pool.h"
 
 #include <math.h>
 
+#include "parallel.h"
 #include "window.h"
 
 /* NaN-propagating maximum (PyTorch's max_pool2d keeps a NaN). */
@@ -42,71 +44,158 @@ static void avg_extent(int64_t o, int64_t stride, int64_t pad_lo, int64_t pad_hi
     *inside = end > start ? end - start : 0;
 }
 
+/* Vectors of 8 where the compiler has vector types: the max runs as a
+ * compare and a blend per 8 outputs (one output at a time, with a stride-2
+ * read, resnet18's 3 x 3 / 2 max pool took longer than onnxruntime's
+ * stride-2 convolution after it). */
+#if defined(__GNUC__) || defined(__clang__)
+#define POOL_V8 1
+typedef float pool_v8 __attribute__((vector_size(32), aligned(4), may_alias));
+typedef int32_t pool_i8 __attribute__((vector_size(32), aligned(4), may_alias));
+#define POOL_LD(p) (*(const pool_v8 *)(const void *)(p))
+#define POOL_ST(p, v) (*(pool_v8 *)(void *)(p) = (v))
+
+/* *d = PICK_MAX(*d, v) lane by lane (a macro: a function returning a
+ * 32-byte vector has another ABI without AVX) */
+#define POOL_PICK_MAX(d, v)                                            \
+    do {                                                               \
+        const pool_v8 m_ = POOL_LD(d), v_ = (v);                       \
+        const pool_i8 k_ = (v_ > m_) | (v_ != v_);                     \
+        POOL_ST(d, (pool_v8)(((pool_i8)v_ & k_) | ((pool_i8)m_ & ~k_))); \
+    } while (0)
+#endif
+
+/* d[j] = PICK_MAX(d[j], s[j * sw]) for j < n: reads s[0 .. (n - 1) * sw]
+ * only. */
+static void pool_max_run(float *restrict d, const float *restrict s, int64_t n, int64_t sw)
+{
+    int64_t j = 0;
+#ifdef POOL_V8
+    if (sw == 1) {
+        for (; j + 8 <= n; j += 8)
+            POOL_PICK_MAX(d + j, POOL_LD(s + j));
+    } else if (sw == 2) {
+        /* 16 inputs, the even ones; the last is s[2 j + 15] <= s[2 (n - 1)] */
+        for (; j + 9 <= n; j += 8) {
+            const pool_v8 a = POOL_LD(s + 2 * j), b = POOL_LD(s + 2 * j + 8);
+            POOL_PICK_MAX(d + j, __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14));
+        }
+    }
+#endif
+    for (; j < n; ++j)
+        d[j] = PICK_MAX(d[j], s[j * sw]);
+}
+
+/* One plane of max pooling, output row by output row: each row starts at
+ * -inf and takes every tap (kh, kw) in that order over its output range
+ * (so each output sees its window in the order the portable loop below
+ * takes it: the same NaN and signed-zero choices). */
+static void pool_max_plane(const coreai_pool2d_params *p, const float *xp, float *op)
+{
+    const int64_t H = p->in_h, W = p->in_w, OH = p->out_h, OW = p->out_w;
+    for (int64_t oh = 0; oh < OH; ++oh) {
+        float *orow = op + oh * OW;
+        for (int64_t i = 0; i < OW; ++i)
+            orow[i] = -INFINITY;
+        for (int64_t kh = 0; kh < p->kernel_h; ++kh) {
+            const int64_t ih = oh * p->stride_h - p->pad_top + kh * p->dilation_h;
+            if (ih < 0 || ih >= H)
+                continue;
+            for (int64_t kw = 0; kw < p->kernel_w; ++kw) {
+                int64_t ow_lo, ow_hi;
+                coreai_tap_range(W, OW, p->stride_w, p->pad_left, kw * p->dilation_w, &ow_lo, &ow_hi);
+                if (ow_lo < ow_hi)
+                    pool_max_run(orow + ow_lo, xp + ih * W + ow_lo * p->stride_w - p->pad_left + kw * p->dilation_w,
+                                 ow_hi - ow_lo, p->stride_w);
+            }
+        }
+    }
+}
+
 /*
- * Like conv2d: every tap (kh, kw) folds a shifted input row segment into
- * the output rows it reaches, with the valid range of rows and columns
- * computed once per tap; an average divides at the end.
+ * Average and sum like conv2d: every tap (kh, kw) folds a shifted input
+ * row segment into the output rows it reaches, with the valid range of
+ * rows and columns computed once per tap; an average divides at the end.
  */
+static void pool_sum_plane(const coreai_pool2d_params *p, const float *xp, float *op)
+{
+    const int64_t H = p->in_h, W = p->in_w, OH = p->out_h, OW = p->out_w;
+    const int64_t sh = p->stride_h, sw = p->stride_w, dh = p->dilation_h, dw = p->dilation_w;
+    for (int64_t i = 0; i < OH * OW; ++i)
+        op[i] = 0.0f;
+    for (int64_t kh = 0; kh < p->kernel_h; ++kh) {
+        int64_t oh_lo, oh_hi;
+        coreai_tap_range(H, OH, sh, p->pad_top, kh * dh, &oh_lo, &oh_hi);
+        if (oh_lo >= oh_hi)
+            continue;
+        for (int64_t kw = 0; kw < p->kernel_w; ++kw) {
+            int64_t ow_lo, ow_hi;
+            coreai_tap_range(W, OW, sw, p->pad_left, kw * dw, &ow_lo, &ow_hi);
+            if (ow_lo >= ow_hi)
+                continue;
+            const int64_t cnt = ow_hi - ow_lo;
+            const int64_t col0 = ow_lo * sw - p->pad_left + kw * dw;
+            for (int64_t oh = oh_lo; oh < oh_hi; ++oh) {
+                const float *xr = xp + (oh * sh - p->pad_top + kh * dh) * W + col0;
+                float *orow = op + oh * OW + ow_lo;
+                if (sw == 1) {
+                    for (int64_t j = 0; j < cnt; ++j)
+                        orow[j] += xr[j];
+                } else {
+                    for (int64_t j = 0; j < cnt; ++j)
+                        orow[j] += xr[j * sw];
+                }
+            }
+        }
+    }
+    if (p->op != COREAI_POOL_OP_AVG)
+        return;
+    for (int64_t oh = 0; oh < OH; ++oh) {
+        int64_t ph, ih;
+        avg_extent(oh, sh, p->pad_top, p->pad_bottom, p->kernel_h, H, &ph, &ih);
+        float *orow = op + oh * OW;
+        for (int64_t ow = 0; ow < OW; ++ow) {
+            int64_t pw, iw;
+            avg_extent(ow, sw, p->pad_left, p->pad_right, p->kernel_w, W, &pw, &iw);
+            if (ih == 0 || iw == 0) {
+                orow[ow] = 0.0f; /* no input cell: 0, as PyTorch */
+                continue;
+            }
+            const int64_t divisor = p->count_include_pad ? ph * pw : ih * iw;
+            orow[ow] = (float)((double)orow[ow] / (double)divisor);
+        }
+    }
+}
+
+typedef struct pool_job {
+    const coreai_pool2d_params *p;
+    const float *x;
+    float *out;
+} pool_job;
+
+/* Planes [lo, hi): each computed whole by one task, so the split changes
+ * no bit. */
+static void pool_planes(void *arg, int64_t lo, int64_t hi)
+{
+    const pool_job *j = arg;
+    const coreai_pool2d_params *p = j->p;
+    for (int64_t c = lo; c < hi; ++c) {
+        const float *xp = j->x + c * p->in_h * p->in_w;
+        float *op = j->out + c * p->out_h * p->out_w;
+        if (p->op == COREAI_POOL_OP_MAX)
+            pool_max_plane(p, xp, op);
+        else
+            pool_sum_plane(p, xp, op);
+    }
+}
+
 coreai_status coreai_pool2d_f32(const coreai_pool2d_params *params, const float *x, float *out)
 {
     if (params == NULL || x == NULL || out == NULL || !pool_params_valid(params))
         return COREAI_STATUS_INVALID_ARGUMENT;
     const coreai_pool2d_params *p = params;
-    const int64_t H = p->in_h, W = p->in_w, OH = p->out_h, OW = p->out_w;
-    const int64_t sh = p->stride_h, sw = p->stride_w, dh = p->dilation_h, dw = p->dilation_w;
-    const int64_t plane_in = H * W, plane_out = OH * OW;
-    const int is_max = p->op == COREAI_POOL_OP_MAX;
-    for (int64_t c = 0; c < p->planes; ++c) {
-        const float *xp = x + c * plane_in;
-        float *op = out + c * plane_out;
-        const float init = is_max ? -INFINITY : 0.0f;
-        for (int64_t i = 0; i < plane_out; ++i)
-            op[i] = init;
-        for (int64_t kh = 0; kh < p->kernel_h; ++kh) {
-            int64_t oh_lo, oh_hi;
-            coreai_tap_range(H, OH, sh, p->pad_top, kh * dh, &oh_lo, &oh_hi);
-            if (oh_lo >= oh_hi)
-                continue;
-            for (int64_t kw = 0; kw < p->kernel_w; ++kw) {
-                int64_t ow_lo, ow_hi;
-                coreai_tap_range(W, OW, sw, p->pad_left, kw * dw, &ow_lo, &ow_hi);
-                if (ow_lo >= ow_hi)
-                    continue;
-                const int64_t cnt = ow_hi - ow_lo;
-                const int64_t col0 = ow_lo * sw - p->pad_left + kw * dw;
-                for (int64_t oh = oh_lo; oh < oh_hi; ++oh) {
-                    const float *xr = xp + (oh * sh - p->pad_top + kh * dh) * W + col0;
-                    float *orow = op + oh * OW + ow_lo;
-                    if (is_max) {
-                        for (int64_t j = 0; j < cnt; ++j)
-                            orow[j] = PICK_MAX(orow[j], xr[j * sw]);
-                    } else if (sw == 1) {
-                        for (int64_t j = 0; j < cnt; ++j)
-                            orow[j] += xr[j];
-                    } else {
-                        for (int64_t j = 0; j < cnt; ++j)
-                            orow[j] += xr[j * sw];
-                    }
-                }
-            }
-        }
-        if (p->op != COREAI_POOL_OP_AVG)
-            continue;
-        for (int64_t oh = 0; oh < OH; ++oh) {
-            int64_t ph, ih;
-            avg_extent(oh, sh, p->pad_top, p->pad_bottom, p->kernel_h, H, &ph, &ih);
-            float *orow = op + oh * OW;
-            for (int64_t ow = 0; ow < OW; ++ow) {
-                int64_t pw, iw;
-                avg_extent(ow, sw, p->pad_left, p->pad_right, p->kernel_w, W, &pw, &iw);
-                if (ih == 0 || iw == 0) {
-                    orow[ow] = 0.0f; /* no input cell: 0, as PyTorch */
-                    continue;
-                }
-                const int64_t divisor = p->count_include_pad ? ph * pw : ih * iw;
-                orow[ow] = (float)((double)orow[ow] / (double)divisor);
-            }
-        }
-    }
+    pool_job j = {p, x, out};
+    coreai_par_ranges(pool_planes, &j, p->planes, 1,
+                      (double)(p->out_h * p->out_w) * (double)(p->kernel_h * p->kernel_w) + (double)(p->in_h * p->in_w));
     return COREAI_STATUS_OK;
 }

@@ -144,6 +144,65 @@ static void test_larger(void **state)
     run(&rng, &p, 0);
 }
 
+/* Max pooling over rows wide enough for the vector loops (8 outputs at a
+ * time, stride 1 and 2; 3 and dilation 2 one at a time), with NaNs and
+ * signed zeros: the bits of a float loop that takes each window's taps in
+ * order (kh, then kw) with PyTorch's rule (a NaN wins, a larger value
+ * replaces, an equal one does not: -0 then +0 keeps -0). */
+static void test_max_bits(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(1104);
+    static const int64_t shapes[][6] = {
+        /* in_w, stride_w, kernel_w, pad, dilation_w, in_h */
+        {57, 2, 3, 1, 1, 7}, {64, 2, 3, 1, 1, 5}, {40, 1, 3, 1, 1, 6}, {33, 1, 2, 0, 1, 4},
+        {50, 2, 2, 0, 1, 4}, {49, 3, 3, 1, 1, 5}, {45, 1, 3, 2, 2, 5}, {112, 2, 3, 1, 1, 9},
+    };
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; ++si) {
+        const int64_t W = shapes[si][0], sw = shapes[si][1], K = shapes[si][2], pad = shapes[si][3];
+        const int64_t dw = shapes[si][4], H = shapes[si][5], P = 3;
+        coreai_pool2d_params p = {COREAI_POOL_OP_MAX, P, H, W, 0, 0, 3, K, 2, sw, 1, pad, 1, pad, 1, dw, 1};
+        p.out_h = out_extent(H, 1, 1, 3, 2, 1, 0);
+        p.out_w = out_extent(W, pad, pad, K, sw, dw, 0);
+        const int64_t OH = p.out_h, OW = p.out_w;
+        float *x = ref_alloc_f(P * H * W), *out = ref_alloc_f(P * OH * OW), *want = ref_alloc_f(P * OH * OW);
+        /* negative values, so that a window's zeros are often its max */
+        ref_fill(&rng, x, P * H * W, -2, -1);
+        for (int64_t i = 0; i < P * H * W; ++i) {
+            const int64_t r = ref_int(&rng, 0, 40);
+            x[i] = r == 0 ? NAN : r <= 4 ? -0.0f : r <= 8 ? 0.0f : x[i];
+        }
+        for (int64_t c = 0; c < P; ++c)
+            for (int64_t i = 0; i < OH; ++i)
+                for (int64_t j = 0; j < OW; ++j) {
+                    float m = -INFINITY;
+                    for (int64_t a = 0; a < 3; ++a)
+                        for (int64_t b = 0; b < K; ++b) {
+                            const int64_t r = i * 2 - 1 + a, q = j * sw - pad + b * dw;
+                            if (r < 0 || r >= H || q < 0 || q >= W)
+                                continue;
+                            const float v = x[(c * H + r) * W + q];
+                            m = (v > m || v != v) ? v : m;
+                        }
+                    want[(c * OH + i) * OW + j] = m;
+                }
+        assert_int_equal(coreai_pool2d_f32(&p, x, out), COREAI_STATUS_OK);
+        for (int64_t i = 0; i < P * OH * OW; ++i) {
+            uint32_t g, w;
+            memcpy(&g, &out[i], sizeof g);
+            memcpy(&w, &want[i], sizeof w);
+            if (g != w)
+                fail_msg("max pool %lldx%lld k3x%lld s2,%lld p1,%lld d1,%lld: element %lld is %a (0x%08x), want %a "
+                         "(0x%08x)",
+                         (long long)H, (long long)W, (long long)K, (long long)sw, (long long)pad, (long long)dw,
+                         (long long)i, (double)out[i], g, (double)want[i], w);
+        }
+        free(x);
+        free(out);
+        free(want);
+    }
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -193,6 +252,7 @@ int main(void)
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_empty_windows),
         cmocka_unit_test(test_larger),
+        cmocka_unit_test(test_max_bits),
         cmocka_unit_test(test_errors),
     };
     return COREAI_RUN_EVERY_ISA(tests);

@@ -1,7 +1,8 @@
 /*
  * Threads beyond the GEMM, attention and conv (test_parallel.c has those):
  * rms / layer norm, group / instance / batch norm, RoPE (both modes, with
- * broadcast cos / sin), softmax (rows and strided columns), SwiGLU,
+ * broadcast cos / sin), softmax (rows and strided columns), max and
+ * average pooling (split by planes), SwiGLU,
  * element-wise binary (flat, and broadcast rows) and unary ops, and
  * batched matmul split over its batches (unpacked, packed, a shared B
  * packed once, broadcast batch axes), and a palettized linear's decode
@@ -294,6 +295,59 @@ static void test_softmax(void **state)
     (void)state;
     check_softmax(96, 500, 1);  /* attention rows */
     check_softmax(3, 100, 300); /* strided axis: two column blocks per outer index */
+}
+
+/* ---- 2-D pooling, split by planes ---- */
+
+typedef struct pool_case {
+    coreai_pool2d_params p;
+    const float *x;
+} pool_case;
+
+static void pool_run(const void *cv, float *out)
+{
+    const pool_case *c = cv;
+    assert_int_equal(coreai_pool2d_f32(&c->p, c->x, out), COREAI_STATUS_OK);
+}
+
+/* planes x hw^2, a 3 x 3 window, stride s, padding 1 (max: no padding
+ * wins; avg: the padding counted) */
+static void check_pool(coreai_pool_op op, int64_t planes, int64_t hw, int64_t s)
+{
+    ref_rng r = ref_rng_make(0x7900ull + (uint64_t)(planes + hw + s + op));
+    const int64_t o = (hw + 2 - 3) / s + 1;
+    float *x = random_floats(&r, planes * hw * hw), *out = malloc((size_t)(planes * o * o) * sizeof(float));
+    double *want = doubles(planes * o * o);
+    assert_non_null(out);
+    pool_case c = {{op, planes, hw, hw, o, o, 3, 3, s, s, 1, 1, 1, 1, 1, 1, 1}, x};
+    check_modes(op == COREAI_POOL_OP_MAX ? "max_pool2d" : "avg_pool2d", pool_run, &c, planes * o * o, out);
+    for (int64_t c0 = 0; c0 < planes; ++c0)
+        for (int64_t i = 0; i < o; ++i)
+            for (int64_t j = 0; j < o; ++j) {
+                double m = -INFINITY, sum = 0.0;
+                for (int64_t a = 0; a < 3; ++a)
+                    for (int64_t b = 0; b < 3; ++b) {
+                        const int64_t y = i * s - 1 + a, z = j * s - 1 + b;
+                        if (y < 0 || y >= hw || z < 0 || z >= hw)
+                            continue;
+                        const double v = x[(c0 * hw + y) * hw + z];
+                        m = v > m ? v : m;
+                        sum += v;
+                    }
+                want[(c0 * o + i) * o + j] = op == COREAI_POOL_OP_MAX ? m : sum / 9.0;
+            }
+    expect_near(op == COREAI_POOL_OP_MAX ? "max_pool2d" : "avg_pool2d", out, want, planes * o * o,
+                op == COREAI_POOL_OP_MAX ? 0.0 : 1e-6);
+    free(x);
+    free(out);
+    free(want);
+}
+
+static void test_pool(void **state)
+{
+    (void)state;
+    check_pool(COREAI_POOL_OP_MAX, 64, 112, 2); /* resnet18's stem */
+    check_pool(COREAI_POOL_OP_AVG, 17, 30, 1);
 }
 
 /* ---- SwiGLU, element-wise binary and unary ---- */
@@ -645,6 +699,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_channel_norms, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rope, setup, teardown),
         cmocka_unit_test_setup_teardown(test_softmax, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pool, setup, teardown),
         cmocka_unit_test_setup_teardown(test_swiglu, setup, teardown),
         cmocka_unit_test_setup_teardown(test_elementwise, setup, teardown),
         cmocka_unit_test_setup_teardown(test_matmul_batches, setup, teardown),
