@@ -132,8 +132,6 @@ static inline void wino_taps8(const float *gc, conv_v8 t[9])
             WINO4_G(T, h_[3 * row_], h_[3 * row_ + 1], h_[3 * row_ + 2], (u) + 6 * row_, 1);  \
     } while (0)
 
-/* Weight row o (in_channels * 9 values) into U, eight channels at a time
- * (a lane each) where the compiler has vector types. */
 /* The vector loop of wino_weight_row for one tile size: NXI values per
  * channel, stored NXI apart by a stride held in a local (read through j,
  * it was reloaded after every store, which may alias it, and the values
@@ -148,6 +146,8 @@ static inline void wino_taps8(const float *gc, conv_v8 t[9])
             *(conv_v8 *)(void *)(d + xi * us) = u[xi];                   \
     }
 
+/* Weight row o (in_channels * 9 values) into U, eight channels at a time
+ * (a lane each) where the compiler has vector types. */
 static void wino_weight_row(const wino_job *j, const float *g, int64_t o)
 {
     const int64_t C = j->p->in_channels, us = j->us, nxi = j->nxi;
@@ -568,8 +568,8 @@ static void wino_gemms(wino_job *j)
 }
 
 /* Output channels per chunk of wino_chunk_task: its transformed weights
- * (36 x 32 x 128 floats: 576 KiB at most for F(4x4), whose channels stop
- * at 128 in practice; 16 x 32 x 256, 512 KiB, for F(2x2)) and products stay
+ * (16 or 36 x 32 x in_channels floats: 512 KiB for resnet18's 256-channel
+ * F(2x2) layers, 576 KiB for its 128-channel F(4x4) ones) and products stay
  * in L2 with the transformed input beside them. */
 #define WINO_CHUNK 32
 
@@ -588,7 +588,8 @@ static void wino_chunk_task(void *arg, int64_t lo, int64_t hi)
     const int64_t C = j->p->in_channels, tiles = j->th * j->tw;
     for (int64_t c0 = lo; c0 < hi; c0 += WINO_CHUNK) {
         const int64_t c1 = c0 + WINO_CHUNK < hi ? c0 + WINO_CHUNK : hi;
-        wino_weight_task((void *)j, c0, c1);
+        for (int64_t o = c0; o < c1; ++o)
+            wino_weight_row(j, j->weight + o * C * 9, o);
         for (int64_t xi = 0; xi < j->nxi; ++xi) {
             coreai_gemm_args g = {0};
             g.m = c1 - c0;
@@ -603,7 +604,12 @@ static void wino_chunk_task(void *arg, int64_t lo, int64_t hi)
             g.tail_dots = 1;
             coreai_gemm_packed(&g, j->v + xi * j->vs, j->ps);
         }
-        wino_output_task((void *)j, c0, c1);
+        for (int64_t o = c0; o < c1; ++o) {
+            if (j->mt == 4)
+                wino4_output_channel(j, o);
+            else
+                wino_output_channel(j, o);
+        }
     }
 }
 

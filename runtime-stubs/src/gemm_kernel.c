@@ -557,6 +557,9 @@ static void gemm_dot4(const float *x, const float *y, int64_t k, float *out, int
 /* Right edges of at most this many columns past whole vectors go to
  * gemm_tail_dots when the caller allows it (coreai_gemm_args.tail_dots). */
 #define GEMM_TAIL_DOTS 2
+/* the stack those columns take (none in a scalar build, which has no
+ * dots: every column is a whole vector) */
+#define GEMM_TCOL_FLOATS (GEMM_VL > 1 ? GEMM_TAIL_DOTS * GEMM_KC : 1)
 
 /* The columns of a block of nc that gemm_tail_dots computes: those past
  * whole vectors, when the caller allows dots and there are at most
@@ -695,7 +698,7 @@ static void gemm_block(const coreai_gemm_args *g, int64_t i0, int64_t i1, int64_
                        int64_t kc, const float *bblk, int64_t bps, int beta, int last)
 {
     _Alignas(64) float apanel[GEMM_MR * GEMM_KC];
-    _Alignas(64) float tcol[GEMM_TAIL_DOTS * GEMM_KC];
+    _Alignas(64) float tcol[GEMM_TCOL_FLOATS];
     const gemm_panels pn = gemm_panels_of(i1 - i0);
     const int tail = gemm_tail_of(g, nc);
     gemm_tail_cols(tail, nc - tail, kc, bblk, bps, tcol);
@@ -1011,7 +1014,7 @@ static void gemm_run_strips(const gemm_job *job, const gemm_part *r, int64_t t)
     const coreai_pf no_pf = {0, 0, 0, 0, 0};
     _Alignas(64) float ablk[GEMM_MC * GEMM_KC];
     _Alignas(64) float strip[GEMM_KC * GEMM_SW];
-    _Alignas(64) float tcol[GEMM_TAIL_DOTS * GEMM_KC];
+    _Alignas(64) float tcol[GEMM_TCOL_FLOATS];
     const coreai_gemm_args *g = job->g;
     const int64_t m = r->i1 - r->i0, chunks = (m + GEMM_MC - 1) / GEMM_MC;
     (void)t;

@@ -74,7 +74,9 @@ static void pool_max_run(float *restrict d, const float *restrict s, int64_t n, 
     if (sw == 1) {
         for (; j + 8 <= n; j += 8)
             POOL_PICK_MAX(d + j, POOL_LD(s + j));
-    } else if (sw == 2) {
+    }
+#if defined(__clang__) || __GNUC__ >= 12 /* __builtin_shufflevector */
+    if (sw == 2) {
         /* 16 inputs, the even ones; the last is s[2 j + 15] <= s[2 (n - 1)] */
         for (; j + 9 <= n; j += 8) {
             const pool_v8 a = POOL_LD(s + 2 * j), b = POOL_LD(s + 2 * j + 8);
@@ -82,14 +84,15 @@ static void pool_max_run(float *restrict d, const float *restrict s, int64_t n, 
         }
     }
 #endif
+#endif
     for (; j < n; ++j)
         d[j] = PICK_MAX(d[j], s[j * sw]);
 }
 
 /* One plane of max pooling, output row by output row: each row starts at
- * -inf and takes every tap (kh, kw) in that order over its output range
- * (so each output sees its window in the order the portable loop below
- * takes it: the same NaN and signed-zero choices). */
+ * -inf and takes every tap over its output range, kh then kw, so each
+ * output takes its window in that order, which fixes which NaN or which
+ * signed zero it keeps. */
 static void pool_max_plane(const coreai_pool2d_params *p, const float *xp, float *op)
 {
     const int64_t H = p->in_h, W = p->in_w, OH = p->out_h, OW = p->out_w;
