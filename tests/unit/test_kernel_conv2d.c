@@ -492,6 +492,47 @@ static void run_tiles(ref_rng *rng, const coreai_conv2d_params *shapes, size_t n
     }
 }
 
+/* A one-block layer of one sample runs Winograd 32 output channels at a
+ * time (weights, products, outputs); two samples, or several blocks of tile
+ * rows, run each phase over every channel. The sums are the same: the
+ * sample alone and both copies of it in a batch of two have the same bits. */
+static void test_winograd_chunks(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(1013);
+    static const coreai_conv2d_params shapes[] = {
+        {1, 64, 14, 14, 72, 3, 3, 14, 14, 1, 1, 1, 1, 1, 1, 1, 1, 0.0f, INFINITY}, /* F(2x2), 2 chunks + 8 */
+        {1, 40, 24, 24, 96, 3, 3, 24, 24, 1, 1, 1, 1, 1, 1, 1, 0, 0.0f, 0.0f},     /* F(4x4), 3 chunks */
+        {1, 256, 7, 7, 256, 3, 3, 7, 7, 1, 1, 1, 1, 1, 1, 1, 0, 0.0f, 0.0f},       /* 8 chunks, 49 tiles */
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i) {
+        coreai_conv2d_params one = shapes[i], two = shapes[i];
+        two.batch = 2;
+        assert_true(coreai_conv2d_winograd(&one) != 0);
+        const int64_t m = coreai_conv2d_winograd(&one);
+        assert_int_equal(coreai_conv2d_winograd_block_rows(&one), (one.out_h + m - 1) / m); /* one block */
+        const int64_t nx = one.in_channels * one.in_h * one.in_w, ny = one.out_channels * one.out_h * one.out_w;
+        float *x = ref_alloc_f(2 * nx), *w = ref_alloc_f(one.out_channels * one.in_channels * 9);
+        float *b = ref_alloc_f(one.out_channels), *y1 = ref_alloc_f(ny), *y2 = ref_alloc_f(2 * ny);
+        ref_fill(&rng, x, nx, -1, 1);
+        memcpy(x + nx, x, (size_t)nx * sizeof(float));
+        ref_fill(&rng, w, one.out_channels * one.in_channels * 9, -1, 1);
+        ref_fill(&rng, b, one.out_channels, -1, 1);
+        const size_t s1 = coreai_conv2d_f32_scratch_size(&one), s2 = coreai_conv2d_f32_scratch_size(&two);
+        float *scratch = ref_alloc_f((int64_t)((s1 > s2 ? s1 : s2) / sizeof(float)));
+        assert_int_equal(coreai_conv2d_ws_f32(&one, x, w, b, y1, scratch), COREAI_STATUS_OK);
+        assert_int_equal(coreai_conv2d_ws_f32(&two, x, w, b, y2, scratch), COREAI_STATUS_OK);
+        assert_memory_equal(y1, y2, (size_t)ny * sizeof(float));
+        assert_memory_equal(y1, y2 + ny, (size_t)ny * sizeof(float));
+        free(x);
+        free(w);
+        free(b);
+        free(y1);
+        free(y2);
+        free(scratch);
+    }
+}
+
 static void test_winograd(void **state)
 {
     (void)state;
@@ -615,7 +656,7 @@ int main(void)
         cmocka_unit_test(test_depthwise), cmocka_unit_test(test_depthwise_rows),
         cmocka_unit_test(test_gemm_tails), cmocka_unit_test(test_clamp), cmocka_unit_test(test_pointwise_tiles),
         cmocka_unit_test(test_pointwise_and_rows), cmocka_unit_test(test_edges),
-        cmocka_unit_test(test_winograd), cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_winograd), cmocka_unit_test(test_winograd_chunks), cmocka_unit_test(test_errors),
     };
     return COREAI_RUN_EVERY_ISA(tests);
 }
