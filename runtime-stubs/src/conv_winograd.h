@@ -17,7 +17,11 @@
  * from the weight once per call; then, block of tile rows by block, V in
  * the GEMM's packed-B layout and the products M_xi [out x tiles]. Blocks
  * keep V and M within COREAI_CONV2D_WINO_BLOCK floats, so they stay in the
- * last-level cache while the GEMMs read and write them.
+ * last-level cache while the GEMMs read and write them. A layer that is
+ * one block of one sample (resnet18's 28 x 28 and 14 x 14 layers) takes
+ * its output channels WINO_CHUNK at a time instead, each chunk's rows of
+ * U, products and outputs in turn (wino_chunk_task), so that U and M stay
+ * in L2.
  *
  * Every phase splits by rows that one task computes whole (weight rows,
  * input channels, patch positions, output channels), so the bits do not
