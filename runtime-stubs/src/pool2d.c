@@ -44,10 +44,8 @@ static void avg_extent(int64_t o, int64_t stride, int64_t pad_lo, int64_t pad_hi
     *inside = end > start ? end - start : 0;
 }
 
-/* Vectors of 8 where the compiler has vector types: the max runs as a
- * compare and a blend per 8 outputs (one output at a time, with a stride-2
- * read, resnet18's 3 x 3 / 2 max pool took longer than onnxruntime's
- * stride-2 convolution after it). */
+/* Vectors of 8 where the compiler has vector types (pool_max_vec): each
+ * PICK_MAX a compare, an unordered test and a blend. */
 #if defined(__GNUC__) || defined(__clang__)
 #define POOL_V8 1
 typedef float pool_v8 __attribute__((vector_size(32), aligned(4), may_alias));
