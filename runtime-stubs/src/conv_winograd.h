@@ -176,12 +176,13 @@ static void wino_weight_row(const wino_job *j, const float *g, int64_t o)
     }
 }
 
-static void wino_weight_task(void *arg, int64_t lo, int64_t hi)
+static void wino_weight_rows(const wino_job *j, int64_t lo, int64_t hi)
 {
-    const wino_job *j = arg;
     for (int64_t o = lo; o < hi; ++o)
         wino_weight_row(j, j->weight + o * j->p->in_channels * 9, o);
 }
+
+static void wino_weight_task(void *arg, int64_t lo, int64_t hi) { wino_weight_rows(arg, lo, hi); }
 
 /* ---- the input: V_xi[c][t] = (B^T d_ct B)[xi] ---------------------------- */
 
@@ -398,22 +399,28 @@ static void wino_input_task(void *arg, int64_t lo, int64_t hi)
 
 /* ---- the products: M_xi = U_xi V_xi -------------------------------------- */
 
-static void wino_gemm_task(void *arg, int64_t xi)
+/* Rows [o0, o1) of M_xi = U_xi V_xi */
+static void wino_gemm_rows(const wino_job *j, int64_t xi, int64_t o0, int64_t o1)
 {
-    const wino_job *j = arg;
-    const int64_t C = j->p->in_channels, O = j->p->out_channels, tiles = (j->ty1 - j->ty0) * j->tw;
+    const int64_t C = j->p->in_channels, tiles = (j->ty1 - j->ty0) * j->tw;
     coreai_gemm_args g = {0};
-    g.m = O;
+    g.m = o1 - o0;
     g.n = tiles;
     g.k = C;
-    g.a = j->u + xi * j->us;
+    g.a = j->u + xi * j->us + o0 * C;
     g.a_rs = C;
     g.a_cs = 1;
-    g.c = j->m + xi * j->ms;
+    g.c = j->m + xi * j->ms + o0 * tiles;
     g.ldc = tiles;
     g.epilogue = COREAI_EPILOGUE_NONE;
     g.tail_dots = 1; /* 7 x 7 tiles are 49 columns */
     coreai_gemm_packed(&g, j->v + xi * j->vs, j->ps);
+}
+
+static void wino_gemm_task(void *arg, int64_t xi)
+{
+    const wino_job *j = arg;
+    wino_gemm_rows(j, xi, 0, j->p->out_channels);
 }
 
 /* ---- the output: Y = A^T M A, A^T = [1 1 1 0; 0 1 -1 -1] ---------------- */
@@ -546,9 +553,8 @@ static void wino4_output_channel(const wino_job *j, int64_t o)
     }
 }
 
-static void wino_output_task(void *arg, int64_t lo, int64_t hi)
+static void wino_output_rows(const wino_job *j, int64_t lo, int64_t hi)
 {
-    const wino_job *j = arg;
     for (int64_t o = lo; o < hi; ++o) {
         if (j->mt == 4)
             wino4_output_channel(j, o);
@@ -556,6 +562,8 @@ static void wino_output_task(void *arg, int64_t lo, int64_t hi)
             wino_output_channel(j, o);
     }
 }
+
+static void wino_output_task(void *arg, int64_t lo, int64_t hi) { wino_output_rows(arg, lo, hi); }
 
 /* ---- the layer ------------------------------------------------------------ */
 
@@ -589,31 +597,12 @@ static void wino_gemms(wino_job *j)
 static void wino_chunk_task(void *arg, int64_t lo, int64_t hi)
 {
     const wino_job *j = arg;
-    const int64_t C = j->p->in_channels, tiles = j->th * j->tw;
     for (int64_t c0 = lo; c0 < hi; c0 += WINO_CHUNK) {
         const int64_t c1 = c0 + WINO_CHUNK < hi ? c0 + WINO_CHUNK : hi;
-        for (int64_t o = c0; o < c1; ++o)
-            wino_weight_row(j, j->weight + o * C * 9, o);
-        for (int64_t xi = 0; xi < j->nxi; ++xi) {
-            coreai_gemm_args g = {0};
-            g.m = c1 - c0;
-            g.n = tiles;
-            g.k = C;
-            g.a = j->u + xi * j->us + c0 * C;
-            g.a_rs = C;
-            g.a_cs = 1;
-            g.c = j->m + xi * j->ms + c0 * tiles;
-            g.ldc = tiles;
-            g.epilogue = COREAI_EPILOGUE_NONE;
-            g.tail_dots = 1;
-            coreai_gemm_packed(&g, j->v + xi * j->vs, j->ps);
-        }
-        for (int64_t o = c0; o < c1; ++o) {
-            if (j->mt == 4)
-                wino4_output_channel(j, o);
-            else
-                wino_output_channel(j, o);
-        }
+        wino_weight_rows(j, c0, c1);
+        for (int64_t xi = 0; xi < j->nxi; ++xi)
+            wino_gemm_rows(j, xi, c0, c1);
+        wino_output_rows(j, c0, c1);
     }
 }
 

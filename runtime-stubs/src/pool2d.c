@@ -83,22 +83,23 @@ static float pool_max_one(const coreai_pool2d_params *p, const float *xp, int64_
 }
 
 #ifdef POOL_V8
+/* The column strides pool_max_vec takes: 1, and 2 where
+ * __builtin_shufflevector picks the even lanes. */
+#if defined(__clang__) || __GNUC__ >= 12
+#define POOL_VEC_STRIDE(sw) ((sw) == 1 || (sw) == 2)
+#else
+#define POOL_VEC_STRIDE(sw) ((sw) == 1)
+#endif
+
 /* Outputs [ow, ow + 8) of row oh into d, their columns' taps all inside
- * the input, the maximum in a register across the window (kh, then kw);
- * 0 (and nothing stored) where a read would pass the plane's end x_end (a
- * stride-2 vector reads one float past its last tap) or the stride is not
- * 1 or 2. */
+ * the input and the stride one POOL_VEC_STRIDE takes, the maximum in a
+ * register across the window (kh, then kw); 0 (and nothing stored) where a
+ * read would pass the plane's end x_end (a stride-2 vector reads one float
+ * past its last tap). */
 static inline int pool_max_vec(const coreai_pool2d_params *p, const float *xp, const float *x_end, int64_t oh,
                                int64_t ow, float *d)
 {
     const int64_t sw = p->stride_w, ih0 = oh * p->stride_h - p->pad_top;
-#if defined(__clang__) || __GNUC__ >= 12 /* __builtin_shufflevector */
-    if (sw != 1 && sw != 2)
-        return 0;
-#else
-    if (sw != 1)
-        return 0;
-#endif
     const float *c0 = xp + ow * sw - p->pad_left;
     pool_v8 m = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
     for (int64_t kh = 0; kh < p->kernel_h; ++kh) {
@@ -145,14 +146,17 @@ static void pool_max_plane(const coreai_pool2d_params *p, const float *xp, float
     }
     lo = lo < OW ? lo : OW;
     hi = hi > lo ? hi : lo;
+#ifdef POOL_V8
+    const float *x_end = xp + p->in_h * p->in_w;
+    const int vec = POOL_VEC_STRIDE(p->stride_w) && hi - lo >= 8;
+#endif
     for (int64_t oh = 0; oh < p->out_h; ++oh) {
         float *orow = op + oh * OW;
         int64_t ow = 0;
         for (; ow < lo; ++ow)
             orow[ow] = pool_max_one(p, xp, oh, ow);
 #ifdef POOL_V8
-        const float *x_end = xp + p->in_h * p->in_w;
-        if (hi - lo >= 8) {
+        if (vec) {
             while (ow + 8 <= hi && pool_max_vec(p, xp, x_end, oh, ow, orow + ow))
                 ow += 8;
             if (ow < hi && ow + 8 > hi && pool_max_vec(p, xp, x_end, oh, hi - 8, orow + hi - 8))
