@@ -23,7 +23,6 @@
 #if defined(__AVX512F__)
 #define DWR_L 16
 #define DWR_RT 0 /* 7 or 8 rows */
-#define DWR_ISA_OK(p) 1
 typedef __m512 dwr_v;
 typedef __mmask16 dwr_m;
 /* lanes e of [0, 16) with a <= e < b */
@@ -36,7 +35,7 @@ static inline dwr_m dwr_run(int64_t a, int64_t b)
 #define DWR_SET1(x) _mm512_set1_ps(x)
 #define DWR_FMA(a, w, x) _mm512_fmadd_ps((w), (x), (a))
 #define DWR_LOAD(m, p) _mm512_maskz_loadu_ps((m), (p))
-#define DWR_STORE(p, m, v) _mm512_mask_storeu_ps((p), (m), (v))
+#define DWR_STORE(p, m, n, v) _mm512_mask_storeu_ps((p), (m), (v))
 #define DWR_LOADU(p) _mm512_loadu_ps(p)
 #define DWR_STOREU(p, v) _mm512_storeu_ps((p), (v))
 #define DWR_SPLIT 0 /* masked loads and stores cost what plain ones do */
@@ -58,13 +57,13 @@ static inline dwr_m dwr_run(int64_t a, int64_t b)
 #else
 #define DWR_L 8
 /* 16 registers: tiles of 4 rows (7 spill the tap weights). With the
- * interior strips unmasked (DWR_SPLIT) this path beats the band path on
+ * interior strips unmasked (DWR_SPLIT) this path beat the band path on
  * Zen 4 at stride 2 and on rows up to 64 wide (MobileNet's layers in the
  * network: 7 x 7 110 -> 55 us, 56 x 56 284 -> 189, 112 x 112 at stride
- * 2 449-609 -> 270-424); at 112 x 112 stride 1 the bands stay faster
- * (235 us against 256-292). */
+ * 2 449-609 -> 270-424). Since the edge strips store without vmaskmovps
+ * (dwr_store_n) it wins at 112 x 112 stride 1 too (Zen 3: 164 us against
+ * the bands' 266-281), so it takes every shape the row path covers. */
 #define DWR_RT 4
-#define DWR_ISA_OK(p) ((p)->stride_w == 2 || (p)->in_w <= 64)
 typedef __m256 dwr_v;
 typedef __m256i dwr_m;
 static inline dwr_m dwr_run(int64_t a, int64_t b)
@@ -78,17 +77,50 @@ static inline dwr_m dwr_run(int64_t a, int64_t b)
 #define DWR_SET1(x) _mm256_set1_ps(x)
 #define DWR_FMA(a, w, x) _mm256_fmadd_ps((w), (x), (a))
 #define DWR_LOAD(m, p) _mm256_maskload_ps((p), (m))
-#define DWR_STORE(p, m, v) _mm256_maskstore_ps((p), (m), (v))
+/* the first n lanes of v (n of out_w's columns): vmaskmovps as a store
+ * took a third of a 14 x 14 layer on Zen 3, so a partial vector is
+ * written as at most a 4-, a 2- and a 1-lane store */
+static inline void dwr_store_n(float *p, int64_t n, __m256 v)
+{
+    if (n >= 8) {
+        _mm256_storeu_ps(p, v);
+        return;
+    }
+    __m128 h = _mm256_castps256_ps128(v);
+    if (n & 4) {
+        _mm_storeu_ps(p, h);
+        p += 4;
+        h = _mm256_extractf128_ps(v, 1);
+    }
+    if (n & 2) {
+        _mm_storel_pi((__m64 *)(void *)p, h);
+        p += 2;
+        h = _mm_movehl_ps(h, h);
+    }
+    if (n & 1)
+        _mm_store_ss(p, h);
+}
+#define DWR_STORE(p, m, n, v) ((void)(m), dwr_store_n((p), (n), (v)))
 #define DWR_LOADU(p) _mm256_loadu_ps(p)
 #define DWR_STOREU(p, v) _mm256_storeu_ps((p), (v))
 /* vmaskmovps is slow (a store far more than a load; on Zen 4 a load of a
  * line not in cache as well): the strips whose columns all lie inside the
- * row (dw_cols.full) use plain loads and stores, only the edges masked */
+ * row (dw_cols.full) use plain loads and stores, the edges masked loads
+ * and dwr_store_n */
 #define DWR_SPLIT 1
 #define DWR_CLAMP(v, lo, hi) _mm256_min_ps((hi), _mm256_max_ps((lo), (v)))
 #define DWR_EVEN(lo, hi)                                                                                     \
     _mm256_castpd_ps(_mm256_permute4x64_pd(                                                                  \
         _mm256_castps_pd(_mm256_shuffle_ps((lo), (hi), _MM_SHUFFLE(2, 0, 2, 0))), _MM_SHUFFLE(3, 1, 2, 0)))
+/* Stride 2 with the lanes left in vshufps' order (outputs 0 1 4 5 2 3 6 7):
+ * the shuffles share the FMAs' pipes on Zen 3, and one load pair at column
+ * base[2m] holds both tap 2m (even lanes) and tap 2m + 1 (odd), so a row
+ * costs K / 2 + 1 load pairs and K in-lane shuffles, the cross-lane fix
+ * once per output vector (DWR_S2_FIX) rather than once per tap */
+#define DWR_S2_PAIRED 1
+#define DWR_S2_EVEN(lo, hi) _mm256_shuffle_ps((lo), (hi), _MM_SHUFFLE(2, 0, 2, 0))
+#define DWR_S2_ODD(lo, hi) _mm256_shuffle_ps((lo), (hi), _MM_SHUFFLE(3, 1, 3, 1))
+#define DWR_S2_FIX(v) _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), _MM_SHUFFLE(3, 1, 2, 0)))
 #endif
 
 #define DW_ROWS_KW 16
@@ -127,7 +159,7 @@ static inline __attribute__((always_inline)) void dw_rows_store(const int F, con
         if (F)
             DWR_STOREU(dst + (r0 + r) * p->out_w + c0, acc[r]);
         else
-            DWR_STORE(dst + (r0 + r) * p->out_w + c0, cc->out, acc[r]);
+            DWR_STORE(dst + (r0 + r) * p->out_w + c0, cc->out, p->out_w - c0, acc[r]);
     }
 }
 
@@ -196,10 +228,25 @@ static inline __attribute__((always_inline)) void dw_rows_tile_k(const int F, co
             t3[2] = DWR_NEXT(t3[0], DWR_LOAD(cc->next, row + cc->base[0] + 2 * DWR_L));
         }
 #endif
+#ifdef DWR_S2_PAIRED
+        dwr_v tp[DW_ROWS_KW];
+        if (S == 2) {
+            DW_UNROLL
+            for (int kw = 0; kw < K; kw += 2) {
+                const dwr_v lo = DWR_LOADF(F, cc->lo[kw], row + cc->base[kw]);
+                const dwr_v hi = DWR_LOADF(F, cc->hi[kw], row + cc->base[kw] + DWR_L);
+                tp[kw] = DWR_S2_EVEN(lo, hi);
+                if (kw + 1 < K)
+                    tp[kw + 1] = DWR_S2_ODD(lo, hi);
+            }
+        }
+#endif
         DW_UNROLL
         for (int kw = 0; kw < K; ++kw) {
-#ifdef DWR_S2K3
+#if defined(DWR_S2K3)
             const dwr_v v = S == 2 && K == 3 ? t3[kw] : DWR_TAP(F, row, cc, kw, S);
+#elif defined(DWR_S2_PAIRED)
+            const dwr_v v = S == 2 ? tp[kw] : DWR_TAP(F, row, cc, kw, S);
 #else
             const dwr_v v = DWR_TAP(F, row, cc, kw, S);
 #endif
@@ -211,6 +258,13 @@ static inline __attribute__((always_inline)) void dw_rows_tile_k(const int F, co
             }
         }
     }
+#ifdef DWR_S2_PAIRED
+    if (S == 2) {
+        DW_UNROLL
+        for (int r = 0; r < R; ++r)
+            acc[r] = DWR_S2_FIX(acc[r]);
+    }
+#endif
     dw_rows_store(F, p, cc, acc, r0, c0, dst, R);
 }
 
@@ -388,7 +442,7 @@ static void dw_rows_plane(const dw_job *j, int64_t q, const float *zrow, const d
 
 /* Stride 1 or 2 across, a kernel row of at most 16 taps, a row that the
  * zero row (DW_BUF floats) covers, and the ISA's own bound. */
-#define DW_ROWS_OK(p) ((p)->stride_w <= 2 && (p)->kernel_w <= DW_ROWS_KW && (p)->in_w <= DW_BUF && DWR_ISA_OK(p))
+#define DW_ROWS_OK(p) ((p)->stride_w <= 2 && (p)->kernel_w <= DW_ROWS_KW && (p)->in_w <= DW_BUF)
 
 /* Planes [lo, hi) on the row path (DW_ROWS_OK). */
 static __attribute__((noinline)) void dw_rows_planes(const dw_job *j, int64_t lo, int64_t hi)

@@ -242,10 +242,11 @@ static void test_depthwise(void **state)
  * MobileNet's planes at strides 1 and 2 (7-row tiles), heights that leave
  * a partial 8- or 4-row tile, 3 x 3 and 5 x 5 read input row by input row,
  * other kernels tap by tap (7 x 7, 1 x 16, unequal strides, dilation),
- * widths around the vector (16, 17, 32, 33 columns) and AVX2's stride-1
- * bound (64, 65), strips inside the row and at either edge (AVX2: plain
- * and masked loads), padding wider than the kernel's reach on the right,
- * rows of more than one group of strips. */
+ * widths around the vector (16, 17, 32, 33 columns; 64, 65), strips
+ * inside the row and at either edge (AVX2: plain and masked loads, the
+ * last strip's 1 to 7 columns stored in pieces of 4, 2 and 1), padding
+ * wider than the kernel's reach on the right, rows of more than one group
+ * of strips. */
 static void test_depthwise_rows(void **state)
 {
     (void)state;
@@ -268,13 +269,17 @@ static void test_depthwise_rows(void **state)
         {1, 2, 10, 30, 4, 3, 3, 10, 30, 1, 1, 2, 2, 2, 2, 2, 0, 0.0f, 0.0f},
         {1, 2, 9, 9, 2, 3, 3, 10, 10, 1, 1, 1, 1, 1, 1, 2, 0, 0.0f, 0.0f},
         {1, 2, 9, 9, 2, 3, 3, 6, 6, 2, 2, 2, 2, 1, 1, 2, 0, 0.0f, 0.0f},
-        /* AVX2's stride-1 bound: 64 columns on the row path, 65 on the
-         * bands; a 5 x 5 whose interior strips start past a 2-column pad */
+        /* 64 and 65 columns; a 5 x 5 whose interior strips start past a
+         * 2-column pad; last strips of 3 and 5 columns at either stride */
         {1, 2, 6, 64, 2, 3, 3, 6, 64, 1, 1, 1, 1, 1, 1, 2, 1, 0.0f, 6.0f},
         {1, 2, 6, 65, 2, 3, 3, 6, 65, 1, 1, 1, 1, 1, 1, 2, 0, 0.0f, 0.0f},
         {1, 2, 7, 40, 2, 5, 5, 7, 40, 1, 1, 2, 2, 1, 1, 2, 0, 0.0f, 0.0f},
+        {1, 3, 11, 11, 3, 3, 3, 11, 11, 1, 1, 1, 1, 1, 1, 3, 1, 0.0f, 6.0f},
+        {1, 3, 9, 13, 3, 3, 3, 9, 13, 1, 1, 1, 1, 1, 1, 3, 0, 0.0f, 0.0f},
+        {1, 3, 22, 22, 3, 3, 3, 11, 11, 2, 2, 1, 1, 1, 1, 3, 0, 0.0f, 0.0f},
+        {1, 3, 25, 25, 3, 3, 3, 13, 13, 2, 2, 1, 1, 1, 1, 3, 1, 0.0f, 6.0f},
         /* rows of more than 8 strips (a second group of columns): 150
-         * outputs across at stride 1 (AVX2: the bands), 140 at stride 2 */
+         * outputs across at stride 1, 140 at stride 2 */
         {1, 2, 9, 150, 2, 3, 3, 9, 150, 1, 1, 1, 1, 1, 1, 2, 0, 0.0f, 0.0f},
         {1, 2, 16, 280, 2, 3, 3, 8, 140, 2, 2, 1, 1, 1, 1, 2, 0, 0.0f, 0.0f},
     };
