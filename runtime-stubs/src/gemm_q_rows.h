@@ -23,8 +23,8 @@
  *
  * qm_*: every other format and ISA (AVX-512, AVX2, NEON, scalar): 16
  * integers of a channel converted and scaled at a time ((q - z) * s, one
- * rounding: the model's weight) and multiplied into QM_MR rows, QM_R
- * channels per tile; x read in place, in chunks of whole blocks of at most
+ * rounding: the model's weight) and multiplied into QM_MR_OF(f) rows,
+ * QM_R_OF(f) channels per tile; x read in place, in chunks of whole blocks of at most
  * QM_X_FLOATS floats of the row group, each chunk's sums added to the
  * outputs in order.
  *
@@ -219,12 +219,28 @@ static void qr_range(const q_gemv_job *j, coreai_int_format f, int64_t lo, int64
 #elif defined(Q_SSE2)
 #define QM_MUL(a, b) _mm_mul_ps((a), (b))
 #endif
-#ifdef Q_AVX512
-#define QM_MR 8 /* rows of x per tile */
+/* Rows of x and output channels per tile, at most (QM_MR, QM_R) and for
+ * format f. AVX2's 16 registers hold 8 accumulators either way: 4 rows by
+ * 2 channels share each x load between the channels, 8 rows by 1 convert
+ * each weight once per 8 rows. The nibbles cost more to convert than the
+ * bytes, so 4-bit takes 8 x 1 (Zen 3, 4 x 2048 x 2048 at 8 rows: 7.2-7.3
+ * -> 6.1-6.2 ms) and 8-bit 4 x 2 (8 x 1: 6.8-7.0 -> 8.0-8.2 ms). */
+#if defined(Q_AVX512)
+#define QM_MR 8
+#define QM_R 2
+#define QM_MR_OF(f) QM_MR
+#define QM_R_OF(f) QM_R
+#elif defined(Q_AVX2)
+#define QM_MR 8
+#define QM_R 2
+#define QM_MR_OF(f) (q_is4(f) ? 8 : 4)
+#define QM_R_OF(f) (q_is4(f) ? 1 : 2)
 #else
 #define QM_MR 4
+#define QM_R 2
+#define QM_MR_OF(f) QM_MR
+#define QM_R_OF(f) QM_R
 #endif
-#define QM_R 2  /* output channels per tile */
 
 #ifdef Q_VECTOR
 #define QM_V (16 / Q_VL) /* vectors per 16 weights */
@@ -346,19 +362,20 @@ Q_INLINE void qm_range_fmt(const q_gemv_job *j, coreai_int_format f, int64_t lo,
 {
     const int64_t in = j->w->in, nb = j->w->blocks, bs = j->w->block;
     /* blocks per chunk (all of them when the row group's x fits whole) */
-    const int64_t fit = QM_X_FLOATS / (bs * QM_MR), cb = fit > 0 ? fit : 1;
-    float s[QM_MR * QM_R];
-    for (int64_t r0 = 0; r0 < j->rows; r0 += QM_MR) {
-        const int mr = j->rows - r0 < QM_MR ? (int)(j->rows - r0) : QM_MR;
+    const int mrf = QM_MR_OF(f), rf = QM_R_OF(f);
+    const int64_t fit = QM_X_FLOATS / (bs * mrf), cb = fit > 0 ? fit : 1;
+    float s[QM_MR * QM_R] = {0}; /* set by every tile; gcc cannot tell with R = 1 */
+    for (int64_t r0 = 0; r0 < j->rows; r0 += mrf) {
+        const int mr = j->rows - r0 < mrf ? (int)(j->rows - r0) : mrf;
         const float *x = j->x + r0 * in;
         float *out = j->out + r0 * j->outf;
         int64_t b0 = 0;
         do { /* once at least: no inputs give zeros */
             const int64_t b1 = nb - b0 < cb ? nb : b0 + cb;
             for (int64_t o = lo; o < hi;) {
-                const int R = hi - o >= QM_R ? QM_R : 1;
-                if (R == QM_R)
-                    qm_tile_rows(j->w, f, o, QM_R, x, in, mr, b0, b1, s);
+                const int R = hi - o >= rf ? rf : 1;
+                if (R == 2)
+                    qm_tile_rows(j->w, f, o, 2, x, in, mr, b0, b1, s);
                 else
                     qm_tile_rows(j->w, f, o, 1, x, in, mr, b0, b1, s);
                 for (int r = 0; r < mr; ++r)
