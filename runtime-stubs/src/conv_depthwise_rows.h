@@ -441,7 +441,7 @@ static void dw_rows_plane(const dw_job *j, int64_t q, const float *zrow, const d
 }
 
 /* Stride 1 or 2 across, a kernel row of at most 16 taps, a row that the
- * zero row (DW_BUF floats) covers, and the ISA's own bound. */
+ * zero row (DW_BUF floats) covers. */
 #define DW_ROWS_OK(p) ((p)->stride_w <= 2 && (p)->kernel_w <= DW_ROWS_KW && (p)->in_w <= DW_BUF)
 
 /* Planes [lo, hi) on the row path (DW_ROWS_OK). */
