@@ -109,9 +109,6 @@ static inline void dwr_store_n(float *p, int64_t n, __m256 v)
  * and dwr_store_n */
 #define DWR_SPLIT 1
 #define DWR_CLAMP(v, lo, hi) _mm256_min_ps((hi), _mm256_max_ps((lo), (v)))
-#define DWR_EVEN(lo, hi)                                                                                     \
-    _mm256_castpd_ps(_mm256_permute4x64_pd(                                                                  \
-        _mm256_castps_pd(_mm256_shuffle_ps((lo), (hi), _MM_SHUFFLE(2, 0, 2, 0))), _MM_SHUFFLE(3, 1, 2, 0)))
 /* Stride 2 with the lanes left in vshufps' order (outputs 0 1 4 5 2 3 6 7):
  * the shuffles share the FMAs' pipes on Zen 3, and one load pair at column
  * base[2m] holds both tap 2m (even lanes) and tap 2m + 1 (odd), so a row
@@ -121,6 +118,8 @@ static inline void dwr_store_n(float *p, int64_t n, __m256 v)
 #define DWR_S2_EVEN(lo, hi) _mm256_shuffle_ps((lo), (hi), _MM_SHUFFLE(2, 0, 2, 0))
 #define DWR_S2_ODD(lo, hi) _mm256_shuffle_ps((lo), (hi), _MM_SHUFFLE(3, 1, 3, 1))
 #define DWR_S2_FIX(v) _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), _MM_SHUFFLE(3, 1, 2, 0)))
+/* lanes 0, 2, ..., 14 of lo:hi in order (the tap-by-tap tiles) */
+#define DWR_EVEN(lo, hi) DWR_S2_FIX(DWR_S2_EVEN((lo), (hi)))
 #endif
 
 #define DW_ROWS_KW 16

@@ -350,7 +350,7 @@ Q_INLINE void qm_tile_rows(const q_weight *w, coreai_int_format f, int64_t o, co
 #endif
 }
 
-/* Floats of x (QM_MR rows) that one pass over the channels reads at most:
+/* Floats of x (a row group) that one pass over the channels reads at most:
  * 32 KiB, so it stays in L1 across them. A tile reading 8 rows of 2048
  * inputs (64 KiB) per channel pair waited on L2. */
 #define QM_X_FLOATS 8192
@@ -374,8 +374,8 @@ Q_INLINE void qm_range_fmt(const q_gemv_job *j, coreai_int_format f, int64_t lo,
             const int64_t b1 = nb - b0 < cb ? nb : b0 + cb;
             for (int64_t o = lo; o < hi;) {
                 const int R = hi - o >= rf ? rf : 1;
-                if (R == 2)
-                    qm_tile_rows(j->w, f, o, 2, x, in, mr, b0, b1, s);
+                if (R == QM_R)
+                    qm_tile_rows(j->w, f, o, QM_R, x, in, mr, b0, b1, s);
                 else
                     qm_tile_rows(j->w, f, o, 1, x, in, mr, b0, b1, s);
                 for (int r = 0; r < mr; ++r)
