@@ -152,9 +152,10 @@ static void test_linear_q_formats_blocks(void **state)
     /* in, block: vector blocks (multiples of 16), one block per row, and
      * blocks the scalar path takes */
     static const int64_t shapes[][2] = {{64, 32}, {96, 96}, {48, 16}, {40, 8}, {6, 2}, {160, 32}};
-    /* the GEMV, the register tiles (whole groups of 4 or 8 rows and the
-     * rest: AVX2 groups 8-bit rows by 4, 4-bit by 8) and the strip GEMM */
-    static const int64_t rows[] = {1, 2, 3, 4, 7, 8, 9, 16};
+    /* the GEMV, the register tiles (whole groups of 4 or 8 rows and every
+     * leftover count: AVX2 groups 8-bit rows by 4, 4-bit by 8) and the
+     * strip GEMM */
+    static const int64_t rows[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 16};
     static const int64_t outs[] = {1, 17, 40};
     for (size_t f = 0; f < 4; ++f)
         for (int zero = 0; zero < 2; ++zero)
