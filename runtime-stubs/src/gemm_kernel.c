@@ -313,7 +313,7 @@ typedef struct gemm_tile_epi {
     coreai_pf pf; /* the next A panel's rows, or p 0 */
 } gemm_tile_epi;
 
-typedef void (*gemm_ukernel)(int64_t kc, const float *restrict ap, const float *restrict b,
+typedef void (*gemm_ukernel)(int64_t kc, const float *restrict ap, int64_t lda, const float *restrict b,
                              int64_t bps, float *restrict c, int64_t ldc, const gemm_tile_epi *ep);
 
 /* One micro-kernel per tile shape: 1..GEMM_MR rows (the driver splits m
@@ -552,7 +552,7 @@ static void gemm_pack_a_at(float *restrict dst, int rows, const coreai_gemm_args
 }
 
 static float gemm_dot(const float *x, const float *y, int64_t k);
-static void gemm_dot4(const float *x, const float *y, int64_t k, float *out, int64_t os);
+static void gemm_dot4(const float *x, int64_t xs, const float *y, int64_t k, float *out, int64_t os);
 
 /* Right edges of at most this many columns past whole vectors go to
  * gemm_tail_dots when the caller allows it (coreai_gemm_args.tail_dots). */
@@ -586,7 +586,8 @@ static void gemm_tail_cols(int nt, int64_t jb, int64_t kc, const float *bblk, in
 
 /* C[ir:ir+rows, j0:j0+nt] from dot products of the packed A rows with the
  * columns col (gemm_tail_cols), merged as a tile's edge. */
-static void gemm_tail_dots(const coreai_gemm_args *g, int64_t ir, int rows, const float *ap, int64_t j0, int nt,
+static void gemm_tail_dots(const coreai_gemm_args *g, int64_t ir, int rows, const float *ap, int64_t lda, int64_t j0,
+                           int nt,
                            int64_t kc, const float *col, int beta, const float *bias, const float *rb, int epilogue,
                            int add, int last)
 {
@@ -595,21 +596,22 @@ static void gemm_tail_dots(const coreai_gemm_args *g, int64_t ir, int rows, cons
         const float *ct = col + t * GEMM_KC;
         int i = 0;
         for (; i + 4 <= rows; i += 4)
-            gemm_dot4(ap + (int64_t)i * GEMM_KC, ct, kc, tmp + i * GEMM_NR + t, GEMM_NR);
+            gemm_dot4(ap + i * lda, lda, ct, kc, tmp + i * GEMM_NR + t, GEMM_NR);
         for (; i < rows; ++i)
-            tmp[i * GEMM_NR + t] = gemm_dot(ap + (int64_t)i * GEMM_KC, ct, kc);
+            tmp[i * GEMM_NR + t] = gemm_dot(ap + i * lda, ct, kc);
     }
     gemm_merge_tile(g, ir, j0, tmp, rows, nt, beta, bias, rb, epilogue, add, last);
 }
 
 /*
- * C[ir:ir+rows, jc:jc+nc] (+)= the packed A panel ap (rows x kc, rows GEMM_KC
- * apart) x B-block, bblk being the block's first panel at row pc (panel
+ * C[ir:ir+rows, jc:jc+nc] (+)= the A panel ap (rows x kc, rows lda apart:
+ * packed, or A in place) x B-block, bblk being the block's first panel at row pc (panel
  * stride bps; tcol: its gemm_tail_of columns by gemm_tail_cols). beta: add
  * to C (not the first k block); last: the last k block, which applies bias
  * and epilogue.
  */
-static void gemm_panel(const coreai_gemm_args *g, int64_t ir, int rows, const float *ap, int64_t jc, int64_t nc,
+static void gemm_panel(const coreai_gemm_args *g, int64_t ir, int rows, const float *ap, int64_t lda, int64_t jc,
+                       int64_t nc,
                        int64_t kc, const float *bblk, int64_t bps, const float *tcol, int beta, int last, coreai_pf pf)
 {
     _Alignas(64) float tmp[GEMM_MR * GEMM_NR];
@@ -624,7 +626,7 @@ static void gemm_panel(const coreai_gemm_args *g, int64_t ir, int rows, const fl
     const int tail = gemm_tail_of(g, nc);
     if (tail > 0) {
         nc -= tail;
-        gemm_tail_dots(g, ir, rows, ap, jc + nc, tail, kc, tcol, beta, bias != NULL ? bias + nc : NULL, rb, epilogue,
+        gemm_tail_dots(g, ir, rows, ap, lda, jc + nc, tail, kc, tcol, beta, bias != NULL ? bias + nc : NULL, rb, epilogue,
                        add, last);
     }
     for (int64_t jr = 0; jr < nc; jr += GEMM_NR) {
@@ -640,7 +642,7 @@ static void gemm_panel(const coreai_gemm_args *g, int64_t ir, int rows, const fl
             const float *at = add ? g->add + (ct - g->c) : NULL;
             const gemm_tile_epi ep = {beta, bias != NULL ? bias + jr : NULL, rb, relu, post ? NULL : at,
                                       clamp && !post, g->clamp_lo, g->clamp_hi, pf};
-            uk(kc, ap, bt, bps, ct, g->ldc, &ep);
+            uk(kc, ap, lda, bt, bps, ct, g->ldc, &ep);
             if (post) {
                 for (int i = 0; i < rows; ++i) {
                     gemm_act_apply(ct + i * g->ldc, w, epilogue);
@@ -652,7 +654,7 @@ static void gemm_panel(const coreai_gemm_args *g, int64_t ir, int rows, const fl
             }
         } else {
             const gemm_tile_epi ep = {0, NULL, NULL, 0, NULL, 0, 0.0f, 0.0f, pf};
-            uk(kc, ap, bt, bps, tmp, GEMM_NR, &ep);
+            uk(kc, ap, lda, bt, bps, tmp, GEMM_NR, &ep);
             gemm_merge_tile(g, ir, jc + jr, tmp, rows, w, beta, bias != NULL ? bias + jr : NULL, rb, epilogue, add,
                             last);
         }
@@ -682,11 +684,13 @@ static gemm_panels gemm_panels_of(int64_t m)
     return p;
 }
 
-/* Is A, as it stands, a packed panel (rows GEMM_KC floats apart, i.e.
- * in_features == KC)? Then nothing is copied. */
-static int gemm_a_is_panel(const coreai_gemm_args *g)
+/* Can the micro-kernels read A where it lies (f32 rows, columns
+ * contiguous)? Then nothing is copied: each broadcast takes its row's
+ * address. (A copy into a panel cost a 512 x 4608 by 49-column layer, a
+ * 3 x 3 convolution on 7 x 7 planes, 6% of its time.) */
+static int gemm_a_in_place(const coreai_gemm_args *g)
 {
-    return g->a_pack == NULL && g->a_cb <= 0 && g->a_cs == 1 && g->a_rs == GEMM_KC;
+    return g->a_pack == NULL && g->a_cb <= 0 && g->a_cs == 1;
 }
 
 /*
@@ -701,17 +705,21 @@ static void gemm_block(const coreai_gemm_args *g, int64_t i0, int64_t i1, int64_
     _Alignas(64) float tcol[GEMM_TCOL_FLOATS];
     const gemm_panels pn = gemm_panels_of(i1 - i0);
     const int tail = gemm_tail_of(g, nc);
+    const int in_place = gemm_a_in_place(g);
     gemm_tail_cols(tail, nc - tail, kc, bblk, bps, tcol);
     for (int64_t ir = i0, ip = 0; ir < i1; ++ip) {
         const int rows = pn.short_rows + (ip < pn.tall);
         const float *ap = apanel;
-        if (gemm_a_is_panel(g))
+        int64_t lda = GEMM_KC;
+        if (in_place) {
             ap = g->a + ir * g->a_rs + pc;
-        else
+            lda = g->a_rs;
+        } else {
             gemm_pack_a_at(apanel, rows, g, ir, pc, kc);
+        }
         /* the next panel's rows of A into cache while this one computes */
         coreai_pf pf = {0, 0, 0, 0, pn.short_rows + (ip + 1 < pn.tall)};
-        if (ir + rows < i1 && ap == apanel && g->a_pack == NULL && g->a_cb <= 0 && g->a_cs == 1) {
+        if (ir + rows < i1 && in_place) {
             pf.p = (uintptr_t)(g->a + (ir + rows) * g->a_rs + pc);
             pf.rs = g->a_rs * (int64_t)sizeof(float);
             pf.bytes = kc * (int64_t)sizeof(float) + 63; /* a row's last line, if it starts mid-line */
@@ -722,7 +730,7 @@ static void gemm_block(const coreai_gemm_args *g, int64_t i0, int64_t i1, int64_
             pf.rs = s->row * s->bits / 8;
             pf.bytes = (kc * s->bits + 7) / 8 + 64; /* and the rows' drift of rs's rounding */
         }
-        gemm_panel(g, ir, rows, ap, jc, nc, kc, bblk, bps, tcol, beta, last, pf);
+        gemm_panel(g, ir, rows, ap, lda, jc, nc, kc, bblk, bps, tcol, beta, last, pf);
         ir += rows;
     }
 }
@@ -1026,7 +1034,7 @@ static void gemm_run_strips(const gemm_job *job, const gemm_part *r, int64_t t)
         const gemm_panels pn = gemm_panels_of(c1 - c0);
         for (int64_t pc = 0; pc < g->k; pc += GEMM_KC) {
             const int64_t kc = gemm_min(GEMM_KC, g->k - pc);
-            const int direct = gemm_a_is_panel(g);
+            const int direct = gemm_a_in_place(g);
             if (!direct)
                 gemm_pack_a_at(ablk, (int)(c1 - c0), g, c0, pc, kc);
             for (int64_t jc = r->j0; jc < r->j1; jc += GEMM_SW) {
@@ -1037,7 +1045,8 @@ static void gemm_run_strips(const gemm_job *job, const gemm_part *r, int64_t t)
                 for (int64_t ir = c0, ip = 0; ir < c1; ++ip) {
                     const int rows = pn.short_rows + (ip < pn.tall);
                     const float *ap = direct ? g->a + ir * g->a_rs + pc : ablk + (ir - c0) * GEMM_KC;
-                    gemm_panel(g, ir, rows, ap, jc, nc, kc, strip, kc * 16, tcol, pc > 0, pc + kc == g->k, no_pf);
+                    gemm_panel(g, ir, rows, ap, direct ? g->a_rs : GEMM_KC, jc, nc, kc, strip, kc * 16, tcol, pc > 0,
+                               pc + kc == g->k, no_pf);
                     ir += rows;
                 }
             }
@@ -1091,11 +1100,11 @@ static float gemm_dot(const float *x, const float *y, int64_t k)
     return t;
 }
 
-/* gemm_dot of x's rows i < 4 (GEMM_KC apart) with y into out[i * os]:
+/* gemm_dot of x's rows i < 4 (xs apart) with y into out[i * os]:
  * each row's sums as gemm_dot forms them, in the same order (the same
  * bits), the four rows' chains interleaved so that they hide each other's
  * latency. */
-static void gemm_dot4(const float *x, const float *y, int64_t k, float *out, int64_t os)
+static void gemm_dot4(const float *x, int64_t xs, const float *y, int64_t k, float *out, int64_t os)
 {
     gemm_vf s0[4], s1[4];
     for (int i = 0; i < 4; ++i)
@@ -1104,17 +1113,17 @@ static void gemm_dot4(const float *x, const float *y, int64_t k, float *out, int
     for (; p + 2 * GEMM_VL <= k; p += 2 * GEMM_VL) {
         const gemm_vf y0 = gemm_vload(y + p), y1 = gemm_vload(y + p + GEMM_VL);
         for (int i = 0; i < 4; ++i) {
-            s0[i] = GEMM_FMA(s0[i], gemm_vload(x + i * GEMM_KC + p), y0);
-            s1[i] = GEMM_FMA(s1[i], gemm_vload(x + i * GEMM_KC + p + GEMM_VL), y1);
+            s0[i] = GEMM_FMA(s0[i], gemm_vload(x + i * xs + p), y0);
+            s1[i] = GEMM_FMA(s1[i], gemm_vload(x + i * xs + p + GEMM_VL), y1);
         }
     }
     for (; p + GEMM_VL <= k; p += GEMM_VL) {
         const gemm_vf y0 = gemm_vload(y + p);
         for (int i = 0; i < 4; ++i)
-            s0[i] = GEMM_FMA(s0[i], gemm_vload(x + i * GEMM_KC + p), y0);
+            s0[i] = GEMM_FMA(s0[i], gemm_vload(x + i * xs + p), y0);
     }
     for (int i = 0; i < 4; ++i) {
-        const float *xi = x + i * GEMM_KC;
+        const float *xi = x + i * xs;
         float t = gemm_vsum(s0[i] + s1[i]);
         for (int64_t q = p; q < k; ++q)
             t += xi[q] * y[q];

@@ -13,8 +13,8 @@
  *     c[i][j] = clamp?(relu?((beta ? c[i][j] : 0) + sum_p A[i][p] B[p][j] + bias[j] + rbias[i]))
  *               (+ add[i][j], add with c's row stride)
  *
- * A: rows of the packed A panel, row i at ap + i * GEMM_KC (GEMM_KC is a
- *    constant, so each row is an immediate displacement off one pointer).
+ * A: UK_MR rows, row i at ap + i * lda: the packed A panel (lda GEMM_KC)
+ *    or A where it lies (its row stride), each a broadcast's address.
  * B: the panel layout, column j of the tile at b + (j / 16) * bps + j % 16,
  *    row p 16 floats further per step.
  * The accumulators are UK_MR * UK_NV vector registers; the loops over them
@@ -22,7 +22,7 @@
  * left is the one over p: UK_NV loads of B, UK_MR broadcasts of A and
  * UK_MR * UK_NV fused multiply-adds per step.
  */
-static void UK_NAME(int64_t kc, const float *restrict ap, const float *restrict b, int64_t bps,
+static void UK_NAME(int64_t kc, const float *restrict ap, int64_t lda, const float *restrict b, int64_t bps,
                     float *restrict c, int64_t ldc, const gemm_tile_epi *ep)
 {
     gemm_vf acc[UK_MR][UK_NV];
@@ -59,7 +59,7 @@ static void UK_NAME(int64_t kc, const float *restrict ap, const float *restrict 
             bv[v] = gemm_vload(bq[v] + 16 * p);
         GEMM_UNROLL
         for (int i = 0; i < UK_MR; ++i) {
-            const gemm_vf av = gemm_vbcast(ap[i * GEMM_KC + p]);
+            const gemm_vf av = gemm_vbcast(ap[i * lda + p]);
             GEMM_UNROLL
             for (int v = 0; v < UK_NV; ++v)
                 acc[i][v] = GEMM_FMA(acc[i][v], av, bv[v]);
