@@ -20,9 +20,11 @@
  *
  * B is read in 16-column panels (the COREAI_PACK_NR layout), so a tile's
  * columns are one or more whole vectors of one or two panels and no ISA
- * needs gathers or a differently packed weight. A is copied, up to MR rows
- * by KC columns at a time, into a stack panel whose rows are GEMM_KC floats
- * apart (an immediate displacement in the kernel's broadcasts).
+ * needs gathers or a differently packed weight. An f32 A with contiguous
+ * columns is read where it lies, the kernels' broadcasts taking its row
+ * stride; any other A (transposed, in column blocks, or a compressed
+ * weight's a_pack) is first copied, up to MR rows by KC columns at a time,
+ * into a stack panel whose rows are GEMM_KC floats apart.
  *
  * Blocking (Goto / BLIS style, single thread; tuned on a 2-core AVX-512
  * Xeon VM with 32 KiB L1d and 1 MiB L2 per core, bench/gemm):
@@ -30,7 +32,7 @@
  *     for jc in n by NC                  B block KC x NC (512 KiB) stays in L2
  *       for pc in k by KC
  *         for ir in m by about MR (panels of nearly equal height)
- *           copy A[ir.., pc..] -> stack panel (L1)
+ *           A[ir.., pc..] in place, or copied to a stack panel (L1)
  *           for jr in NC by NR
  *             micro-kernel: C tile (+)= A panel x B micro-panel,
  *             B prefetched GEMM_PF_B k steps ahead
@@ -299,7 +301,7 @@ const char *coreai_gemm_f32_config(void)
  * convolution's weight is read once per call, from L3 or memory; the
  * hardware prefetcher does not follow a dozen row runs, and the same lines
  * requested all at once between two panels (14 rows x 16 lines) overflowed
- * the miss queue, so the next panel's copy still waited on most of them:
+ * the miss queue, so the next panel (then copied) still waited on most of them:
  * 1x1 layers on 7 x 7 planes ran at 72-75 GFLOP/s with the weight cold and
  * 88-91 hot; spread, 86-89 cold. */
 typedef struct gemm_tile_epi {
