@@ -202,6 +202,12 @@ static inline float gemm_vsum(gemm_vf v) { return v; }
 #ifndef GEMM_NC
 #define GEMM_NC GEMM_NC_DEFAULT
 #endif
+/* The micro-kernels take A's row stride (A read in place) with tiles of
+ * at most 8 rows. Taller tiles keep the packed panel's constant stride:
+ * AVX-512's 14 row addresses do not fit the free registers (gcc 12 kept 5
+ * on the stack and reloaded them every k step), so there A is copied
+ * unless its rows are already GEMM_KC floats apart. */
+#define GEMM_A_STRIDED (GEMM_MR <= 8)
 #define GEMM_NR (GEMM_NV * GEMM_VL)
 /* Software prefetch: B this many k steps ahead (0: off), C tile at entry. */
 #ifndef GEMM_PF_B
@@ -687,12 +693,13 @@ static gemm_panels gemm_panels_of(int64_t m)
 }
 
 /* Can the micro-kernels read A where it lies (f32 rows, columns
- * contiguous)? Then nothing is copied: each broadcast takes its row's
- * address. (A copy into a panel cost a 512 x 4608 by 49-column layer, a
- * 3 x 3 convolution on 7 x 7 planes, 6% of its time.) */
+ * contiguous; see GEMM_A_STRIDED)? Then nothing is copied: each broadcast
+ * takes its row's address (the copy into a panel cost a 512 x 4608 by
+ * 49-column layer, a 3 x 3 convolution on 7 x 7 planes, 6% of its time on
+ * AVX2). */
 static int gemm_a_in_place(const coreai_gemm_args *g)
 {
-    return g->a_pack == NULL && g->a_cb <= 0 && g->a_cs == 1;
+    return g->a_pack == NULL && g->a_cb <= 0 && g->a_cs == 1 && (GEMM_A_STRIDED || g->a_rs == GEMM_KC);
 }
 
 /*

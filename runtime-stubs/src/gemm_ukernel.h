@@ -14,7 +14,9 @@
  *               (+ add[i][j], add with c's row stride)
  *
  * A: UK_MR rows, row i at ap + i * lda: the packed A panel (lda GEMM_KC)
- *    or A where it lies (its row stride), each a broadcast's address.
+ *    or, with GEMM_A_STRIDED, A where it lies (its row stride), each a
+ *    broadcast's address; without it lda is GEMM_KC, a constant, so each
+ *    row is an immediate displacement off one pointer.
  * B: the panel layout, column j of the tile at b + (j / 16) * bps + j % 16,
  *    row p 16 floats further per step.
  * The accumulators are UK_MR * UK_NV vector registers; the loops over them
@@ -25,6 +27,9 @@
 static void UK_NAME(int64_t kc, const float *restrict ap, int64_t lda, const float *restrict b, int64_t bps,
                     float *restrict c, int64_t ldc, const gemm_tile_epi *ep)
 {
+#if !GEMM_A_STRIDED
+    (void)lda;
+#endif
     gemm_vf acc[UK_MR][UK_NV];
     const float *bq[UK_NV];
     GEMM_UNROLL
@@ -59,7 +64,11 @@ static void UK_NAME(int64_t kc, const float *restrict ap, int64_t lda, const flo
             bv[v] = gemm_vload(bq[v] + 16 * p);
         GEMM_UNROLL
         for (int i = 0; i < UK_MR; ++i) {
+#if GEMM_A_STRIDED
             const gemm_vf av = gemm_vbcast(ap[i * lda + p]);
+#else
+            const gemm_vf av = gemm_vbcast(ap[i * GEMM_KC + p]);
+#endif
             GEMM_UNROLL
             for (int v = 0; v < UK_NV; ++v)
                 acc[i][v] = GEMM_FMA(acc[i][v], av, bv[v]);
