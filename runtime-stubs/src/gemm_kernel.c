@@ -692,14 +692,21 @@ static gemm_panels gemm_panels_of(int64_t m)
     return p;
 }
 
-/* Can the micro-kernels read A where it lies (f32 rows, columns
- * contiguous; see GEMM_A_STRIDED)? Then nothing is copied: each broadcast
- * takes its row's address (the copy into a panel cost a 512 x 4608 by
- * 49-column layer, a 3 x 3 convolution on 7 x 7 planes, 6% of its time on
- * AVX2). */
-static int gemm_a_in_place(const coreai_gemm_args *g)
+/* Do the micro-kernels read A where it lies (f32 rows, columns
+ * contiguous; see GEMM_A_STRIDED) for a block of nc columns? A row panel
+ * copied to the stack serves every column of the block, so the copy costs
+ * little next to a wide block, and there the panel's contiguous rows are
+ * faster than A's own: read in place up to 256 columns, the d1024 Llama
+ * block (attention's 128-column products) ran 1-1.5% slower. Up to
+ * GEMM_A_INPLACE_NC columns (a convolution on a 7 x 7 map, its weight as
+ * A) the copy is what costs: 6% of a 512 x 4608 by 49-column layer on
+ * AVX2, so A is read in place. */
+#define GEMM_A_INPLACE_NC 64
+
+static int gemm_a_in_place(const coreai_gemm_args *g, int64_t nc)
 {
-    return g->a_pack == NULL && g->a_cb <= 0 && g->a_cs == 1 && (GEMM_A_STRIDED || g->a_rs == GEMM_KC);
+    return g->a_pack == NULL && g->a_cb <= 0 && g->a_cs == 1 &&
+           (g->a_rs == GEMM_KC || (GEMM_A_STRIDED && nc <= GEMM_A_INPLACE_NC));
 }
 
 /*
@@ -714,7 +721,7 @@ static void gemm_block(const coreai_gemm_args *g, int64_t i0, int64_t i1, int64_
     _Alignas(64) float tcol[GEMM_TCOL_FLOATS];
     const gemm_panels pn = gemm_panels_of(i1 - i0);
     const int tail = gemm_tail_of(g, nc);
-    const int in_place = gemm_a_in_place(g);
+    const int in_place = gemm_a_in_place(g, nc);
     gemm_tail_cols(tail, nc - tail, kc, bblk, bps, tcol);
     for (int64_t ir = i0, ip = 0; ir < i1; ++ip) {
         const int rows = pn.short_rows + (ip < pn.tall);
@@ -1043,7 +1050,7 @@ static void gemm_run_strips(const gemm_job *job, const gemm_part *r, int64_t t)
         const gemm_panels pn = gemm_panels_of(c1 - c0);
         for (int64_t pc = 0; pc < g->k; pc += GEMM_KC) {
             const int64_t kc = gemm_min(GEMM_KC, g->k - pc);
-            const int direct = gemm_a_in_place(g);
+            const int direct = gemm_a_in_place(g, r->j1 - r->j0);
             if (!direct)
                 gemm_pack_a_at(ablk, (int)(c1 - c0), g, c0, pc, kc);
             for (int64_t jc = r->j0; jc < r->j1; jc += GEMM_SW) {
