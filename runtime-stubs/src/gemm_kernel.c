@@ -733,9 +733,10 @@ static void gemm_block(const coreai_gemm_args *g, int64_t i0, int64_t i1, int64_
         } else {
             gemm_pack_a_at(apanel, rows, g, ir, pc, kc);
         }
-        /* the next panel's rows of A into cache while this one computes */
+        /* the next panel's rows of A into cache while this one computes
+         * (copied or read in place; a panel already, they are contiguous) */
         coreai_pf pf = {0, 0, 0, 0, pn.short_rows + (ip + 1 < pn.tall)};
-        if (ir + rows < i1 && in_place) {
+        if (ir + rows < i1 && g->a_pack == NULL && g->a_cb <= 0 && g->a_cs == 1 && g->a_rs != GEMM_KC) {
             pf.p = (uintptr_t)(g->a + (ir + rows) * g->a_rs + pc);
             pf.rs = g->a_rs * (int64_t)sizeof(float);
             pf.bytes = kc * (int64_t)sizeof(float) + 63; /* a row's last line, if it starts mid-line */
