@@ -592,12 +592,11 @@ static void gemm_tail_cols(int nt, int64_t jb, int64_t kc, const float *bblk, in
     }
 }
 
-/* C[ir:ir+rows, j0:j0+nt] from dot products of the packed A rows with the
+/* C[ir:ir+rows, j0:j0+nt] from dot products of the A rows (lda apart) with the
  * columns col (gemm_tail_cols), merged as a tile's edge. */
 static void gemm_tail_dots(const coreai_gemm_args *g, int64_t ir, int rows, const float *ap, int64_t lda, int64_t j0,
-                           int nt,
-                           int64_t kc, const float *col, int beta, const float *bias, const float *rb, int epilogue,
-                           int add, int last)
+                           int nt, int64_t kc, const float *col, int beta, const float *bias, const float *rb,
+                           int epilogue, int add, int last)
 {
     _Alignas(64) float tmp[GEMM_MR * GEMM_NR];
     for (int t = 0; t < nt; ++t) {
@@ -613,14 +612,14 @@ static void gemm_tail_dots(const coreai_gemm_args *g, int64_t ir, int rows, cons
 
 /*
  * C[ir:ir+rows, jc:jc+nc] (+)= the A panel ap (rows x kc, rows lda apart:
- * packed, or A in place) x B-block, bblk being the block's first panel at row pc (panel
- * stride bps; tcol: its gemm_tail_of columns by gemm_tail_cols). beta: add
+ * packed, or A in place) x B-block, bblk being the block's first panel at
+ * row pc (panel stride bps; tcol: its gemm_tail_of columns by gemm_tail_cols). beta: add
  * to C (not the first k block); last: the last k block, which applies bias
  * and epilogue.
  */
 static void gemm_panel(const coreai_gemm_args *g, int64_t ir, int rows, const float *ap, int64_t lda, int64_t jc,
-                       int64_t nc,
-                       int64_t kc, const float *bblk, int64_t bps, const float *tcol, int beta, int last, coreai_pf pf)
+                       int64_t nc, int64_t kc, const float *bblk, int64_t bps, const float *tcol, int beta, int last,
+                       coreai_pf pf)
 {
     _Alignas(64) float tmp[GEMM_MR * GEMM_NR];
     const int epilogue = last ? g->epilogue : COREAI_EPILOGUE_NONE;
@@ -634,8 +633,8 @@ static void gemm_panel(const coreai_gemm_args *g, int64_t ir, int rows, const fl
     const int tail = gemm_tail_of(g, nc);
     if (tail > 0) {
         nc -= tail;
-        gemm_tail_dots(g, ir, rows, ap, lda, jc + nc, tail, kc, tcol, beta, bias != NULL ? bias + nc : NULL, rb, epilogue,
-                       add, last);
+        gemm_tail_dots(g, ir, rows, ap, lda, jc + nc, tail, kc, tcol, beta, bias != NULL ? bias + nc : NULL, rb,
+                       epilogue, add, last);
     }
     for (int64_t jr = 0; jr < nc; jr += GEMM_NR) {
         const int64_t w = gemm_min(GEMM_NR, nc - jr);

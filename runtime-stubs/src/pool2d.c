@@ -94,55 +94,6 @@ static float pool_max_one(const coreai_pool2d_params *p, const float *xp, int64_
 #define POOL_VEC_STRIDE(sw) ((sw) == 1)
 #endif
 
-#if defined(__AVX2__)
-/* Outputs [ow, hi) of row oh, 8 at a time, of a 3 x 3 / 2 window
- * (dilation 1; resnet18's pool, every CNN stem's), their columns' taps all
- * inside the input: returns where it stopped (a vector whose reads would
- * pass the plane's end x_end, or one with a NaN tap, is left to the caller).
- * MAXPS, m = v > m ? v : m, gives PICK_MAX's result whenever no tap is a
- * NaN (an equal value keeps the earlier tap, so a zero's sign comes out as
- * the in-order loop leaves it); NaNs, whose rule MAXPS does not follow, are
- * only detected. Each row's loads serve its three taps, whose even and odd
- * lanes an in-lane shuffle picks: all in the same order (outputs 0 1 4 5
- * 2 3 6 7), which one permute per vector puts right at the end, as MAXPS
- * works lane by lane. (PICK_MAX tap by tap, a compare, an unordered test and a blend each, ran
- * resnet18's pool in 508 us, onnxruntime's in 160.) */
-static int64_t pool_max_3x3s2(const coreai_pool2d_params *p, const float *xp, const float *x_end, int64_t oh,
-                              int64_t ow, int64_t hi, float *orow)
-{
-    const float *rows[3];
-    int nr = 0;
-    for (int64_t kh = 0; kh < 3; ++kh) {
-        const int64_t ih = oh * p->stride_h - p->pad_top + kh * p->dilation_h;
-        if (ih >= 0 && ih < p->in_h)
-            rows[nr++] = xp + ih * p->in_w - p->pad_left;
-    }
-    if (nr == 0)
-        return ow;
-    for (; ow + 8 <= hi; ow += 8) {
-        /* reads up to 2 ow + 18 floats past the last row's start */
-        if (x_end - (rows[nr - 1] + 2 * ow) < 18)
-            break;
-        __m256 m = _mm256_set1_ps(-INFINITY), nan = _mm256_setzero_ps();
-        for (int k = 0; k < nr; ++k) {
-            const float *r = rows[k] + 2 * ow;
-            const __m256 a = _mm256_loadu_ps(r), b = _mm256_loadu_ps(r + 8);
-            const __m256 t0 = _mm256_shuffle_ps(a, b, 0x88), t1 = _mm256_shuffle_ps(a, b, 0xdd);
-            const __m256 t2 = _mm256_shuffle_ps(_mm256_loadu_ps(r + 2), _mm256_loadu_ps(r + 10), 0x88);
-            m = _mm256_max_ps(t0, m);
-            m = _mm256_max_ps(t1, m);
-            m = _mm256_max_ps(t2, m);
-            nan = _mm256_or_ps(nan, _mm256_cmp_ps(t0, t1, _CMP_UNORD_Q));
-            nan = _mm256_or_ps(nan, _mm256_cmp_ps(t2, t2, _CMP_UNORD_Q));
-        }
-        if (!_mm256_testz_ps(nan, nan))
-            break;
-        _mm256_storeu_ps(orow + ow, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(m), 0xd8)));
-    }
-    return ow;
-}
-#endif
-
 /* Outputs [ow, ow + 8) of row oh into d, their columns' taps all inside
  * the input and the stride one POOL_VEC_STRIDE takes, the maximum in a
  * register across the window (kh, then kw); 0 (and nothing stored) where a
@@ -176,6 +127,58 @@ static inline int pool_max_vec(const coreai_pool2d_params *p, const float *xp, c
     POOL_ST(d, m);
     return 1;
 }
+
+#if defined(__AVX2__)
+/* Outputs [ow, hi) of row oh, 8 at a time, of a 3 x 3 / 2 window
+ * (dilation 1; resnet18's pool, every CNN stem's), their columns' taps all
+ * inside the input: returns where it stopped, at a vector whose reads
+ * would pass the plane's end x_end. MAXPS, m = v > m ? v : m, gives
+ * PICK_MAX's result whenever no tap is a NaN (an equal value keeps the
+ * earlier tap, so a zero's sign comes out as the in-order loop leaves
+ * it); NaNs, whose rule MAXPS does not follow, are only detected, and such
+ * a vector is done again by pool_max_vec (inside POOL_V8 and, like it,
+ * only where POOL_VEC_STRIDE takes stride 2). Each row's loads serve its three
+ * taps, whose even and odd lanes an in-lane shuffle picks: all in the same
+ * order (outputs 0 1 4 5 2 3 6 7), which one permute per vector puts right
+ * at the end, as MAXPS works lane by lane. (PICK_MAX tap by tap, a
+ * compare, an unordered test and a blend each, ran resnet18's pool in
+ * 510 us, onnxruntime's in 160.) */
+static int64_t pool_max_3x3s2(const coreai_pool2d_params *p, const float *xp, const float *x_end, int64_t oh,
+                              int64_t ow, int64_t hi, float *orow)
+{
+    const float *rows[3];
+    int nr = 0;
+    for (int64_t kh = 0; kh < 3; ++kh) {
+        const int64_t ih = oh * p->stride_h - p->pad_top + kh * p->dilation_h;
+        if (ih >= 0 && ih < p->in_h)
+            rows[nr++] = xp + ih * p->in_w - p->pad_left;
+    }
+    if (nr == 0)
+        return ow;
+    for (; ow + 8 <= hi; ow += 8) {
+        /* reads up to 2 ow + 18 floats past the last row's start */
+        if (x_end - (rows[nr - 1] + 2 * ow) < 18)
+            break;
+        __m256 m = _mm256_set1_ps(-INFINITY), nan = _mm256_setzero_ps();
+        for (int k = 0; k < nr; ++k) {
+            const float *r = rows[k] + 2 * ow;
+            const __m256 a = _mm256_loadu_ps(r), b = _mm256_loadu_ps(r + 8);
+            const __m256 t0 = _mm256_shuffle_ps(a, b, 0x88), t1 = _mm256_shuffle_ps(a, b, 0xdd);
+            const __m256 t2 = _mm256_shuffle_ps(_mm256_loadu_ps(r + 2), _mm256_loadu_ps(r + 10), 0x88);
+            m = _mm256_max_ps(t0, m);
+            m = _mm256_max_ps(t1, m);
+            m = _mm256_max_ps(t2, m);
+            nan = _mm256_or_ps(nan, _mm256_cmp_ps(t0, t1, _CMP_UNORD_Q));
+            nan = _mm256_or_ps(nan, _mm256_cmp_ps(t2, t2, _CMP_UNORD_Q));
+        }
+        if (!_mm256_testz_ps(nan, nan))
+            pool_max_vec(p, xp, x_end, oh, ow, orow + ow); /* reads no further */
+        else
+            _mm256_storeu_ps(orow + ow, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(m), 0xd8)));
+    }
+    return ow;
+}
+#endif
 #endif
 
 /* One plane of max pooling. Each output takes its window's taps in order
