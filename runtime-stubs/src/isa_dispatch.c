@@ -265,6 +265,7 @@ static int isa_cpu_vnni(void)
  * first call, or coreai_runtime_set_vnni(0) says no; -1: not read yet. */
 static int isa_vnni_allowed = -1;
 
+#ifdef COREAI_ISA_HAVE_AVX512
 static int isa_vnni_on(void)
 {
     if (isa_vnni_allowed < 0) {
@@ -273,6 +274,7 @@ static int isa_vnni_on(void)
     }
     return isa_vnni_allowed && isa_cpu_vnni();
 }
+#endif
 
 /* Variant i's table: avx512's with VNNI when that is on. */
 static const isa_table *isa_table_of(int32_t i)
