@@ -17,6 +17,7 @@ plus ``COREAI_PREFIX=P`` (or ``P/bin`` on ``PATH``) is all the verification
 flow (``asset.executable()``) needs."""
 from __future__ import annotations
 
+import concurrent.futures
 import glob
 import hashlib
 import os
@@ -264,8 +265,16 @@ def _runtime_objects(rt: Path, cc: list, flags: list) -> list:
         return objs
     tmp = Path(tempfile.mkdtemp(dir=cache_root(), prefix=".rt-"))
     try:
-        for s, name, extra in compiles:
-            _run(cc + flags + extra + ["-c", str(s), "-o", str(tmp / name)], f"compiling {s.name}")
+        # one compiler per CPU: the first build of a session waits for ~70
+        # objects (three ISA variants of the kernels); pool.map raises the
+        # first failure in source order, whatever finished first, and the
+        # compiles not started by then are dropped
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1))
+        try:
+            list(pool.map(lambda c: _run(cc + flags + c[2] + ["-c", str(c[0]), "-o", str(tmp / c[1])],
+                                         f"compiling {c[0].name}"), compiles))
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
         try:
             os.replace(tmp, d)
         except OSError:  # another process won the race
