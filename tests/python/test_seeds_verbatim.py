@@ -9,17 +9,17 @@ markers, joined into a whole program only by what the page leaves implied
 generated C and compares it with eager PyTorch
 (max|out - ref| <= 1e-5 * max(1, max|ref|)).  See tests/seeds/SOURCES.md.
 
-test_seed_program runs each file as a subprocess with this Python, the
-repository's python/ on PYTHONPATH and COREAI_GEN, and checks its exit
+test_seed_program runs each file as a program of its own with this Python,
+the repository's python/ on PYTHONPATH and COREAI_GEN, and checks its exit
 status and printed lines.  The programs of a session run concurrently
-(three at a time): each spends most of its time importing torch and in
-torch.export.
+(three at a time), each in a process forked from one that has already
+imported torch, torch.export and coreai_torch (preloaded_run.py): those
+imports were ~7 s of each program's ~10 s.
 
 test_verbatim_regions checks every verbatim region against the seed text
 (modulo whitespace) when ../shared/seeds exists next to the repository,
 and otherwise that every region is non-empty and compiles.
 """
-import concurrent.futures
 import os
 import re
 import subprocess
@@ -99,23 +99,33 @@ def _as_on_page(code):
 
 
 @pytest.fixture(scope="module")
-def seed_runs(request, coreai_gen):
-    """Runs the seed programs this session selected, concurrently; {file name: future CompletedProcess}."""
+def seed_runs(request, coreai_gen, tmp_path_factory):
+    """Runs the seed programs this session selected; {file name: CompletedProcess}.
+
+    Each runs in its own process, PARALLEL at a time, forked by
+    preloaded_run.py after it has imported torch, torch.export and
+    coreai_torch (the ~7 s each program would otherwise spend importing
+    them): the program runs as __main__ from its directory, as
+    `python PROGRAM` runs it."""
     selected = [item.callspec.params["program"] for item in request.session.items
                 if getattr(item, "originalname", None) == "test_seed_program" and hasattr(item, "callspec")]
     env = dict(os.environ)
     env["COREAI_GEN"] = coreai_gen
     env["PYTHONPATH"] = os.pathsep.join([str(REPO / "python")] + [p for p in [env.get("PYTHONPATH")] if p])
     env["PYTHONWARNINGS"] = "ignore::FutureWarning"
-
-    def run(name):
-        return subprocess.run([sys.executable, str(SEEDS_DIR / name)], cwd=str(SEEDS_DIR), env=env,
-                              capture_output=True, text=True, timeout=TIMEOUT)
-
-    pool = concurrent.futures.ThreadPoolExecutor(max_workers=PARALLEL)
-    futures = {name: pool.submit(run, name) for name in selected}
-    yield futures
-    pool.shutdown(wait=True)
+    out = tmp_path_factory.mktemp("seed_runs")
+    runner = subprocess.run([sys.executable, str(Path(__file__).with_name("preloaded_run.py")), str(PARALLEL),
+                             str(TIMEOUT), str(out)] + [str(SEEDS_DIR / name) for name in selected],
+                            cwd=str(SEEDS_DIR), env=env, capture_output=True, text=True,
+                            timeout=TIMEOUT * (len(selected) // PARALLEL + 2))
+    assert runner.returncode == 0, f"preloaded_run.py exited with {runner.returncode}:\n{runner.stderr[-6000:]}"
+    runs = {}
+    for name in selected:
+        status = (out / f"{name}.rc").read_text().strip()
+        rc = None if status == "timeout" else int(status)
+        runs[name] = subprocess.CompletedProcess(name, rc, (out / f"{name}.out").read_text(errors="replace"),
+                                                 (out / f"{name}.err").read_text(errors="replace"))
+    return runs
 
 
 def test_programs_found():
@@ -125,8 +135,9 @@ def test_programs_found():
 
 @pytest.mark.parametrize("program", PROGRAMS)
 def test_seed_program(program, seed_runs):
-    r = seed_runs[program].result()
+    r = seed_runs[program]
     tail = f"\n--- stdout (tail) ---\n{r.stdout[-4000:]}\n--- stderr (tail) ---\n{r.stderr[-6000:]}"
+    assert r.returncode is not None, f"{program} ran longer than {TIMEOUT} s{tail}"
     assert r.returncode == 0, f"{program} exited with {r.returncode}{tail}"
     lines = r.stdout.splitlines()
     name = program[:-3]
