@@ -212,7 +212,8 @@ static inline int coreai_gemm_epilogue_ok(int32_t e)
 /* AArch64 builds where coreai_linear_q8a_f32 (gemm_q.c) has an sdot path
  * (FEAT_DotProd, Armv8.2 and optional there) next to the plain NEON one:
  * compiled for it, or on Linux, where the kernel's HWCAP says at run time
- * whether the CPU has it. gemm_q.c then defines the two entries below and
+ * whether the CPU has it (and smmla, FEAT_I8MM, likewise). gemm_q.c then
+ * defines the three entries below and
  * isa_dispatch.c defines coreai_linear_q8a_f32 as a call through the one
  * it picks once. Elsewhere (bare metal, other OSes) no OS can be asked
  * and nothing is probed: the NEON path alone, coreai_linear_q8a_f32 as
@@ -225,6 +226,10 @@ coreai_status coreai_linear_q8a_f32_neon(const coreai_linear_q_params *params, c
                                          const float *scale, const uint8_t *zero_point, const float *bias, float *out,
                                          void *scratch);
 coreai_status coreai_linear_q8a_f32_sdot(const coreai_linear_q_params *params, const float *x, const uint8_t *weight,
+                                         const float *scale, const uint8_t *zero_point, const float *bias, float *out,
+                                         void *scratch);
+/* sdot for one row, smmla (FEAT_I8MM) for more */
+coreai_status coreai_linear_q8a_f32_i8mm(const coreai_linear_q_params *params, const float *x, const uint8_t *weight,
                                          const float *scale, const uint8_t *zero_point, const float *bias, float *out,
                                          void *scratch);
 #endif

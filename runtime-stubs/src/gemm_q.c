@@ -33,8 +33,9 @@
  * vpmaddubsw (|w| unsigned times x with w's sign) + vpmaddwd, a GEMM the
  * same way for every row count (q8h_range; also the avx512 variant's);
  * AArch64 sdot (FEAT_DotProd: optional in Armv8.2, so chosen at run time
- * on Linux as VNNI is on x86, four outputs at a time), else smull /
- * smlal2 / sadalp, both on the nibbles' order; else scalar.
+ * on Linux as VNNI is on x86, four outputs at a time) and for several rows
+ * smmla (FEAT_I8MM, likewise: tiles of 4 rows by 4 outputs, q8m_range),
+ * else smull / smlal2 / sadalp, all on the nibbles' order; else scalar.
  */
 #include "isa_names.h" /* first: renames this file's functions per ISA variant */
 #include "gemm_internal.h"
@@ -1792,6 +1793,167 @@ Q8X_INLINE void q8x_dot(const q_weight *w, coreai_int_format f, int64_t o, const
 }
 #endif
 
+/* ---- int8 activations on AArch64 smmla (FEAT_I8MM) ------------------------ *
+ * smmla multiplies a 2 x 8 matrix of signed bytes by the transpose of
+ * another into the 2 x 2 int32 lanes of an accumulator: two rows of xq
+ * against two outputs' weights, 32 multiply-adds an instruction where
+ * sdot does 16, and each weight converted (q8n_weights) once per 4 rows
+ * where the sdot path converts it for every row. A tile is 4 rows by 4
+ * outputs: pairs of rows (the A operands, 8 bytes of each row side by
+ * side, vzip1q_s64 / vzip2q_s64) by pairs of outputs (the B operands, so
+ * too), each accumulator's lanes [r o, r o+1, r+1 o, r+1 o+1]. A row or
+ * output past the end repeats the last one and is not stored. Each lane's
+ * sum is the sdot path's op for op (the run's exact int32 sum less z_b
+ * sum_c, one f32 multiply-add by d_c per run, one by the block's scale per
+ * block), so the outputs are bit for bit those of one row at a time.
+ * Armv8.6's feature (optional from 8.2): compiled for it whatever the
+ * build's -march and called only where the build targets it or Linux's
+ * HWCAP2_I8MM says the CPU has it (COREAI_I8MM=0 keeps sdot). */
+#if defined(Q_NEON) && defined(COREAI_Q8A_SDOT)
+#if defined(__ARM_FEATURE_MATMUL_INT8)
+#define Q8M_TARGET
+#elif defined(__clang__)
+#define Q8M_TARGET __attribute__((target("dotprod,i8mm")))
+#else
+#define Q8M_TARGET __attribute__((target("arch=armv8.2-a+dotprod+i8mm")))
+#endif
+#define Q8M_INLINE static inline __attribute__((always_inline)) Q8M_TARGET
+#define Q8_I8MM 1
+
+Q8M_INLINE int32x4_t q8m_mm(int32x4_t acc, int8x16_t a, int8x16_t b)
+{
+#if defined(__ARM_FEATURE_MATMUL_INT8) || !defined(__clang__)
+    return vmmlaq_s32(acc, a, b);
+#else
+    __asm__("smmla %0.4s, %1.16b, %2.16b" : "+w"(acc) : "w"(a), "w"(b));
+    return acc;
+#endif
+}
+
+/* bytes 0..7 of a then of b; bytes 8..15 of a then of b */
+Q8M_INLINE int8x16_t q8m_lo(int8x16_t a, int8x16_t b)
+{
+    return vreinterpretq_s8_s64(vzip1q_s64(vreinterpretq_s64_s8(a), vreinterpretq_s64_s8(b)));
+}
+Q8M_INLINE int8x16_t q8m_hi(int8x16_t a, int8x16_t b)
+{
+    return vreinterpretq_s8_s64(vzip2q_s64(vreinterpretq_s64_s8(a), vreinterpretq_s64_s8(b)));
+}
+
+/* Rows [r0, r0 + 4) by outputs [o0, o0 + 4), clipped to rows and hi. */
+Q8M_INLINE void q8m_tile(const q8_job *j, coreai_int_format f, const int zp, int64_t r0, int64_t o0, int64_t hi)
+{
+    const q_weight *w = j->base.w;
+    const int64_t in = w->in, nb = w->blocks, runs = w->block / 32, step = q_is4(f) ? 16 : 32;
+    const int64_t rows = j->base.rows, outf = j->base.outf;
+    int64_t r[4], o[4];
+    for (int k = 0; k < 4; ++k) {
+        r[k] = r0 + k < rows ? r0 + k : rows - 1;
+        o[k] = o0 + k < hi ? o0 + k : hi - 1;
+    }
+    const float *s = (const float *)w->scale;
+    const uint8_t *p[4];
+    for (int k = 0; k < 4; ++k)
+        p[k] = w->q + (q_is4(f) ? o[k] * in / 2 : o[k] * in);
+    float32x4_t tot[2][2];
+    for (int a = 0; a < 2; ++a)
+        for (int b = 0; b < 2; ++b)
+            tot[a][b] = vdupq_n_f32(0.0f);
+    for (int64_t b = 0, c = 0; b < nb; ++b) {
+        float32x4_t sv[2];
+        int32x4_t zv[2];
+        for (int q = 0; q < 2; ++q) {
+            /* lanes [o, o + 1, o, o + 1] */
+            const float32x2_t s2 = vset_lane_f32(s[o[2 * q + 1] * nb + b], vdup_n_f32(s[o[2 * q] * nb + b]), 1);
+            sv[q] = vcombine_f32(s2, s2);
+            int32x2_t z2 = vdup_n_s32(0);
+            if (zp)
+                z2 = vset_lane_s32(q_load(f, w->zero, o[2 * q + 1] * nb + b),
+                                   vdup_n_s32(q_load(f, w->zero, o[2 * q] * nb + b)), 1);
+            zv[q] = vcombine_s32(z2, z2);
+        }
+        float32x4_t acc[2][2];
+        for (int a = 0; a < 2; ++a)
+            for (int q = 0; q < 2; ++q)
+                acc[a][q] = vdupq_n_f32(0.0f);
+        for (int64_t u = 0; u < runs; ++u, ++c) {
+            int8x16_t xa[2][4];
+            float32x4_t dv[2];
+            int32x4_t sumv[2];
+            for (int a = 0; a < 2; ++a) {
+                const int8_t *x0 = j->xq + r[2 * a] * in + 32 * c, *x1 = j->xq + r[2 * a + 1] * in + 32 * c;
+                const int8x16_t u0 = vld1q_s8(x0), u1 = vld1q_s8(x0 + 16), v0 = vld1q_s8(x1), v1 = vld1q_s8(x1 + 16);
+                xa[a][0] = q8m_lo(u0, v0);
+                xa[a][1] = q8m_hi(u0, v0);
+                xa[a][2] = q8m_lo(u1, v1);
+                xa[a][3] = q8m_hi(u1, v1);
+                /* lanes [r, r, r + 1, r + 1] */
+                const int64_t ca = r[2 * a] * (in / 32) + c, cb = r[2 * a + 1] * (in / 32) + c;
+                dv[a] = vcombine_f32(vdup_n_f32(j->d[ca]), vdup_n_f32(j->d[cb]));
+                sumv[a] = vcombine_s32(vdup_n_s32(j->sum[ca]), vdup_n_s32(j->sum[cb]));
+            }
+            int32x4_t t[2][2];
+            for (int q = 0; q < 2; ++q) {
+                int8x16_t wa[2], wb[2];
+                q8n_weights(f, p[2 * q] + c * step, wa);
+                q8n_weights(f, p[2 * q + 1] + c * step, wb);
+                const int8x16_t bv[4] = {q8m_lo(wa[0], wb[0]), q8m_hi(wa[0], wb[0]), q8m_lo(wa[1], wb[1]),
+                                         q8m_hi(wa[1], wb[1])};
+                for (int a = 0; a < 2; ++a) {
+                    int32x4_t v = vdupq_n_s32(0);
+                    for (int e = 0; e < 4; ++e)
+                        v = q8m_mm(v, xa[a][e], bv[e]);
+                    t[a][q] = v;
+                }
+            }
+            for (int a = 0; a < 2; ++a)
+                for (int q = 0; q < 2; ++q) {
+                    int32x4_t v = t[a][q];
+                    if (zp) /* |z_b sum_c| <= 255 * 32 * 127: int32 */
+                        v = vmlsq_s32(v, zv[q], sumv[a]);
+                    acc[a][q] = vfmaq_f32(acc[a][q], vcvtq_f32_s32(v), dv[a]);
+                }
+        }
+        for (int a = 0; a < 2; ++a)
+            for (int q = 0; q < 2; ++q)
+                tot[a][q] = vfmaq_f32(tot[a][q], acc[a][q], sv[q]);
+    }
+    for (int a = 0; a < 2; ++a)
+        for (int q = 0; q < 2; ++q) {
+            float v[4];
+            vst1q_f32(v, tot[a][q]);
+            for (int e = 0; e < 4; ++e) {
+                const int64_t rr = r0 + 2 * a + e / 2, oo = o0 + 2 * q + e % 2;
+                if (rr < rows && oo < hi)
+                    j->base.out[rr * outf + oo] = v[e];
+            }
+        }
+}
+
+/* Outputs [lo, hi) of every row: four outputs at a time, every row's
+ * tiles over them before the next four (their weights stay in L1). */
+Q8M_INLINE void q8m_range(const q8_job *j, coreai_int_format f, const int zp, int64_t lo, int64_t hi)
+{
+    for (int64_t o = lo; o < hi; o += 4)
+        for (int64_t r = 0; r < j->base.rows; r += 4)
+            q8m_tile(j, f, zp, r, o, hi);
+}
+
+static Q8M_TARGET void q8m_task(void *arg, int64_t t)
+{
+    const q8_job *j = arg;
+    int64_t lo, hi;
+    coreai_par_part(j->base.outf, j->base.parts, t, 16, &lo, &hi);
+    const int zp = j->base.w->zero != NULL;
+    switch (j->base.w->format) {
+    case COREAI_INT_I8: zp ? q8m_range(j, COREAI_INT_I8, 1, lo, hi) : q8m_range(j, COREAI_INT_I8, 0, lo, hi); break;
+    case COREAI_INT_I4: zp ? q8m_range(j, COREAI_INT_I4, 1, lo, hi) : q8m_range(j, COREAI_INT_I4, 0, lo, hi); break;
+    default: zp ? q8m_range(j, COREAI_INT_U4, 1, lo, hi) : q8m_range(j, COREAI_INT_U4, 0, lo, hi); break;
+    }
+    q_finish(&j->base, lo, hi);
+}
+#endif
+
 /* ---- the dot-product instruction paths' outputs (VNNI, sdot) ------------- */
 #if defined(Q8_VNNI) || defined(Q8_SDOT)
 #define Q8_DOT 1
@@ -1949,6 +2111,10 @@ static coreai_status q8_run(const coreai_linear_q_params *params, const float *x
 #else
     (void)dot;
 #endif
+#ifdef Q8_I8MM
+    if (dot == 2 && in > 0 && rows >= 2) /* one row: sdot's four outputs at a time */
+        task = q8m_task;
+#endif
     const int64_t runs = in / 32;
     float *d = NULL;
     int32_t *sum = NULL;
@@ -2016,5 +2182,12 @@ coreai_status coreai_linear_q8a_f32_sdot(const coreai_linear_q_params *params, c
                                          void *scratch)
 {
     return q8_run(params, x, weight, scale, zero_point, bias, out, scratch, 1);
+}
+
+coreai_status coreai_linear_q8a_f32_i8mm(const coreai_linear_q_params *params, const float *x, const uint8_t *weight,
+                                         const float *scale, const uint8_t *zero_point, const float *bias, float *out,
+                                         void *scratch)
+{
+    return q8_run(params, x, weight, scale, zero_point, bias, out, scratch, 2);
 }
 #endif

@@ -440,7 +440,8 @@ static const char isa_choice[] = "fixed at compile time";
 #endif
 #ifdef COREAI_Q8A_SDOT
 /*
- * AArch64: coreai_linear_q8a_f32 on sdot (FEAT_DotProd) or plain NEON,
+ * AArch64: coreai_linear_q8a_f32 on smmla (FEAT_I8MM, rows >= 2, else
+ * sdot), on sdot (FEAT_DotProd) or plain NEON,
  * one pointer filled at the first call, as the x86 tables are; the "vnni"
  * switch (COREAI_VNNI=0, coreai_runtime_set_vnni) stands for the int8
  * dot-product instruction on both ISAs. Whether the CPU has sdot: certain
@@ -449,10 +450,13 @@ static const char isa_choice[] = "fixed at compile time";
  * COREAI_Q8A_SDOT only where one of the two holds, so nothing is probed on
  * bare metal.
  */
-#if !defined(__ARM_FEATURE_DOTPROD)
+#if defined(__linux__) && (!defined(__ARM_FEATURE_DOTPROD) || !defined(__ARM_FEATURE_MATMUL_INT8))
 #include <sys/auxv.h>
 #ifndef HWCAP_ASIMDDP
 #define HWCAP_ASIMDDP (1UL << 20) /* Linux's arch/arm64 uapi hwcap.h */
+#endif
+#ifndef HWCAP2_I8MM
+#define HWCAP2_I8MM (1UL << 13)
 #endif
 #endif
 #if defined(__STDC_HOSTED__) && __STDC_HOSTED__
@@ -472,21 +476,44 @@ static int isa_cpu_sdot(void)
 #endif
 }
 
-/* As isa_vnni_allowed: COREAI_VNNI=0 at the first call, or set_vnni. */
-static int isa_sdot_allowed = -1;
+/* smmla (FEAT_I8MM, Armv8.6; optional from 8.2): the build targets it, or
+ * Linux's HWCAP2_I8MM; never without sdot (no CPU has one alone) */
+static int isa_cpu_i8mm(void)
+{
+#if defined(__ARM_FEATURE_MATMUL_INT8)
+    return isa_cpu_sdot();
+#elif defined(__linux__)
+    return isa_cpu_sdot() && (getauxval(AT_HWCAP2) & HWCAP2_I8MM) != 0;
+#else
+    return 0;
+#endif
+}
+
+/* As isa_vnni_allowed: COREAI_VNNI=0 at the first call, or set_vnni;
+ * smmla besides unless COREAI_I8MM=0 then. */
+static int isa_sdot_allowed = -1, isa_i8mm_allowed = -1;
 static isa_q8a_fn isa_q8a;
+
+static int isa_env_off(const char *name)
+{
+#if defined(__STDC_HOSTED__) && __STDC_HOSTED__
+    const char *e = getenv(name);
+    return e != NULL && strcmp(e, "0") == 0;
+#else
+    (void)name;
+    return 0;
+#endif
+}
 
 static isa_q8a_fn isa_q8a_pick(void)
 {
-    if (isa_sdot_allowed < 0) {
-#if defined(__STDC_HOSTED__) && __STDC_HOSTED__
-        const char *e = getenv("COREAI_VNNI");
-        isa_sdot_allowed = !(e != NULL && strcmp(e, "0") == 0);
-#else
-        isa_sdot_allowed = 1;
-#endif
-    }
-    return isa_sdot_allowed && isa_cpu_sdot() ? coreai_linear_q8a_f32_sdot : coreai_linear_q8a_f32_neon;
+    if (isa_sdot_allowed < 0)
+        isa_sdot_allowed = !isa_env_off("COREAI_VNNI");
+    if (isa_i8mm_allowed < 0)
+        isa_i8mm_allowed = !isa_env_off("COREAI_I8MM");
+    if (!isa_sdot_allowed || !isa_cpu_sdot())
+        return coreai_linear_q8a_f32_neon;
+    return isa_i8mm_allowed && isa_cpu_i8mm() ? coreai_linear_q8a_f32_i8mm : coreai_linear_q8a_f32_sdot;
 }
 
 /* Two threads racing at the first call store the same pointer. */
@@ -507,7 +534,7 @@ coreai_status coreai_linear_q8a_f32(const coreai_linear_q_params *params, const 
     return isa_q8a_active()(params, x, weight, scale, zero_point, bias, out, scratch);
 }
 
-int coreai_runtime_vnni(void) { return isa_q8a_active() == coreai_linear_q8a_f32_sdot; }
+int coreai_runtime_vnni(void) { return isa_q8a_active() != coreai_linear_q8a_f32_neon; }
 
 coreai_status coreai_runtime_set_vnni(int on)
 {
@@ -522,7 +549,12 @@ static const char *isa_vnni_text(void)
 {
     if (!isa_cpu_sdot())
         return "; q8a neon: no sdot";
-    return coreai_runtime_vnni() ? "; q8a sdot" : "; q8a neon: sdot off";
+    const isa_q8a_fn f = isa_q8a_active();
+    if (f == coreai_linear_q8a_f32_i8mm)
+        return "; q8a i8mm";
+    if (f == coreai_linear_q8a_f32_sdot)
+        return !isa_cpu_i8mm() ? "; q8a sdot: no i8mm" : "; q8a sdot: i8mm off";
+    return "; q8a neon: sdot off";
 }
 #else
 int coreai_runtime_vnni(void) { return ISA_FIXED_VNNI; }

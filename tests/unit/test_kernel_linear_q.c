@@ -32,6 +32,9 @@
 
 #if defined(__aarch64__) && defined(__linux__)
 #include <sys/auxv.h>
+#ifndef HWCAP2_I8MM
+#define HWCAP2_I8MM (1UL << 13)
+#endif
 #ifndef HWCAP_ASIMDDP
 #define HWCAP_ASIMDDP (1UL << 20)
 #endif
@@ -377,9 +380,17 @@ static void test_linear_q8a(void **state)
         if (!dot)
             assert_false(coreai_runtime_vnni());
 #if defined(__aarch64__) && defined(__linux__) && !defined(COREAI_GEMM_FORCE_SCALAR)
-        /* the runtime's choice against the kernel's word, not its own */
-        if (dot)
-            assert_int_equal(coreai_runtime_vnni(), (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0);
+        /* the runtime's choice against the kernel's word, not its own:
+         * sdot from HWCAP_ASIMDDP, smmla besides from HWCAP2_I8MM unless
+         * COREAI_I8MM=0 (the cross tests run under qemu's CPUs with both,
+         * sdot alone and neither) */
+        if (dot) {
+            const int sdot = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+            const char *e = getenv("COREAI_I8MM");
+            const int i8mm = sdot && (getauxval(AT_HWCAP2) & HWCAP2_I8MM) != 0 && !(e != NULL && strcmp(e, "0") == 0);
+            assert_int_equal(coreai_runtime_vnni(), sdot);
+            assert_int_equal(strstr(coreai_runtime_config(), "; q8a i8mm") != NULL, i8mm);
+        }
 #endif
         const char *cfg = strstr(coreai_runtime_config(), "; q8a ");
         print_message("q8a: isa %s, dot-product instruction %d (%.*s)\n", coreai_runtime_isa(), coreai_runtime_vnni(),

@@ -231,14 +231,17 @@ coreai_status coreai_runtime_set_isa(const char *name);
  *  - AArch64: sdot (FEAT_DotProd, optional in Armv8.2): a build that
  *    targets it always (unless forbidden); on Linux when getauxval's
  *    HWCAP_ASIMDDP says the CPU has it; never on bare metal or other
- *    OSes (no probing), which keep the plain NEON path.
+ *    OSes (no probing), which keep the plain NEON path. With it, smmla
+ *    (FEAT_I8MM) for two rows or more, likewise where the build targets
+ *    it or HWCAP2_I8MM says so, unless COREAI_I8MM is 0 at that choice.
  * Unless the environment variable COREAI_VNNI is 0 when the choice is made
  * (the first kernel call on x86, the first call of coreai_linear_q8a_f32,
  * coreai_runtime_vnni or coreai_runtime_config on AArch64) or
  * coreai_runtime_set_vnni(0) was called. Both paths compute the same
  * exact int32 dot products per run of 32; only the f32 summation order
- * differs. coreai_runtime_config() says which runs ("q8a vnni",
- * "q8a sdot", "q8a neon: sdot off", "q8a neon: no sdot"). */
+ * differs (smmla's are sdot's bit for bit). coreai_runtime_config() says
+ * which runs ("q8a vnni", "q8a i8mm", "q8a sdot: no i8mm",
+ * "q8a sdot: i8mm off", "q8a neon: sdot off", "q8a neon: no sdot"). */
 int coreai_runtime_vnni(void);
 /* Allows (on != 0) or forbids the int8 dot-product instruction from the
  * next call on: COREAI_STATUS_UNSUPPORTED when this CPU (or a single-ISA
