@@ -12,7 +12,8 @@ is otherwise the program's own interpreter: the program runs as __main__
 directory; its stdout and stderr (file descriptors 1 and 2, so its
 subprocesses' output too) go to OUTDIR/NAME.out and NAME.err; an uncaught
 exception prints its traceback and exits 1, SystemExit as the interpreter
-treats it, then the atexit handlers run. OUTDIR/NAME.rc gets the exit status
+treats it, then the non-daemon threads are joined and the atexit handlers
+run. OUTDIR/NAME.rc gets the exit status
 (-N: killed by signal N; "timeout" after TIMEOUT seconds, the child killed).
 PARALLEL children run at once. Exits 0 once every program has a status.
 """
@@ -26,6 +27,7 @@ def _child(program: str, outdir: str) -> None:
     import atexit
     import io
     import runpy
+    import threading
     import traceback
 
     name = os.path.basename(program)
@@ -54,6 +56,11 @@ def _child(program: str, outdir: str) -> None:
         traceback.print_exc()
         code = 1
     try:
+        # what the interpreter's exit does before the atexit handlers: join
+        # the non-daemon threads (and so run concurrent.futures' exit hook)
+        shutdown = getattr(threading, "_shutdown", None)
+        if shutdown is not None:
+            shutdown()
         atexit._run_exitfuncs()
     finally:
         sys.stdout.flush()
