@@ -2087,8 +2087,8 @@ coreai_status coreai_conv2d_q_f32(const coreai_conv2d_q_params *params, const fl
     return coreai_conv2d_gemm_a(c, x, q_apack, &w, &s, bias, out, scratch);
 }
 
-/* coreai_linear_q8a_f32 on the dot-product instruction's path (dot: VNNI
- * or sdot) or the other one. */
+/* coreai_linear_q8a_f32 on the dot-product instruction's path (dot 1: VNNI
+ * or sdot; 2: smmla from 2 rows on, sdot for one) or the other one (0). */
 static coreai_status q8_run(const coreai_linear_q_params *params, const float *x, const uint8_t *weight,
                             const float *scale, const uint8_t *zero_point, const float *bias, float *out,
                             void *scratch, int dot)

@@ -40,13 +40,31 @@ static void isa_append(char *buf, size_t cap, const char *s)
     buf[len] = '\0';
 }
 
+#if defined(__STDC_HOSTED__) && __STDC_HOSTED__
+#include <stdlib.h>
+#endif
+
+#if (defined(COREAI_ISA_DISPATCH) && defined(COREAI_ISA_HAVE_AVX512)) || defined(COREAI_Q8A_SDOT)
+/* Whether environment variable NAME is "0" (COREAI_VNNI, COREAI_I8MM: a
+ * switch turned off); never on a freestanding build, which has none. */
+static int isa_env_off(const char *name)
+{
+#if defined(__STDC_HOSTED__) && __STDC_HOSTED__
+    const char *e = getenv(name);
+    return e != NULL && strcmp(e, "0") == 0;
+#else
+    (void)name;
+    return 0;
+#endif
+}
+#endif
+
 #ifdef COREAI_ISA_DISPATCH
 
 #if !defined(__x86_64__) || !(defined(__GNUC__) || defined(__clang__))
 #error "COREAI_ISA_DISPATCH needs x86-64 and GCC or Clang"
 #endif
 #include <cpuid.h>
-#include <stdlib.h>
 
 /* coreai_linear_q8a_f32, apart: the avx512 variant has two (q8s below). */
 #define COREAI_ISA_Q8A(X, s)                                                                           \
@@ -268,10 +286,8 @@ static int isa_vnni_allowed = -1;
 #ifdef COREAI_ISA_HAVE_AVX512
 static int isa_vnni_on(void)
 {
-    if (isa_vnni_allowed < 0) {
-        const char *e = getenv("COREAI_VNNI");
-        isa_vnni_allowed = !(e != NULL && strcmp(e, "0") == 0);
-    }
+    if (isa_vnni_allowed < 0)
+        isa_vnni_allowed = !isa_env_off("COREAI_VNNI");
     return isa_vnni_allowed && isa_cpu_vnni();
 }
 #endif
@@ -459,9 +475,6 @@ static const char isa_choice[] = "fixed at compile time";
 #define HWCAP2_I8MM (1UL << 13)
 #endif
 #endif
-#if defined(__STDC_HOSTED__) && __STDC_HOSTED__
-#include <stdlib.h>
-#endif
 
 typedef coreai_status (*isa_q8a_fn)(const coreai_linear_q_params *params, const float *x, const uint8_t *weight,
                                     const float *scale, const uint8_t *zero_point, const float *bias, float *out,
@@ -493,17 +506,6 @@ static int isa_cpu_i8mm(void)
  * smmla besides unless COREAI_I8MM=0 then. */
 static int isa_sdot_allowed = -1, isa_i8mm_allowed = -1;
 static isa_q8a_fn isa_q8a;
-
-static int isa_env_off(const char *name)
-{
-#if defined(__STDC_HOSTED__) && __STDC_HOSTED__
-    const char *e = getenv(name);
-    return e != NULL && strcmp(e, "0") == 0;
-#else
-    (void)name;
-    return 0;
-#endif
-}
 
 static isa_q8a_fn isa_q8a_pick(void)
 {
