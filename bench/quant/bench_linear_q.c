@@ -36,6 +36,8 @@ typedef struct layer {
     float *packed;        /* f32 */
     uint8_t *q8, *q4;     /* i8, i4 */
     float *scale;         /* [dim][dim / 32], shared by int8 and int4 */
+    uint8_t *p8, *p4;     /* q8, q4 in coreai_linear_q8a_f32's panels (as coreai-gen writes them) */
+    float *pscale;        /* scale in the panels' order */
 } layer;
 
 static void *q_scratch; /* the q8a scratch of PREFILL rows (coreai_linear_q_f32 needs none) */
@@ -55,7 +57,7 @@ static void chain(int v, const layer *l, int layers, int64_t dim, int64_t rows, 
             if (v == V_I8 || v == V_I4)
                 st = coreai_linear_q_f32(&p, x, i8 ? l[i].q8 : l[i].q4, l[i].scale, NULL, NULL, NULL, y, NULL);
             else
-                st = coreai_linear_q8a_f32(&p, x, i8 ? l[i].q8 : l[i].q4, l[i].scale, NULL, NULL, y, q_scratch);
+                st = coreai_linear_q8a_f32(&p, x, i8 ? l[i].p8 : l[i].p4, l[i].pscale, NULL, NULL, y, q_scratch);
         }
         if (st != COREAI_STATUS_OK) {
             fprintf(stderr, "bench_linear_q: kernel failed (%d)\n", (int)st);
@@ -96,6 +98,15 @@ int main(int argc, char **argv)
             w[e] = (float)q * l[i].scale[e / 32];
         }
         coreai_pack_b_f32(dim, dim, 1, w, l[i].packed);
+        coreai_linear_q_params pp = {1, dim, dim, 32, COREAI_INT_I8, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32};
+        l[i].p8 = xmalloc((size_t)coreai_linear_q8a_weight_bytes(&pp));
+        l[i].pscale = xmalloc(sizeof(float) * (size_t)coreai_linear_q8a_scale_count(&pp));
+        if (coreai_linear_q8a_pack(&pp, l[i].q8, l[i].scale, l[i].p8, l[i].pscale) != COREAI_STATUS_OK)
+            return 1;
+        pp.format = COREAI_INT_I4;
+        l[i].p4 = xmalloc((size_t)coreai_linear_q8a_weight_bytes(&pp));
+        if (coreai_linear_q8a_pack(&pp, l[i].q4, l[i].scale, l[i].p4, l[i].pscale) != COREAI_STATUS_OK)
+            return 1;
     }
     free(w);
     const coreai_linear_q_params qp = {prefill, dim, dim, 32, COREAI_INT_I8, COREAI_EPILOGUE_RELU, COREAI_DTYPE_F32};

@@ -7,6 +7,7 @@
 
 #include "const_table.h"
 #include "pack.h"
+#include "qlinear.h"
 
 static uint64_t load_le(const uint8_t *p, size_t n)
 {
@@ -24,7 +25,7 @@ static void store_le(uint8_t *p, uint64_t v, size_t n)
 
 static char *symbol(void *mem, const char *prefix, size_t graph, size_t index, cg_const_layout layout)
 {
-    static const char *const suffix[] = {"", "_packed_kn", "_packed_nk"};
+    static const char *const suffix[] = {"", "_packed_kn", "_packed_nk", "_q8a", "_q8a_scale"};
     return talloc_asprintf(mem, "%s_g%zu_c%zu%s", prefix, graph, index, suffix[layout]);
 }
 
@@ -85,13 +86,14 @@ cg_const_table *cg_const_table_build(void *mem_ctx, const cg_program_plan *plan,
             if (gp->use_kernel)
                 continue; /* the kernel call reads no constant of its body */
             const cg_value *v = gp->graph->consts[c];
-            bool plain, kn, nk;
-            cg_plan_const_forms(gp, c, &plain, &kn, &nk); /* all false for a duplicate */
+            const unsigned forms = cg_plan_const_form_bits(gp, c); /* 0 for a duplicate */
             t->data_bytes += cg_plan_const_bytes(gp, c);
-            const bool want[3] = {kn, nk, plain};
-            const cg_const_layout layouts[3] = {CG_CONST_PACKED_KN, CG_CONST_PACKED_NK, CG_CONST_PLAIN};
-            for (int k = 0; k < 3; k++) {
-                if (!want[k])
+            static const unsigned want[5] = {CG_CONST_FORM_KN, CG_CONST_FORM_NK, CG_CONST_FORM_Q8A_WEIGHT,
+                                             CG_CONST_FORM_Q8A_SCALE, CG_CONST_FORM_PLAIN};
+            static const cg_const_layout layouts[5] = {CG_CONST_PACKED_KN, CG_CONST_PACKED_NK, CG_CONST_Q8A_WEIGHT,
+                                                       CG_CONST_Q8A_SCALE, CG_CONST_PLAIN};
+            for (int k = 0; k < 5; k++) {
+                if (!(forms & want[k]))
                     continue;
                 cg_const_entry *e = append(t, &cap);
                 if (e == NULL)
@@ -101,6 +103,17 @@ cg_const_table *cg_const_table_build(void *mem_ctx, const cg_program_plan *plan,
                 if (layouts[k] == CG_CONST_PLAIN) {
                     e->dtype = v->type.dtype;
                     e->count = elements(&v->type);
+                } else if (layouts[k] == CG_CONST_Q8A_WEIGHT || layouts[k] == CG_CONST_Q8A_SCALE) {
+                    /* bytes whatever the format (the kernel takes uint8_t; a 4-bit
+                     * panel holds two integers a byte) */
+                    const bool scale = layouts[k] == CG_CONST_Q8A_SCALE;
+                    coreai_linear_q_params p;
+                    cg_qlinear_a8_const_params(v, scale, &p);
+                    e->dtype = scale ? CG_DTYPE_F32 : CG_DTYPE_U8;
+                    e->count = scale ? coreai_linear_q8a_scale_count(&p) : coreai_linear_q8a_weight_bytes(&p);
+                    e->pack_matrices = 1;
+                    e->pack_k = scale ? p.in_features / p.block : p.in_features;
+                    e->pack_n = p.out_features;
                 } else {
                     const cg_pack_kind kind = layouts[k] == CG_CONST_PACKED_KN ? CG_PACK_KN : CG_PACK_NK;
                     e->dtype = CG_DTYPE_F32;
@@ -199,6 +212,31 @@ static void element(uint8_t *dst, cg_dtype dtype, const uint8_t *src, size_t es)
     }
 }
 
+/* The q8a panels (qlinear.h) of data or scale constant v; dst zeroed, so
+ * the padding outputs are zero integers with zero scales. */
+static void fill_q8a(const cg_value *v, bool scale, uint8_t *dst)
+{
+    coreai_linear_q_params p;
+    cg_qlinear_a8_const_params(v, scale, &p);
+    const int64_t in = p.in_features, blocks = p.in_features / p.block;
+    if (scale) {
+        for (int64_t o = 0; o < p.out_features; o++)
+            for (int64_t b = 0; b < blocks; b++)
+                element(dst + (size_t)coreai_linear_q8a_scale_pos(&p, o, b) * 4, CG_DTYPE_F32,
+                        v->data + (size_t)(o * blocks + b) * 4, 4);
+        return;
+    }
+    const cg_dtype d = v->type.dtype;
+    for (int64_t o = 0; o < p.out_features; o++) {
+        for (int64_t i = 0; i < in; i++) {
+            const int64_t q = cg_int_element(d, v->data, o * in + i);
+            int shift;
+            const int64_t at = coreai_linear_q8a_weight_pos(&p, o, i, &shift);
+            dst[(size_t)at] |= (uint8_t)(d == CG_DTYPE_I8 ? q & 0xff : (q & 15) << shift);
+        }
+    }
+}
+
 void cg_const_entry_fill(const cg_const_entry *e, uint8_t *dst)
 {
     const cg_value *v = e->value;
@@ -208,6 +246,10 @@ void cg_const_entry_fill(const cg_const_entry *e, uint8_t *dst)
         const size_t es = cg_dtype_size(v->type.dtype);
         for (int64_t i = 0; i < n; i++)
             element(dst + (size_t)i * es, v->type.dtype, v->data + (size_t)i * es, es);
+        return;
+    }
+    if (e->layout == CG_CONST_Q8A_WEIGHT || e->layout == CG_CONST_Q8A_SCALE) {
+        fill_q8a(v, e->layout == CG_CONST_Q8A_SCALE, dst);
         return;
     }
     const cg_pack_kind kind = e->layout == CG_CONST_PACKED_KN ? CG_PACK_KN : CG_PACK_NK;

@@ -5,9 +5,11 @@
  * the kernel calls only print it, so they cannot disagree on a symbol, an
  * offset or a byte; later passes (compressed weights, ...) read it too.
  *
- * One entry per array: a constant as stored, or its matrices packed for the
- * runtime's GEMM (pack.h), in blob order (graphs in plan order, their
- * constants in order, each one's forms KN, NK, plain). A constant that is a
+ * One entry per array: a constant as stored, its matrices packed for the
+ * runtime's GEMM (pack.h), or an int8-activation layer's data or scale in
+ * that kernel's panels (qlinear.h), in blob order (graphs in plan order,
+ * their constants in order, each one's forms KN, NK, Q8A, plain). A constant
+ * that is a
  * duplicate of another graph's (plan.h) has no entry: cg_const_table_find
  * gives the entry of the copy that is emitted.
  */
@@ -25,21 +27,26 @@
 typedef enum cg_const_layout {
     CG_CONST_PLAIN = 0, /* the constant's elements as stored */
     CG_CONST_PACKED_KN, /* f32 panels of its matrices read as B (k rows of n), pack.h */
-    CG_CONST_PACKED_NK  /* the same of its matrices read as B transposed (n rows of k) */
+    CG_CONST_PACKED_NK, /* the same of its matrices read as B transposed (n rows of k) */
+    CG_CONST_Q8A_WEIGHT, /* u8: the integers of an [out][in] data in coreai_linear_q8a_f32's panels */
+    CG_CONST_Q8A_SCALE   /* f32: its scales in those panels (qlinear.h) */
 } cg_const_layout;
 
 typedef struct cg_const_entry {
-    const char *symbol;       /* PREFIX_gG_cC, with _packed_kn / _packed_nk when packed; PREFIX_sI_init */
+    const char *symbol;       /* PREFIX_gG_cC, with _packed_kn / _packed_nk when packed, _q8a /
+                                 _q8a_scale in the q8a panels; PREFIX_sI_init */
     const cg_graph_plan *gp;  /* the graph holding the constant; NULL for a state's initial value */
     size_t const_index;       /* its index in gp->graph->consts (in the state list without gp) */
     const cg_value *value;
     cg_const_layout layout;
-    cg_dtype dtype;           /* of the array's elements: f32 when packed */
+    cg_dtype dtype;           /* of the array's elements: f32 when packed, u8 / f32 in q8a panels */
     int64_t count;            /* elements of the array, at least 1 */
     bool empty;               /* the constant has no element: the array is one zero */
     uint64_t bytes;           /* count * element size */
     uint64_t offset;          /* in the blob: a multiple of the table's align */
-    /* packed: matrices, and k x n of each (pack.h), for the comments */
+    /* packed: matrices, and k x n of each (pack.h); q8a panels: 1, the
+     * inputs (weight) or blocks (scale) per output, and the outputs; for
+     * the comments */
     int64_t pack_matrices, pack_k, pack_n;
 } cg_const_entry;
 
@@ -78,7 +85,8 @@ const cg_const_entry *cg_const_table_find_state(const cg_const_table *t, size_t 
 /* Writes the entry's e->bytes bytes, little-endian whatever the host (the
  * model's data are little-endian): f32 as its bits with
  * every NaN the quiet 0x7fc00000 (as the C initializer NAN reads), bool as
- * 0 / 1, packed panels with their zero padding, an empty constant as zeros. */
+ * 0 / 1, packed and q8a panels with their zero padding, an empty constant
+ * as zeros. */
 void cg_const_entry_fill(const cg_const_entry *e, uint8_t *dst);
 
 #endif /* CG_CONST_TABLE_H */

@@ -185,9 +185,14 @@ char *cg_emit_ref(cg_emitter *em, const cg_value *v)
 
 char *cg_emit_packed_ref(cg_emitter *em, const cg_value *v, int pack_kind)
 {
+    return cg_emit_form_ref(em, v, pack_kind == CG_PACK_KN ? CG_CONST_PACKED_KN : CG_CONST_PACKED_NK);
+}
+
+char *cg_emit_form_ref(cg_emitter *em, const cg_value *v, cg_const_layout layout)
+{
     const cg_graph_plan *gp = em->plan;
-    const cg_const_layout layout = pack_kind == CG_PACK_KN ? CG_CONST_PACKED_KN : CG_CONST_PACKED_NK;
-    /* a packed operand is the constant itself, never a view of it (pack.h) */
+    /* an operand read in another form is the constant itself, never a view
+     * of it (pack.h, cg_pack_operand_use) */
     return const_entry_ref(em, v, cg_const_table_find(em->consts, gp, const_index(gp, v), layout));
 }
 

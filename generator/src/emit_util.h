@@ -73,6 +73,9 @@ char *cg_emit_ref(cg_emitter *em, const cg_value *value);
 /* The symbol of the packed form (pack.h: CG_PACK_KN / CG_PACK_NK) of the
  * constant operand `value`, recorded likewise. */
 char *cg_emit_packed_ref(cg_emitter *em, const cg_value *value, int pack_kind);
+/* The same for any form of the constant operand `value` itself (qlinear.h:
+ * the q8a panels). */
+char *cg_emit_form_ref(cg_emitter *em, const cg_value *value, cg_const_layout layout);
 /* A comment-safe rendering of user text (ASCII letters, digits, _ . -;
  * anything else becomes _), talloc'd on mem_ctx. */
 char *cg_emit_comment_text(void *mem_ctx, const char *text);

@@ -6,6 +6,7 @@
 
 #include <talloc.h>
 
+#include "coreai/kernels/linear_q.h"
 #include "coreai/runtime.h"
 #include "emit_internal.h"
 #include "pack.h"
@@ -224,6 +225,15 @@ static void entry_comment(cg_emit_ctx *ec, wbuf *s, const cg_const_entry *e)
         wb_printf(s, "/* %%%s of @%s: %s */\n", e->value->id, e->gp->graph->name, type);
         return;
     }
+    if (e->layout == CG_CONST_Q8A_WEIGHT || e->layout == CG_CONST_Q8A_SCALE) {
+        const bool scale = e->layout == CG_CONST_Q8A_SCALE;
+        wb_printf(s,
+                  "/* %%%s of @%s: %s, its %s in the panels of coreai_linear_q8a_f32: %" PRId64
+                  " outputs in panels of %d, %" PRId64 " %s each */\n",
+                  e->value->id, e->gp->graph->name, type, scale ? "scales" : "integers", e->pack_n,
+                  COREAI_LINEAR_Q8A_NR, e->pack_k, scale ? "blocks" : "inputs");
+        return;
+    }
     wb_printf(s, "/* %%%s of @%s: %s, packed for the GEMM: %" PRId64 " matri%s B of %" PRId64 " x %" PRId64
                  "%s in panels of %d columns */\n",
               e->value->id, e->gp->graph->name, type, e->pack_matrices, e->pack_matrices == 1 ? "x" : "ces", e->pack_k,
@@ -414,6 +424,9 @@ char *cg_emit_weight_incbin(cg_emit_ctx *ec, const cg_emit_options *opt, const c
                           cg_emit_comment_text(ec->mem_ctx, ec->low->states->items[e->const_index].name), type);
             else if (e->layout == CG_CONST_PLAIN)
                 wb_printf(&b, "    /* %%%s of @%s: %s */\n", e->value->id, e->gp->graph->name, type);
+            else if (e->layout == CG_CONST_Q8A_WEIGHT || e->layout == CG_CONST_Q8A_SCALE)
+                wb_printf(&b, "    /* %%%s of @%s: %s, in the panels of coreai_linear_q8a_f32 */\n", e->value->id,
+                          e->gp->graph->name, type);
             else
                 wb_printf(&b, "    /* %%%s of @%s: %s, packed for the GEMM (%s) */\n", e->value->id,
                           e->gp->graph->name, type, e->layout == CG_CONST_PACKED_NK ? "stored transposed" : "k x n");

@@ -301,13 +301,22 @@ static void print_compressed_weights(const cg_program_plan *plan)
             cg_qlinear m;
             if (q != NULL)
                 cg_qweight_match(q, &m);
+            const bool a8 = q != NULL && cg_qlinear_a8(q, &m);
+            /* the bytes the layer reads: the int8-activation kernel's panels
+             * are padded to whole panels of outputs */
+            uint64_t packed = cg_type_bytes(&data->type);
+            if (a8) {
+                coreai_linear_q_params p;
+                cg_qlinear_a8_params(q, &m, &p);
+                packed = (uint64_t)coreai_linear_q8a_weight_bytes(&p);
+            }
             /* the user of the dense weight: one op, or several */
             const char *user = out->n_uses == 1 && out->last_user ? out->last_user->kind : "several";
             char *type = cg_type_to_string(NULL, &data->type);
-            printf("compressed_weight @%s %%%s %s %s packed_bytes %zu dense_bytes %zu consumer %s path %s\n",
-                   graph->name, out->id, op->kind + strlen("coreai."), type ? type : "?", cg_type_bytes(&data->type),
+            printf("compressed_weight @%s %%%s %s %s packed_bytes %" PRIu64 " dense_bytes %zu consumer %s path %s\n",
+                   graph->name, out->id, op->kind + strlen("coreai."), type ? type : "?", packed,
                    cg_type_bytes(&out->type), out->is_output ? "output" : user,
-                   q == NULL ? "fallback" : cg_qlinear_a8(q, &m) ? "fused_int8_activations" : "fused");
+                   q == NULL ? "fallback" : a8 ? "fused_int8_activations" : "fused");
             talloc_free(type);
         }
     }

@@ -64,23 +64,34 @@ int64_t cg_pack_source_index(const cg_value *c, cg_pack_kind kind, int64_t i)
     return mat * k * n + (kind == CG_PACK_NK ? j * k + p : p * n + j);
 }
 
-void cg_pack_const_uses(const cg_graph *g, const cg_value *c, cg_pack_root_fn root, const void *ctx,
-                        bool *plain, bool *kn, bool *nk)
+cg_const_use cg_pack_operand_use(const cg_op *op, size_t o, bool itself)
 {
-    *plain = *kn = *nk = false;
+    if (!itself)
+        return CG_USE_PLAIN;
+    bool scale;
+    if (cg_qlinear_a8_operand(op, o, &scale))
+        return scale ? CG_USE_Q8A_SCALE : CG_USE_Q8A_WEIGHT;
+    const cg_pack_kind kind = o == 1 ? cg_pack_operand_kind(op) : CG_PACK_NONE;
+    return kind == CG_PACK_KN ? CG_USE_KN : kind == CG_PACK_NK ? CG_USE_NK : CG_USE_PLAIN;
+}
+
+void cg_pack_const_uses(const cg_graph *g, const cg_value *c, cg_pack_root_fn root, const void *ctx,
+                        bool *plain, bool *kn, bool *nk, bool *q8a_w, bool *q8a_s)
+{
+    *plain = *kn = *nk = *q8a_w = *q8a_s = false;
     for (size_t i = 0; i < g->n_ops; i++) {
         const cg_op *op = g->ops[i];
         for (size_t o = 0; o < op->n_operands; o++) {
             const cg_value *v = op->operands[o];
             if (v != c && root(ctx, v) != c)
                 continue;
-            cg_pack_kind kind = o == 1 && v == c ? cg_pack_operand_kind(op) : CG_PACK_NONE;
-            if (kind == CG_PACK_KN)
-                *kn = true;
-            else if (kind == CG_PACK_NK)
-                *nk = true;
-            else
-                *plain = true;
+            switch (cg_pack_operand_use(op, o, v == c)) {
+            case CG_USE_KN: *kn = true; break;
+            case CG_USE_NK: *nk = true; break;
+            case CG_USE_Q8A_WEIGHT: *q8a_w = true; break;
+            case CG_USE_Q8A_SCALE: *q8a_s = true; break;
+            case CG_USE_PLAIN: *plain = true; break;
+            }
         }
     }
     for (size_t i = 0; i < g->n_outputs; i++) {

@@ -6,6 +6,9 @@
  *    (COREAI_PACK_NR = 16 columns per panel, coreai/kernels/matmul.h), so
  *    nothing is packed at inference and the layout is the same whatever ISA
  *    the generated code is compiled for;
+ *  - the data and scales of a layer run with int8 activations (qlinear.h)
+ *    written in coreai_linear_q8a_f32's panels (coreai/kernels/linear_q.h),
+ *    likewise so that nothing is repacked at inference;
  *  - workspace scratch for products whose B operand is not a constant (the
  *    runtime packs it there);
  *  - activations fused into the epilogue of the coreai.linear (or of the
@@ -46,14 +49,28 @@ int64_t cg_pack_floats(const cg_value *c, cg_pack_kind kind);
 /* Element of c's data at packed position i, or -1 for zero padding. */
 int64_t cg_pack_source_index(const cg_value *c, cg_pack_kind kind, int64_t i);
 
+/* The forms a use reads a constant in. */
+typedef enum cg_const_use {
+    CG_USE_PLAIN = 0,  /* as stored */
+    CG_USE_KN,         /* packed for the GEMM (cg_pack_operand_kind) */
+    CG_USE_NK,
+    CG_USE_Q8A_WEIGHT, /* in coreai_linear_q8a_f32's panels: its data, its scale (qlinear.h) */
+    CG_USE_Q8A_SCALE
+} cg_const_use;
+
+/* The form operand o of op reads; `itself`: the operand is the constant,
+ * not a view of it (a view is read as stored). */
+cg_const_use cg_pack_operand_use(const cg_op *op, size_t o, bool itself);
+
 /*
  * Which forms of constant c its graph uses: *plain (the constant as
- * stored: any use but a packed operand, views included), *kn, *nk. `root`
- * maps a value to the value owning its bytes (the planner's views).
+ * stored: any use but a packed or q8a operand, views included), *kn, *nk,
+ * *q8a_w, *q8a_s (cg_const_use). `root` maps a value to the value owning
+ * its bytes (the planner's views).
  */
 typedef const cg_value *(*cg_pack_root_fn)(const void *ctx, const cg_value *v);
 void cg_pack_const_uses(const cg_graph *g, const cg_value *c, cg_pack_root_fn root, const void *ctx,
-                        bool *plain, bool *kn, bool *nk);
+                        bool *plain, bool *kn, bool *nk, bool *q8a_w, bool *q8a_s);
 
 /* Bytes of workspace scratch op's kernel call needs (a product with a
  * non-constant B packs it there: coreai_matmul_f32_scratch_size /

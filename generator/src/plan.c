@@ -889,22 +889,34 @@ const cg_storage *cg_graph_plan_storage(const cg_graph_plan *gp, const cg_value 
     return s->kind == CG_STORAGE_VIEW ? &gp->storage[s->root->slot] : s;
 }
 
+/* The CG_CONST_FORM_* bits of these uses; an unused constant is still
+ * emitted as stored. */
+static unsigned char form_bits(bool plain, bool kn, bool nk, bool q8a_w, bool q8a_s)
+{
+    if (!kn && !nk && !q8a_w && !q8a_s)
+        plain = true;
+    return (unsigned char)((plain ? CG_CONST_FORM_PLAIN : 0) | (kn ? CG_CONST_FORM_KN : 0) |
+                           (nk ? CG_CONST_FORM_NK : 0) | (q8a_w ? CG_CONST_FORM_Q8A_WEIGHT : 0) |
+                           (q8a_s ? CG_CONST_FORM_Q8A_SCALE : 0));
+}
+
 /* The forms this graph's own uses need, before deduplication. */
 static unsigned char const_forms_needed(const cg_graph_plan *gp, size_t const_index)
 {
     const cg_value *c = gp->graph->consts[const_index];
-    bool plain, kn, nk;
-    cg_pack_const_uses(gp->graph, c, root_cb, gp, &plain, &kn, &nk);
-    /* an unused constant is still emitted as stored */
-    if (!kn && !nk)
-        plain = true;
-    return (unsigned char)((plain ? CG_CONST_FORM_PLAIN : 0) | (kn ? CG_CONST_FORM_KN : 0) |
-                           (nk ? CG_CONST_FORM_NK : 0));
+    bool plain, kn, nk, q8a_w, q8a_s;
+    cg_pack_const_uses(gp->graph, c, root_cb, gp, &plain, &kn, &nk, &q8a_w, &q8a_s);
+    return form_bits(plain, kn, nk, q8a_w, q8a_s);
+}
+
+unsigned cg_plan_const_form_bits(const cg_graph_plan *gp, size_t const_index)
+{
+    return gp->const_forms ? gp->const_forms[const_index] : const_forms_needed(gp, const_index);
 }
 
 void cg_plan_const_forms(const cg_graph_plan *gp, size_t const_index, bool *plain, bool *kn, bool *nk)
 {
-    unsigned char f = gp->const_forms ? gp->const_forms[const_index] : const_forms_needed(gp, const_index);
+    const unsigned f = cg_plan_const_form_bits(gp, const_index);
     *plain = f & CG_CONST_FORM_PLAIN;
     *kn = f & CG_CONST_FORM_KN;
     *nk = f & CG_CONST_FORM_NK;
@@ -933,8 +945,8 @@ static void const_forms_all(const cg_graph_plan *gp, unsigned char *out)
 {
     const cg_graph *g = gp->graph;
     size_t n = g->n_consts;
-    bool *plain = talloc_zero_array(NULL, bool, 3 * n + 1);
-    bool *kn = plain + n, *nk = plain + 2 * n;
+    bool *plain = talloc_zero_array(NULL, bool, 5 * n + 1);
+    bool *kn = plain + n, *nk = plain + 2 * n, *q8a_w = plain + 3 * n, *q8a_s = plain + 4 * n;
     if (!plain) {
         for (size_t c = 0; c < n; c++)
             out[c] = const_forms_needed(gp, c);
@@ -948,13 +960,13 @@ static void const_forms_all(const cg_graph_plan *gp, unsigned char *out)
             size_t c = const_index_of(g, r);
             if (c == SIZE_MAX)
                 continue;
-            cg_pack_kind kind = o == 1 && v == r ? cg_pack_operand_kind(op) : CG_PACK_NONE;
-            if (kind == CG_PACK_KN)
-                kn[c] = true;
-            else if (kind == CG_PACK_NK)
-                nk[c] = true;
-            else
-                plain[c] = true;
+            switch (cg_pack_operand_use(op, o, v == r)) {
+            case CG_USE_KN: kn[c] = true; break;
+            case CG_USE_NK: nk[c] = true; break;
+            case CG_USE_Q8A_WEIGHT: q8a_w[c] = true; break;
+            case CG_USE_Q8A_SCALE: q8a_s[c] = true; break;
+            case CG_USE_PLAIN: plain[c] = true; break;
+            }
         }
     }
     for (size_t i = 0; i < g->n_outputs; i++) {
@@ -962,11 +974,8 @@ static void const_forms_all(const cg_graph_plan *gp, unsigned char *out)
         if (c != SIZE_MAX)
             plain[c] = true;
     }
-    for (size_t c = 0; c < n; c++) {
-        bool p = plain[c] || (!kn[c] && !nk[c]); /* an unused constant is still emitted as stored */
-        out[c] = (unsigned char)((p ? CG_CONST_FORM_PLAIN : 0) | (kn[c] ? CG_CONST_FORM_KN : 0) |
-                                 (nk[c] ? CG_CONST_FORM_NK : 0));
-    }
+    for (size_t c = 0; c < n; c++)
+        out[c] = form_bits(plain[c], kn[c], nk[c], q8a_w[c], q8a_s[c]);
     talloc_free(plain);
 }
 
@@ -1049,12 +1058,20 @@ static void dedupe_constants(cg_program_plan *pp)
 uint64_t cg_plan_const_bytes(const cg_graph_plan *gp, size_t const_index)
 {
     const cg_value *c = gp->graph->consts[const_index];
-    bool plain, kn, nk;
-    cg_plan_const_forms(gp, const_index, &plain, &kn, &nk);
-    uint64_t bytes = plain ? c->data_size : 0;
-    if (kn)
+    const unsigned f = cg_plan_const_form_bits(gp, const_index);
+    uint64_t bytes = f & CG_CONST_FORM_PLAIN ? c->data_size : 0;
+    if (f & CG_CONST_FORM_KN)
         bytes += (uint64_t)cg_pack_floats(c, CG_PACK_KN) * sizeof(float);
-    if (nk)
+    if (f & CG_CONST_FORM_NK)
         bytes += (uint64_t)cg_pack_floats(c, CG_PACK_NK) * sizeof(float);
+    coreai_linear_q_params p;
+    if (f & CG_CONST_FORM_Q8A_WEIGHT) {
+        cg_qlinear_a8_const_params(c, false, &p);
+        bytes += (uint64_t)coreai_linear_q8a_weight_bytes(&p);
+    }
+    if (f & CG_CONST_FORM_Q8A_SCALE) {
+        cg_qlinear_a8_const_params(c, true, &p);
+        bytes += (uint64_t)coreai_linear_q8a_scale_count(&p) * sizeof(float);
+    }
     return bytes;
 }

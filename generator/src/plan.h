@@ -118,10 +118,20 @@ cg_program_plan *cg_program_plan_build(void *mem_ctx, const cg_module *module, b
 const cg_graph_plan *cg_program_plan_find(const cg_program_plan *plan, const cg_graph *graph);
 
 /* Which forms of constant `const_index` of gp's graph are emitted: as
- * stored, and pre-packed for the GEMM (pack.h) as KN and / or NK. */
-enum { CG_CONST_FORM_PLAIN = 1, CG_CONST_FORM_KN = 2, CG_CONST_FORM_NK = 4 };
+ * stored, pre-packed for the GEMM (pack.h) as KN and / or NK, and in the
+ * panels of coreai_linear_q8a_f32 (qlinear.h; a data or a scale constant,
+ * never both). */
+enum {
+    CG_CONST_FORM_PLAIN = 1,
+    CG_CONST_FORM_KN = 2,
+    CG_CONST_FORM_NK = 4,
+    CG_CONST_FORM_Q8A_WEIGHT = 8,
+    CG_CONST_FORM_Q8A_SCALE = 16
+};
 
 void cg_plan_const_forms(const cg_graph_plan *gp, size_t const_index, bool *plain, bool *kn, bool *nk);
+/* All of them: CG_CONST_FORM_* bits. */
+unsigned cg_plan_const_form_bits(const cg_graph_plan *gp, size_t const_index);
 /* Bytes those forms take in the weights file. */
 uint64_t cg_plan_const_bytes(const cg_graph_plan *gp, size_t const_index);
 

@@ -186,13 +186,59 @@ static bool int8_activations;
 
 void cg_qlinear_set_int8_activations(bool on) { int8_activations = on; }
 
+static coreai_int_format int_format(cg_dtype d)
+{
+    switch (d) {
+    case CG_DTYPE_I8: return COREAI_INT_I8;
+    case CG_DTYPE_I4: return COREAI_INT_I4;
+    case CG_DTYPE_U4: return COREAI_INT_U4;
+    default: return COREAI_INT_U8;
+    }
+}
+
+void cg_qlinear_a8_params(const cg_op *linear, const cg_qlinear *q, coreai_linear_q_params *p)
+{
+    const cg_type *x = &linear->operands[0]->type, *out = &linear->results[0]->type;
+    const cg_dtype s = q->scale->type.dtype;
+    *p = (coreai_linear_q_params){1, x->dims[x->rank - 1], out->dims[out->rank - 1], q->block,
+                                  int_format(q->data->type.dtype), 0,
+                                  s == CG_DTYPE_F32 ? COREAI_DTYPE_F32 : s == CG_DTYPE_F16 ? COREAI_DTYPE_F16
+                                                                                            : COREAI_DTYPE_BF16};
+}
+
 /* Every row count: from a few rows on coreai_linear_q8a_f32 is a GEMM of
  * its own, faster than coreai_linear_q_f32's on the dequantized weight
  * (docs/compression.md), so prefill takes it too. */
 bool cg_qlinear_a8(const cg_op *linear, const cg_qlinear *q)
 {
-    const cg_type *x = &linear->operands[0]->type;
-    const int64_t in = x->dims[x->rank - 1];
-    return int8_activations && kind_is(linear, "coreai.linear") && q->lut == NULL && q->data->type.dtype != CG_DTYPE_U8 &&
-           q->scale->type.dtype == CG_DTYPE_F32 && q->minval == NULL && q->block % 32 == 0 && in % 32 == 0 && in > 0;
+    if (!int8_activations || !kind_is(linear, "coreai.linear") || q->lut != NULL || q->minval != NULL)
+        return false;
+    coreai_linear_q_params p;
+    cg_qlinear_a8_params(linear, q, &p);
+    return coreai_linear_q8a_ok(&p);
+}
+
+bool cg_qlinear_a8_operand(const cg_op *op, size_t o, bool *scale)
+{
+    if (!int8_activations || o > 1)
+        return false;
+    const cg_op *linear = cg_qlinear_of_dequant(op);
+    cg_qlinear q;
+    if (linear == NULL || !cg_qlinear_match(linear, &q) || q.dequant != op || !cg_qlinear_a8(linear, &q))
+        return false;
+    *scale = o == 1;
+    return true;
+}
+
+void cg_qlinear_a8_const_params(const cg_value *c, bool scale, coreai_linear_q_params *p)
+{
+    const cg_type *t = &c->type;
+    /* blocks of 32 pass coreai_linear_q8a_ok for any such layer (its inputs
+     * are whole 32s) and the panels do not depend on the block */
+    if (scale) {
+        const int64_t blocks = t->rank == 2 ? t->dims[1] : 1;
+        *p = (coreai_linear_q_params){1, 32 * blocks, t->dims[0], 32, COREAI_INT_I8, 0, COREAI_DTYPE_F32};
+    } else {
+        *p = (coreai_linear_q_params){1, t->dims[1], t->dims[0], 32, int_format(t->dtype), 0, COREAI_DTYPE_F32};
+    }
 }

@@ -13,8 +13,10 @@
  * [out][in / block] ([out] for dequantize), an optional zero point of the
  * data's dtype and the scale's shape, and (blockwise_shift_scale, with a
  * zero point) an optional minval of the scale's dtype and shape; a 4-bit
- * block even for a linear (a convolution's may be odd). The constants are emitted as stored (the kernel reads the
- * model's layout), the dequantizing op and the cast emit nothing and their
+ * block even for a linear (a convolution's may be odd). The constants are
+ * emitted as stored (the kernel reads the model's layout; with
+ * --int8-activations, below, the data and the scales in that kernel's
+ * panels instead), the dequantizing op and the cast emit nothing and their
  * results take no workspace. Likewise a coreai.lut_to_dense of constant
  * indices [out][in] and f32 tables (f16 / bf16 ones widened before,
  * lut_widen.h), one value per index (vector_size 1),
@@ -29,6 +31,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "coreai/kernels/linear_q.h"
 #include "ir.h"
 
 typedef struct cg_qlinear {
@@ -77,5 +80,27 @@ void cg_qlinear_set_int8_activations(bool on);
 
 /* Whether matched linear (q: its match) runs coreai_linear_q8a_f32. */
 bool cg_qlinear_a8(const cg_op *linear, const cg_qlinear *q);
+
+/* coreai_linear_q8a_f32's params of such a linear (rows 1, no epilogue). */
+void cg_qlinear_a8_params(const cg_op *linear, const cg_qlinear *q, coreai_linear_q_params *p);
+
+/*
+ * Such a linear reads its data and scale constants in the kernel's panels
+ * (the q8a layout of coreai/kernels/linear_q.h), which coreai-gen writes at
+ * generation time so that nothing is repacked at inference; its zero point
+ * stays as stored.
+ *
+ * cg_qlinear_a8_operand: whether operand o of op is one of those constants
+ * (*scale: the scale, else the data): op is the dequantizing op of such a
+ * linear, o 0 or 1.
+ * cg_qlinear_a8_const_params: params (valid for coreai_linear_q8a_ok)
+ * whose panels constant c takes as such a data ([out][in] i8 / i4 / u4) or
+ * scale (f32 [out][in / block], or [out]: one block). The panels depend on
+ * the constant alone (the data's on out, in and its format; the scales' on
+ * out and the blocks per output), not on the layer reading it: equal
+ * constants of other graphs, emitted once (plan.h), share them.
+ */
+bool cg_qlinear_a8_operand(const cg_op *op, size_t o, bool *scale);
+void cg_qlinear_a8_const_params(const cg_value *c, bool scale, coreai_linear_q_params *p);
 
 #endif /* CG_QLINEAR_H */

@@ -1,7 +1,8 @@
 """`coreai-gen generate --int8-activations` end to end: the compressed
-FeedForwardBlock (one row: the GEMV; 8 rows: the GEMM) and the decode step of the compressed fixed-shape
-tinyllm (bench/quant/tinyllm_fixed.py, after an 8-token prefill) run as
-generated C against two references:
+FeedForwardBlock (one row: the GEMV; 8 rows: the GEMM), the decode step of the compressed fixed-shape
+tinyllm (bench/quant/tinyllm_fixed.py, after an 8-token prefill) and a
+20-output layer (its last weight panel padded), run as generated C against
+two references (the layer against the first only):
 
   * eager PyTorch of the same compressed model whose linears (all of them
     run coreai_linear_q8a_f32, whatever their rows) first round their
@@ -18,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+import torch.nn as nn
 import torch.nn.functional as F
 
 import coreai_torch
@@ -147,3 +149,24 @@ def test_tinyllm_decode_int8_activations(coreai_gen, c_compiler, capsys):
               f"{rel(want_q8.numpy(), want):.1e})")
     assert err_q8 < 1e-5, err_q8
     assert 1e-4 < err_eager < 2e-2, err_eager
+
+
+@pytest.mark.parametrize("nbits,symmetric,rows", [(4, True, 1), (8, True, 5), (4, False, 40)])
+def test_padded_panel_int8_activations(nbits, symmetric, rows, coreai_gen, c_compiler):
+    """20 outputs: the last of the kernel's panels of 16 (written by
+    coreai-gen, test_compression_int8_panels.py) holds 4 outputs and 12 of
+    padding, which must not reach the result; a relu fused into the layer."""
+    from coreai_torch.testing import run_program
+    torch.manual_seed(4)
+    net = nn.Sequential(nn.Linear(64, 20), nn.ReLU(), nn.Linear(20, 3)).eval()
+    # the 20-input layer is not a whole run of 32: it stays f32
+    model = quantize_weights(net, nbits=nbits, block_size=32, symmetric=symmetric,
+                             include=lambda name, mod: mod.in_features == 64)
+    x = torch.randn(rows, 64, generator=torch.Generator().manual_seed(6))
+    with torch.no_grad(), QuantizedActivations():
+        want_q8 = model(x)
+    ep = torch.export.export(model, (x,)).run_decompositions(coreai_torch.get_decomp_table())
+    program = TorchConverter().add_exported_program(ep).to_coreai()
+    program.optimize()
+    got = next(iter(run_program(program, [{"input": x}], int8_activations=True)[0].values()))
+    assert rel(got, want_q8) < 1e-5

@@ -274,11 +274,16 @@ static void run_q8a_epi(ref_rng *r, int64_t rows, int64_t in, int64_t outf, int6
         for (int i = 0; i < 32; ++i)
             xq[c * 32 + i] = amax > 0.0f ? (int8_t)nearbyint((double)(x[c * 32 + i] * (127.0f / amax))) : 0;
     }
-    assert_int_equal(coreai_linear_q8a_f32(&p, x, q, s, zero ? z : NULL, bias, out, scratch), COREAI_STATUS_OK);
+    /* the kernel reads its panels; the reference below reads q and s as stored */
+    uint8_t *pq = malloc((size_t)coreai_linear_q8a_weight_bytes(&p));
+    float *ps = malloc(sizeof(float) * (size_t)coreai_linear_q8a_scale_count(&p));
+    assert_true(pq && ps);
+    assert_int_equal(coreai_linear_q8a_pack(&p, q, s, pq, ps), COREAI_STATUS_OK);
+    assert_int_equal(coreai_linear_q8a_f32(&p, x, pq, ps, zero ? z : NULL, bias, out, scratch), COREAI_STATUS_OK);
     coreai_linear_q_params p1 = p;
     p1.rows = 1;
     for (int64_t rr = 0; rows > 1 && rr < rows; ++rr) {
-        assert_int_equal(coreai_linear_q8a_f32(&p1, x + rr * in, q, s, zero ? z : NULL, bias, out1, scratch),
+        assert_int_equal(coreai_linear_q8a_f32(&p1, x + rr * in, pq, ps, zero ? z : NULL, bias, out1, scratch),
                          COREAI_STATUS_OK);
         for (int64_t o = 0; o < outf; ++o)
             if (memcmp(&out1[o], &out[rr * outf + o], sizeof(float)) != 0)
@@ -319,6 +324,8 @@ static void run_q8a_epi(ref_rng *r, int64_t rows, int64_t in, int64_t outf, int6
     free(d);
     free(scratch);
     free(out1);
+    free(pq);
+    free(ps);
 }
 
 static void run_q8a(ref_rng *r, int64_t rows, int64_t in, int64_t outf, int64_t block, coreai_int_format f, int zero,
@@ -366,6 +373,47 @@ static void run_q8a_rows(ref_rng *r)
         }
 }
 
+/* The panel layout as linear_q.h words it, at positions worked out by
+ * hand: 16 outputs per panel, 64-byte groups of one dword per output
+ * holding 4 inputs (8-bit) or 8 (4-bit: the low nibbles the first 4). */
+static void test_linear_q8a_layout(void **state)
+{
+    (void)state;
+    int sh;
+    const coreai_linear_q_params p8 = {1, 64, 20, 32, COREAI_INT_I8, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32};
+    const coreai_linear_q_params p4 = {1, 64, 20, 32, COREAI_INT_I4, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32};
+    assert_int_equal(coreai_linear_q8a_weight_bytes(&p8), 2 * 16 * 64);
+    assert_int_equal(coreai_linear_q8a_weight_bytes(&p4), 2 * 16 * 32);
+    assert_int_equal(coreai_linear_q8a_scale_count(&p8), 2 * 16 * 2);
+    /* q[17][5]: panel 1 (1024 bytes on), group 1 (64), lane 1 (4), byte 1 */
+    assert_int_equal(coreai_linear_q8a_weight_pos(&p8, 17, 5, &sh), 1024 + 64 + 4 + 1);
+    assert_int_equal(sh, 0);
+    /* q[3][13]: panel 0, group 1 (inputs 8..15), lane 3, byte 1, high nibble */
+    assert_int_equal(coreai_linear_q8a_weight_pos(&p4, 3, 13, &sh), 64 + 12 + 1);
+    assert_int_equal(sh, 4);
+    assert_int_equal(coreai_linear_q8a_weight_pos(&p4, 19, 2, &sh), 512 + 12 + 2);
+    assert_int_equal(sh, 0);
+    /* scale of output 18's block 1: panel 1 (32 floats on), block 1 (16), lane 2 */
+    assert_int_equal(coreai_linear_q8a_scale_pos(&p8, 18, 1), 32 + 16 + 2);
+    /* the pack: u4 nibbles 1, 2, ... of output 0 land low, low, low, low, high, ... */
+    const coreai_linear_q_params pu = {1, 32, 1, 32, COREAI_INT_U4, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32};
+    uint8_t w[16], pw[256];
+    float sc = 0.5f, psc[16];
+    for (int i = 0; i < 16; ++i) /* input e holds e % 16 */
+        w[i] = (uint8_t)(((2 * i) & 15) | (((2 * i + 1) & 15) << 4));
+    assert_int_equal(coreai_linear_q8a_pack(&pu, w, &sc, pw, psc), COREAI_STATUS_OK);
+    /* output 0, group 0: inputs 0..3 low (0 1 2 3), 4..7 high (4 5 6 7) */
+    assert_int_equal(pw[0], 0x40);
+    assert_int_equal(pw[3], 0x73);
+    /* group 1 (inputs 8..15): byte 0 = 8 | 12 << 4 */
+    assert_int_equal(pw[64], 0xc8);
+    assert_int_equal(pw[4], 0); /* output 1: padding */
+    assert_true(psc[0] == 0.5f && psc[1] == 0.0f);
+    const coreai_linear_q_params bad = {1, 48, 1, 48, COREAI_INT_I8, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32};
+    assert_int_equal(coreai_linear_q8a_pack(&bad, w, &sc, pw, psc), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_linear_q8a_weight_bytes(&bad), 0);
+}
+
 static void test_linear_q8a(void **state)
 {
     (void)state;
@@ -400,8 +448,8 @@ static void test_linear_q8a(void **state)
     }
     (void)coreai_runtime_set_vnni(1);
     /* U8 (maddubs would overflow), blocks not of whole runs, no scratch: refused */
-    float s[4] = {1, 1, 1, 1}, x[64] = {0}, out[2];
-    uint8_t q[128] = {0};
+    float s[32] = {1, 1, 1, 1}, x[64] = {0}, out[2];
+    uint8_t q[1024] = {0}; /* one panel of 16 outputs (i8: 1024 bytes, i4: 512) */
     int32_t scratch[64];
     coreai_linear_q_params p = {1, 64, 2, 32, COREAI_INT_I4, COREAI_EPILOGUE_NONE, COREAI_DTYPE_F32};
     assert_true(coreai_linear_q8a_f32_scratch_size(&p) <= sizeof scratch);
@@ -473,6 +521,7 @@ int main(void)
         cmocka_unit_test(test_linear_q_large),
         cmocka_unit_test(test_linear_q_invalid),
         cmocka_unit_test(test_linear_q8a),
+        cmocka_unit_test(test_linear_q8a_layout),
     };
     return COREAI_RUN_EVERY_ISA(tests);
 }

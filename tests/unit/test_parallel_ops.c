@@ -651,10 +651,15 @@ static void check_q8a(int64_t rows)
         q[i] = (uint8_t)ref_next(&r);
     for (int64_t i = 0; i < outf * nb / 2; ++i)
         z[i] = (uint8_t)ref_next(&r);
+    /* the kernel's panels; the reference below reads q and sc as stored */
+    uint8_t *pq = malloc((size_t)coreai_linear_q8a_weight_bytes(&c.p));
+    float *ps = malloc(sizeof(float) * (size_t)coreai_linear_q8a_scale_count(&c.p));
+    assert_true(pq && ps);
+    assert_int_equal(coreai_linear_q8a_pack(&c.p, q, sc, pq, ps), COREAI_STATUS_OK);
     c.x = x;
-    c.s = sc;
+    c.s = ps;
     c.bias = bias;
-    c.q = q;
+    c.q = pq;
     c.z = z;
     check_modes("linear_q8a", q8a_run, &c, rows * outf, out);
     for (int64_t i = 0; i < rows; ++i)
@@ -676,6 +681,8 @@ static void check_q8a(int64_t rows)
                 fail_msg("linear_q8a rows %lld: out[%lld][%lld] = %.9g, reference %.9g (tolerance %.3g)",
                          (long long)rows, (long long)i, (long long)o, got, ref, tol);
         }
+    free(pq);
+    free(ps);
     free(q);
     free(z);
     free(x);

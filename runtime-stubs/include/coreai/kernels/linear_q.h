@@ -113,35 +113,53 @@ coreai_status coreai_linear_q_f32(const coreai_linear_q_params *params, const fl
  * The same layer with the activations quantized too (ggml's q8_0 x q4_0 /
  * q8_0 scheme): each row of x is cut into runs of 32 inputs, each run
  * scaled by d = max|x| / 127 and rounded to int8 (ties to even), and each
- * 32-run's dot product with the weight integers is exact int32 arithmetic
- * (AVX-512 VNNI vpdpbusd on a CPU that has it, coreai_runtime_vnni(); else
- * AVX2 maddubs / madd, also in the avx512 variant; AArch64 sdot where the
- * build targets FEAT_DotProd or Linux's HWCAP says the CPU has it, also
- * coreai_runtime_vnni(), else NEON smull / sadalp; a scalar loop
- * elsewhere), then
+ * 32-run's dot product with the weight integers is exact int32 arithmetic,
+ * then
  *
  *     out[r][o] = sum_b scale_b * sum_{runs c of b} d_c * (sum q_i xq_i - z_b sum xq_i)
  *
  * It is NOT the model's arithmetic: rounding x to 8 bits costs about
  * 2^-8 of each run's largest |x| per input, which eager PyTorch (f32
  * activations) does not do, so it is only used on request (coreai-gen
- * --int8-activations). On x86 it is a GEMM (AVX2 for every row count,
- * AVX-512 VNNI from 2 rows on): the weight packed 16 (VNNI) or 8 (AVX2)
- * outputs by up to 2048 inputs at a time on the stack, 4 inputs of an
- * output per int32 lane, so each vector of packed weights times 4 bytes of
- * x broadcast sums into the outputs' own lanes, 8 (4) rows per weight
- * load and up to 64 rows per packing; the result has the bits of the
- * same rows computed one at a time. AArch64 and scalar: a dot product
- * per row and output, every row over a few outputs before the next.
- * Formats I8, I4, U4 (U8 would overflow maddubs' int16
- * pairs); f32 scales (scale_dtype F32), no minval; block and in_features
- * multiples of 32. The paths agree on every run's integer sum and differ
- * only in the f32 summation order. scratch:
- * coreai_linear_q8a_f32_scratch_size() bytes (the quantized rows; the VNNI
- * and AArch64 paths store a 4-bit format's runs as even then odd inputs,
- * the nibbles' order, same size), 4-byte aligned. Stack: about 50 KiB on
- * x86 (a packed strip, its scales and 64 rows' running sums).
+ * --int8-activations).
+ *
+ * The integers and the scales come in the kernel's own layout, made once
+ * (by coreai-gen at generation time, or coreai_linear_q8a_pack): outputs
+ * in panels of COREAI_LINEAR_Q8A_NR (16), a panel's integers in groups of
+ * 64 bytes, one little-endian dword per output holding 4 of its
+ * consecutive inputs (8-bit: byte k of output o's dword in group g is
+ * q[o][4g + k]) or 8 (4-bit: the low nibble of byte k is q[o][8g + k], the
+ * high one q[o][8g + 4 + k]), then the next group; the scales f32
+ * [panel][block][16]; the outputs of the last panel past out_features are
+ * zero integers with zero scales. The same bytes suit every ISA: a dword
+ * lane per output is the operand of AVX-512 VNNI vpdpbusd and of AVX2
+ * vpmaddubsw (8 outputs, half a group), 16 bytes are 4 outputs for AArch64
+ * sdot by element, one zip of two groups' (or of a 4-bit group's two
+ * nibbles') dwords is smmla's 2 outputs x 8 inputs, and a 4-bit group
+ * becomes bytes with one mask and one shift, in input order: no kernel
+ * repacks the weight at inference. zero_point (NULL: none) stays as the
+ * model stores it, [out][in / block] in `format`.
+ *
+ * Every row count multiplies each group by 4 bytes of x broadcast into the
+ * outputs' own lanes (no horizontal sums): AVX-512 VNNI on a CPU that has
+ * it (coreai_runtime_vnni(); 16 outputs by 8 rows at a time), else AVX2
+ * maddubs / madd (8 outputs by 4 rows; also the avx512 variant's);
+ * AArch64 sdot where the build targets FEAT_DotProd or Linux's HWCAP says
+ * the CPU has it (also coreai_runtime_vnni()), smmla for 2 rows and more
+ * where it has FEAT_I8MM, else NEON smull / sadalp; SSE2 pmaddwd on x86-64
+ * without AVX2; a scalar loop elsewhere. Rows pass over a panel's 2048
+ * inputs (32 KiB, in L1) up to 64 at a time. Each run's integer sum is
+ * exact on every path, then per output acc += sum * d_c per run and
+ * tot += acc * scale_b per block, in that order: any row or thread count
+ * gives the bits of its rows run one at a time, and the AVX2, AVX-512 and
+ * AArch64 paths (fused multiply-adds) agree with each other bit for bit
+ * (SSE2 and C round each product apart). Formats I8, I4, U4 (U8 would overflow maddubs' int16 pairs); f32
+ * scales (scale_dtype F32), no minval; block and in_features multiples of
+ * 32. scratch: coreai_linear_q8a_f32_scratch_size() bytes (the quantized
+ * rows), 4-byte aligned. Stack: about 13 KiB (64 rows' running sums).
  */
+#define COREAI_LINEAR_Q8A_NR 16
+
 static inline size_t coreai_linear_q8a_f32_scratch_size(const coreai_linear_q_params *params)
 {
     if (params == NULL || params->rows <= 0 || params->in_features <= 0 ||
@@ -151,6 +169,71 @@ static inline size_t coreai_linear_q8a_f32_scratch_size(const coreai_linear_q_pa
     return (size_t)(params->rows * params->in_features) + (size_t)(params->rows * (params->in_features / 32)) * 8u;
 }
 
+/* Whether coreai_linear_q8a_f32 takes params' shape and format (rows aside). */
+static inline int coreai_linear_q8a_ok(const coreai_linear_q_params *p)
+{
+    return p != NULL && p->in_features > 0 && p->out_features > 0 && p->block > 0 && p->block % 32 == 0 &&
+           p->in_features % p->block == 0 && p->scale_dtype == COREAI_DTYPE_F32 &&
+           (p->format == COREAI_INT_I8 || p->format == COREAI_INT_I4 || p->format == COREAI_INT_U4) &&
+           p->out_features <= (INT64_MAX / 2) / p->in_features;
+}
+
+/* Panels of the layout above. */
+static inline int64_t coreai_linear_q8a_panels(const coreai_linear_q_params *p)
+{
+    return (p->out_features + COREAI_LINEAR_Q8A_NR - 1) / COREAI_LINEAR_Q8A_NR;
+}
+
+/* Bytes of the packed integers (0 when coreai_linear_q8a_ok fails). */
+static inline int64_t coreai_linear_q8a_weight_bytes(const coreai_linear_q_params *p)
+{
+    if (!coreai_linear_q8a_ok(p))
+        return 0;
+    const int64_t per = COREAI_LINEAR_Q8A_NR * p->in_features; /* integers per panel */
+    return coreai_linear_q8a_panels(p) * (p->format == COREAI_INT_I8 ? per : per / 2);
+}
+
+/* Floats of the packed scales (0 when coreai_linear_q8a_ok fails). */
+static inline int64_t coreai_linear_q8a_scale_count(const coreai_linear_q_params *p)
+{
+    if (!coreai_linear_q8a_ok(p))
+        return 0;
+    return coreai_linear_q8a_panels(p) * COREAI_LINEAR_Q8A_NR * (p->in_features / p->block);
+}
+
+/* Byte of q[o][i] in the packed integers; *shift: its bit offset there
+ * (0, or 4 for a 4-bit format's high nibble). */
+static inline int64_t coreai_linear_q8a_weight_pos(const coreai_linear_q_params *p, int64_t o, int64_t i,
+                                                   int *shift)
+{
+    const int64_t lane = o % COREAI_LINEAR_Q8A_NR, panel = o / COREAI_LINEAR_Q8A_NR;
+    if (p->format == COREAI_INT_I8) {
+        *shift = 0;
+        return panel * COREAI_LINEAR_Q8A_NR * p->in_features + i / 4 * 64 + lane * 4 + i % 4;
+    }
+    *shift = i % 8 / 4 * 4;
+    return panel * COREAI_LINEAR_Q8A_NR * (p->in_features / 2) + i / 8 * 64 + lane * 4 + i % 4;
+}
+
+/* Element of the scale of output o's block b in the packed scales. */
+static inline int64_t coreai_linear_q8a_scale_pos(const coreai_linear_q_params *p, int64_t o, int64_t b)
+{
+    const int64_t blocks = p->in_features / p->block;
+    return (o / COREAI_LINEAR_Q8A_NR * blocks + b) * COREAI_LINEAR_Q8A_NR + o % COREAI_LINEAR_Q8A_NR;
+}
+
+/*
+ * weight ([out][in] as coreai_linear_q_f32 reads it) and scale
+ * ([out][in / block] f32) into the layout above: packed_weight
+ * coreai_linear_q8a_weight_bytes(params) bytes, packed_scale
+ * coreai_linear_q8a_scale_count(params) floats (padding included). For a
+ * caller that has no generator: coreai-gen writes the same bytes at
+ * generation time. params->rows and epilogue are not read.
+ */
+coreai_status coreai_linear_q8a_pack(const coreai_linear_q_params *params, const uint8_t *weight, const float *scale,
+                                     uint8_t *packed_weight, float *packed_scale);
+
+/* weight and scale: the layout above (coreai_linear_q8a_pack). */
 coreai_status coreai_linear_q8a_f32(const coreai_linear_q_params *params, const float *x, const uint8_t *weight,
                                     const float *scale, const uint8_t *zero_point, const float *bias, float *out,
                                     void *scratch);
