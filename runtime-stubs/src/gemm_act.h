@@ -29,4 +29,17 @@ static inline void gemm_act_apply(float *x, int64_t n, int epilogue)
     }
 }
 
+/* Columns [lo, hi) of rows x outf: + bias (NULL: none), then the epilogue. */
+static inline void gemm_act_bias_cols(float *out, int64_t rows, int64_t outf, int64_t lo, int64_t hi,
+                                      const float *bias, int epilogue)
+{
+    for (int64_t r = 0; r < rows; ++r) {
+        float *v = out + r * outf + lo;
+        if (bias != NULL)
+            for (int64_t o = 0; o < hi - lo; ++o)
+                v[o] = v[o] + bias[lo + o];
+        gemm_act_apply(v, hi - lo, epilogue);
+    }
+}
+
 #endif

@@ -745,13 +745,7 @@ static void q_lut_range(const q_gemv_job *j, coreai_int_format f, int64_t lo, in
 /* + bias, then the activation, on outputs [lo, hi) of every row. */
 static void q_finish(const q_gemv_job *j, int64_t lo, int64_t hi)
 {
-    for (int64_t r = 0; r < j->rows; ++r) {
-        float *v = j->out + r * j->outf + lo;
-        if (j->bias != NULL)
-            for (int64_t o = 0; o < hi - lo; ++o)
-                v[o] = v[o] + j->bias[lo + o];
-        gemm_act_apply(v, hi - lo, j->epilogue);
-    }
+    gemm_act_bias_cols(j->out, j->rows, j->outf, lo, hi, j->bias, j->epilogue);
 }
 
 /* The register tiles' task (rows > 1, q_tile_ok): apart from the GEMV's,

@@ -905,13 +905,7 @@ static void q8_task(void *arg, int64_t t)
     else
         for (int64_t r = 0; r < j->rows; ++r)
             memset(j->out + r * j->outf + lo, 0, sizeof(float) * (size_t)(hi - lo));
-    for (int64_t r = 0; r < j->rows; ++r) {
-        float *v = j->out + r * j->outf + lo;
-        if (j->bias != NULL)
-            for (int64_t o = 0; o < hi - lo; ++o)
-                v[o] = v[o] + j->bias[lo + o];
-        gemm_act_apply(v, hi - lo, j->epilogue);
-    }
+    gemm_act_bias_cols(j->out, j->rows, j->outf, lo, hi, j->bias, j->epilogue);
 }
 
 /* ---- entry --------------------------------------------------------------- */
