@@ -119,12 +119,15 @@ static void q8_quantize_row(const float *x, int64_t in, int8_t *xq, float *d, in
     }
 }
 
+#if defined(Q8_AVX2) || defined(Q8_NEON) || defined(Q8_SSE2)
+/* Four activations as one dword, for a broadcast across the output lanes. */
 Q8_INLINE int32_t q8_x4(const int8_t *p)
 {
     int32_t v;
     memcpy(&v, p, 4);
     return v;
 }
+#endif
 
 /* ---- portable C --------------------------------------------------------- */
 #if !defined(Q8_AVX2) && !defined(Q8_NEON) && !defined(Q8_SSE2)
