@@ -8,6 +8,8 @@
  *   f32   packed panels, coreai_linear_packed_f32 (an f32 constant weight)
  *   int8  i8 + one f32 scale per 32 inputs, coreai_linear_q_f32
  *   int4  i4 (packed nibbles) + one f32 scale per 32 inputs, coreai_linear_q_f32
+ *   int8p, int4p  the same weights in the generation-time panels, f32
+ *         activations (coreai_linear_qp_f32: what coreai-gen emits)
  *   int8a8, int4a8  the same weights, the activations quantized to int8 too
  *         (coreai_linear_q8a_f32: integer dot products)
  *
@@ -29,8 +31,8 @@
 #include "coreai/kernels.h"
 #include "bench_util.h"
 
-enum { V_F32, V_I8, V_I4, V_I8A, V_I4A, V_N };
-static const char *const v_name[V_N] = {"f32", "int8", "int4", "int8a8", "int4a8"};
+enum { V_F32, V_I8, V_I4, V_I8P, V_I4P, V_I8A, V_I4A, V_N };
+static const char *const v_name[V_N] = {"f32", "int8", "int4", "int8p", "int4p", "int8a8", "int4a8"};
 
 typedef struct layer {
     float *packed;        /* f32 */
@@ -51,11 +53,13 @@ static void chain(int v, const layer *l, int layers, int64_t dim, int64_t rows, 
             const coreai_linear_packed_params p = {rows, dim, dim, COREAI_EPILOGUE_RELU, 0, 0};
             st = coreai_linear_packed_f32(&p, x, l[i].packed, NULL, y);
         } else {
-            const int i8 = v == V_I8 || v == V_I8A;
+            const int i8 = v == V_I8 || v == V_I8P || v == V_I8A;
             const coreai_linear_q_params p = {rows, dim, dim, 32, i8 ? COREAI_INT_I8 : COREAI_INT_I4,
                                               COREAI_EPILOGUE_RELU, COREAI_DTYPE_F32};
             if (v == V_I8 || v == V_I4)
                 st = coreai_linear_q_f32(&p, x, i8 ? l[i].q8 : l[i].q4, l[i].scale, NULL, NULL, NULL, y, NULL);
+            else if (v == V_I8P || v == V_I4P)
+                st = coreai_linear_qp_f32(&p, x, i8 ? l[i].p8 : l[i].p4, l[i].pscale, NULL, NULL, y, NULL);
             else
                 st = coreai_linear_q8a_f32(&p, x, i8 ? l[i].p8 : l[i].p4, l[i].pscale, NULL, NULL, y, q_scratch);
         }
@@ -164,6 +168,9 @@ int main(int argc, char **argv)
         }
         printf("%-8s ratio f32/int8 %.2fx  f32/int4 %.2fx  (rows %lld; > 1: faster than f32)\n",
                phase[k], mins[V_F32] / mins[V_I8], mins[V_F32] / mins[V_I4], (long long)phase_rows[k]);
+        printf("%-8s ratio f32/int8p %.2fx  f32/int4p %.2fx  int8/int8p %.2fx  int4/int4p %.2fx  (the panels)\n",
+               phase[k], mins[V_F32] / mins[V_I8P], mins[V_F32] / mins[V_I4P], mins[V_I8] / mins[V_I8P],
+               mins[V_I4] / mins[V_I4P]);
         printf("%-8s ratio f32/int8a8 %.2fx  f32/int4a8 %.2fx  int8/int8a8 %.2fx  int4/int4a8 %.2fx  (int8 "
                "activations)\n",
                phase[k], mins[V_F32] / mins[V_I8A], mins[V_F32] / mins[V_I4A],

@@ -308,7 +308,11 @@ static void q8e_chunk(const q8_job *j, const q8_chunk *k)
  * for u4), whose 16 products per int16 lane over a whole run stay below
  * 2^15 (16 * 15 * 127), then (o + z) sum_c comes off in int32. */
 #ifdef Q8_AVX2
-#define Q8H_R 4
+/* Rows per tile: 4-bit takes 8, so the mask and shift that split a group's
+ * nibbles are shared by twice the rows (the int16 sums and the broadcasts
+ * fit the 16 registers; the float sums reload once per run). */
+#define Q8H_R 8
+#define Q8H_R8 4
 
 Q8_INLINE void q8h_rows(const q8_job *j, const q8_chunk *k, coreai_int_format f, int h, int64_t r, const int R)
 {
@@ -381,8 +385,11 @@ Q8_INLINE void q8h_chunk_f(const q8_job *j, const q8_chunk *k, coreai_int_format
 {
     for (int h = 0; h < 2; ++h) {
         int64_t r = 0;
-        for (; r + Q8H_R <= k->rg; r += Q8H_R)
-            q8h_rows(j, k, f, h, r, Q8H_R);
+        if (q8_is4(f))
+            for (; r + Q8H_R <= k->rg; r += Q8H_R)
+                q8h_rows(j, k, f, h, r, Q8H_R);
+        for (; r + Q8H_R8 <= k->rg; r += Q8H_R8)
+            q8h_rows(j, k, f, h, r, Q8H_R8);
         if (k->rg - r >= 2) {
             q8h_rows(j, k, f, h, r, 2);
             r += 2;

@@ -95,6 +95,10 @@ static int isa_env_off(const char *name)
       (const coreai_linear_q_params *params, const float *x, const uint8_t *weight, const void *scale,   \
        const uint8_t *zero_point, const void *minval, const float *bias, float *out, void *scratch),   \
       (params, x, weight, scale, zero_point, minval, bias, out, scratch))                              \
+    X(s, coreai_status, coreai_linear_qp_f32,                                                          \
+      (const coreai_linear_q_params *params, const float *x, const uint8_t *weight, const float *scale,  \
+       const uint8_t *zero_point, const float *bias, float *out, void *scratch),                       \
+      (params, x, weight, scale, zero_point, bias, out, scratch))                                      \
     COREAI_ISA_Q8A(X, q8s)                                                                             \
     X(s, coreai_status, coreai_linear_lut_f32,                                                         \
       (const coreai_linear_lut_params *params, const float *x, const uint8_t *indices, const float *lut, \

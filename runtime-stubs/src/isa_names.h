@@ -32,8 +32,9 @@
 #define coreai_gemm_packer COREAI_ISA_NAME(coreai_gemm_packer)
 #define coreai_gemm_strided COREAI_ISA_NAME(coreai_gemm_strided)
 #define coreai_gemm_strips COREAI_ISA_NAME(coreai_gemm_strips)
-/* gemm_q.c, gemm_q8a.c */
+/* gemm_q.c, gemm_q8a.c, gemm_qp.c */
 #define coreai_linear_q_f32 COREAI_ISA_NAME(coreai_linear_q_f32)
+#define coreai_linear_qp_f32 COREAI_ISA_NAME(coreai_linear_qp_f32)
 #define coreai_linear_q8a_f32 COREAI_ISA_NAME(coreai_linear_q8a_f32)
 #define coreai_linear_q8a_f32_vnni COREAI_ISA_NAME(coreai_linear_q8a_f32_vnni) /* avx512 only */
 #define coreai_conv2d_q_f32 COREAI_ISA_NAME(coreai_conv2d_q_f32)

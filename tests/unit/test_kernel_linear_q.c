@@ -117,6 +117,31 @@ static void run_case(ref_rng *r, const qcase *c)
                          (long long)c->rows, (long long)c->in, (long long)c->outf, (long long)c->block, (int)c->f,
                          c->zero, c->sdt, c->minval, (long long)i, (double)out[i], (double)want[i]);
     }
+    /* the same layer on the generation-time panels (coreai_linear_qp_f32),
+     * where the layout takes it: the tolerance below, and from
+     * COREAI_LINEAR_Q_GEMM_ROWS rows on the bits of the f32 GEMM above */
+    float *outp = NULL;
+    if (coreai_linear_q8a_ok(&p) && !c->minval) {
+        uint8_t *pq = malloc((size_t)coreai_linear_q8a_weight_bytes(&p));
+        float *ps = malloc(sizeof(float) * (size_t)coreai_linear_q8a_scale_count(&p));
+        outp = malloc(sizeof(float) * (size_t)(c->rows * c->outf + 1));
+        assert_non_null(pq);
+        assert_non_null(ps);
+        assert_non_null(outp);
+        assert_int_equal(coreai_linear_q8a_pack(&p, q, s, pq, ps), COREAI_STATUS_OK);
+        assert_int_equal(coreai_linear_qp_f32_scratch_size(&p), 0);
+        assert_int_equal(coreai_linear_qp_f32(&p, x, pq, ps, c->zero ? z : NULL, c->bias ? bias : NULL, outp, NULL),
+                         COREAI_STATUS_OK);
+        if (c->rows >= COREAI_LINEAR_Q_GEMM_ROWS)
+            for (int64_t i = 0; i < c->rows * c->outf; ++i)
+                if (memcmp(&outp[i], &want[i], sizeof(float)) != 0)
+                    fail_msg("qp gemm path: rows %lld in %lld out %lld block %lld format %d zero %d: out[%lld] = "
+                             "%.9g, f32 GEMM on the dequantized weight %.9g",
+                             (long long)c->rows, (long long)c->in, (long long)c->outf, (long long)c->block,
+                             (int)c->f, c->zero, (long long)i, (double)outp[i], (double)want[i]);
+        free(pq);
+        free(ps);
+    }
     for (int64_t rr = 0; rr < c->rows; ++rr)
         for (int64_t o = 0; o < c->outf; ++o) {
             double sum = c->bias ? (double)bias[o] : 0.0, mag = c->bias ? fabs((double)bias[o]) : 0.0;
@@ -133,7 +158,13 @@ static void run_case(ref_rng *r, const qcase *c)
                          "out[%lld][%lld] = %.9g, reference %.9g (tolerance %.3g)",
                          (long long)c->rows, (long long)c->in, (long long)c->outf, (long long)c->block, (int)c->f,
                          c->zero, c->sdt, c->minval, (long long)rr, (long long)o, got, sum, tol);
+            if (outp != NULL && !(fabs((double)outp[rr * c->outf + o] - sum) <= tol))
+                fail_msg("qp: rows %lld in %lld out %lld block %lld format %d zero %d: out[%lld][%lld] = %.9g, "
+                         "reference %.9g (tolerance %.3g)",
+                         (long long)c->rows, (long long)c->in, (long long)c->outf, (long long)c->block, (int)c->f,
+                         c->zero, (long long)rr, (long long)o, (double)outp[rr * c->outf + o], sum, tol);
         }
+    free(outp);
     free(q);
     free(z);
     free(s);

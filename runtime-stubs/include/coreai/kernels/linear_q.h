@@ -238,6 +238,35 @@ coreai_status coreai_linear_q8a_f32(const coreai_linear_q_params *params, const 
                                     const float *scale, const uint8_t *zero_point, const float *bias, float *out,
                                     void *scratch);
 
+/*
+ * coreai_linear_q_f32's layer (f32 activations, the model's arithmetic) on
+ * the weight in the layout above, which coreai-gen writes for every layer
+ * coreai_linear_q8a_ok takes: weight and scale packed as for
+ * coreai_linear_q8a_f32 (coreai_linear_q8a_pack), zero_point (NULL: none)
+ * as the model stores it, no minval.
+ *  - fewer than COREAI_LINEAR_Q_GEMM_ROWS rows: outer products, each
+ *    group's dword lanes split into their integers, q - z converted to f32
+ *    once and multiplied into up to 4 rows at a time (16 outputs' lanes; no
+ *    horizontal sums), each block's sum scaled once: out = sum_b s_b *
+ *    sum_{i in b} (q_i - z_b) x_i. Within f32 rounding of the f32 layer,
+ *    not bitwise equal to it (nor to coreai_linear_q_f32's GEMV);
+ *  - from COREAI_LINEAR_Q_GEMM_ROWS rows on: the f32 GEMM's micro-kernels
+ *    on strips dequantized from the panels with plain loads, (q - z) * s
+ *    rounded once: the bits of coreai_linear_q_f32 on the [out][in] form
+ *    (and of coreai_linear_packed_f32 on the dequantized weight).
+ * The result does not depend on the thread count. No scratch. Stack: about
+ * 5 KiB. No allocation.
+ */
+static inline size_t coreai_linear_qp_f32_scratch_size(const coreai_linear_q_params *params)
+{
+    (void)params;
+    return 0;
+}
+
+coreai_status coreai_linear_qp_f32(const coreai_linear_q_params *params, const float *x, const uint8_t *weight,
+                                   const float *scale, const uint8_t *zero_point, const float *bias, float *out,
+                                   void *scratch);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,403 @@
+/*
+ * gemm_qp.c - coreai_linear_qp_f32 (coreai/kernels/linear_q.h): f32
+ * activations times blockwise 8- / 4-bit weight integers in the panels
+ * coreai-gen writes at generation time (the layout of coreai_linear_q8a_f32:
+ * 16 outputs per panel, one dword of 4 or 8 consecutive inputs per output),
+ * so the model's own f32 arithmetic runs on the kernel's layout with
+ * nothing repacked at inference.
+ *
+ *  - fewer than COREAI_LINEAR_Q_GEMM_ROWS rows (decode, short prompts):
+ *    outer products. Each dword lane is split into its integers (shifts),
+ *    q - z converted to f32 once and multiplied into up to 4 rows' lanes
+ *    (one fused multiply-add per row and lane on AVX2 and AArch64; a
+ *    multiply and an add in C), each block's sum then scaled once:
+ *    out = sum_b s_b * sum_{i in b} (q_i - z_b) x_i, within f32 rounding of
+ *    the f32 layer, as coreai_linear_q_f32's GEMV and tiles. No horizontal
+ *    sums: the outputs are the vector lanes.
+ *  - more rows (prefill): the f32 GEMM's micro-kernels (coreai_gemm_strips)
+ *    on B strips dequantized from the panels, (q - z) * s rounded once:
+ *    the bits of coreai_linear_packed_f32 on the dequantized weight, as
+ *    coreai_linear_q_f32's. A panel row is one aligned 64-byte group, read
+ *    with plain loads (the model's [out][in] form needs a gather per row).
+ */
+#include "isa_names.h" /* first: renames this file's functions per ISA variant */
+#include "gemm_internal.h"
+
+#include <string.h>
+
+#include "coreai/kernels/linear_q.h"
+#include "gemm_act.h"
+#include "parallel.h"
+
+#if !defined(COREAI_GEMM_FORCE_SCALAR) && (defined(__GNUC__) || defined(__clang__))
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define QP_AVX2 1
+#elif defined(__ARM_NEON) && defined(__aarch64__)
+#include <arm_neon.h>
+#define QP_NEON 1
+#endif
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define QP_INLINE static inline __attribute__((always_inline))
+#else
+#define QP_INLINE static inline
+#endif
+
+#define QP_NR COREAI_LINEAR_Q8A_NR
+#define QP_R 4   /* rows per tile */
+#define QP_ZB 64 /* blocks whose zero points are spread into lanes at a time (4 KiB) */
+
+typedef struct qp_job {
+    const uint8_t *q;    /* the panels */
+    const float *s;      /* their scales, [panel][block][16] */
+    const uint8_t *zero; /* [out][blocks] as stored, or NULL */
+    int64_t in, block, blocks, rows, outf, parts;
+    coreai_int_format f;
+    const float *x;
+    const float *bias;
+    float *out;
+    int epilogue;
+} qp_job;
+
+static int qp_is4(coreai_int_format f) { return f == COREAI_INT_I4 || f == COREAI_INT_U4; }
+
+/* Integers per dword, and the bit offset of integer k of a dword: 8-bit k
+ * at 8k; 4-bit inputs 0-3 in the low nibbles of the bytes, 4-7 the high. */
+static int qp_per(coreai_int_format f) { return qp_is4(f) ? 8 : 4; }
+QP_INLINE int qp_off(coreai_int_format f, int k) { return qp_is4(f) ? 8 * (k % 4) + 4 * (k / 4) : 8 * k; }
+
+/* Bytes of one panel. */
+static int64_t qp_panel_bytes(const qp_job *j) { return QP_NR * j->in / (qp_is4(j->f) ? 2 : 1); }
+
+/* Integer k of dword v, sign-extended for i8 / i4. */
+static inline int32_t qp_field1(coreai_int_format f, uint32_t v, int k)
+{
+    const int off = qp_off(f, k);
+    switch (f) {
+    case COREAI_INT_I8: return (int32_t)(((v >> off) & 0xFFu) ^ 0x80u) - 128;
+    case COREAI_INT_I4: return (int32_t)(((v >> off) & 0xFu) ^ 0x8u) - 8;
+    default: return (int32_t)((v >> off) & 0xFu);
+    }
+}
+
+/* Zero points of blocks [b0, b1) of the panel's outputs o0.. (n real) as
+ * lanes: zt[(b - b0) * 16 + l], 0 past the real outputs. */
+static void qp_zero_lanes(const qp_job *j, int64_t o0, int64_t n, int64_t b0, int64_t b1, int32_t *zt)
+{
+    for (int64_t b = b0; b < b1; ++b)
+        for (int64_t l = 0; l < QP_NR; ++l)
+            zt[(b - b0) * QP_NR + l] = l < n ? coreai_int_load(j->f, j->zero, (o0 + l) * j->blocks + b) : 0;
+}
+
+/* ---- outer products: rows [r, r + R) of panel pi, blocks [b0, b1) ------ *
+ * tot (16 floats per row) += s_b * sum_{i in b} (q_i - z_b) x_i, per block
+ * in input order. zt: the blocks' zero-point lanes, or NULL. */
+#if defined(QP_AVX2)
+QP_INLINE __m256i qp_field(coreai_int_format f, __m256i v, int k)
+{
+    const int off = qp_off(f, k);
+    switch (f) {
+    case COREAI_INT_I8: return _mm256_srai_epi32(_mm256_slli_epi32(v, 24 - off), 24);
+    case COREAI_INT_I4: return _mm256_srai_epi32(_mm256_slli_epi32(v, 28 - off), 28);
+    default: return _mm256_and_si256(_mm256_srli_epi32(v, off), _mm256_set1_epi32(15));
+    }
+}
+
+/* One row keeps two sums per half (even and odd integers of a dword), so
+ * four multiply-add chains run at once; more rows, one per row and half. */
+QP_INLINE void qp_tile_f(const qp_job *j, coreai_int_format f, int64_t pi, int64_t r, const int R, int64_t b0,
+                         int64_t b1, const int32_t *zt, float *tot)
+{
+    const int per = qp_per(f);
+    const int64_t gpb = j->block / per; /* groups per block */
+    const uint8_t *q = j->q + pi * qp_panel_bytes(j) + b0 * gpb * 64;
+    const float *x[QP_R];
+    for (int i = 0; i < R; ++i)
+        x[i] = j->x + (r + i) * j->in + b0 * j->block;
+    for (int64_t b = b0; b < b1; ++b) {
+        __m256i z0 = _mm256_setzero_si256(), z1 = z0;
+        if (zt != NULL) {
+            z0 = _mm256_loadu_si256((const __m256i *)(const void *)(zt + (b - b0) * QP_NR));
+            z1 = _mm256_loadu_si256((const __m256i *)(const void *)(zt + (b - b0) * QP_NR + 8));
+        }
+        __m256 a[QP_R][2], e0 = _mm256_setzero_ps(), e1 = e0;
+        for (int i = 0; i < R; ++i)
+            a[i][0] = a[i][1] = _mm256_setzero_ps();
+        for (int64_t g = 0; g < gpb; ++g, q += 64) {
+            const __m256i v0 = _mm256_loadu_si256((const __m256i *)(const void *)q);
+            const __m256i v1 = _mm256_loadu_si256((const __m256i *)(const void *)(q + 32));
+            for (int k = 0; k < per; ++k) {
+                const __m256 w0 = _mm256_cvtepi32_ps(_mm256_sub_epi32(qp_field(f, v0, k), z0));
+                const __m256 w1 = _mm256_cvtepi32_ps(_mm256_sub_epi32(qp_field(f, v1, k), z1));
+                if (R == 1 && k % 2) {
+                    const __m256 xb = _mm256_broadcast_ss(x[0] + g * per + k);
+                    e0 = _mm256_fmadd_ps(w0, xb, e0);
+                    e1 = _mm256_fmadd_ps(w1, xb, e1);
+                    continue;
+                }
+                for (int i = 0; i < R; ++i) {
+                    const __m256 xb = _mm256_broadcast_ss(x[i] + g * per + k);
+                    a[i][0] = _mm256_fmadd_ps(w0, xb, a[i][0]);
+                    a[i][1] = _mm256_fmadd_ps(w1, xb, a[i][1]);
+                }
+            }
+        }
+        if (R == 1) {
+            a[0][0] = _mm256_add_ps(a[0][0], e0);
+            a[0][1] = _mm256_add_ps(a[0][1], e1);
+        }
+        const float *s = j->s + (pi * j->blocks + b) * QP_NR;
+        const __m256 s0 = _mm256_loadu_ps(s), s1 = _mm256_loadu_ps(s + 8);
+        for (int i = 0; i < R; ++i) {
+            float *t = tot + QP_NR * (r + i);
+            _mm256_storeu_ps(t, _mm256_fmadd_ps(a[i][0], s0, _mm256_loadu_ps(t)));
+            _mm256_storeu_ps(t + 8, _mm256_fmadd_ps(a[i][1], s1, _mm256_loadu_ps(t + 8)));
+            x[i] += j->block;
+        }
+    }
+}
+#elif defined(QP_NEON)
+QP_INLINE int32x4_t qp_field(coreai_int_format f, int32x4_t v, int k)
+{
+    const int off = qp_off(f, k);
+    switch (f) {
+    case COREAI_INT_I8: return vshlq_s32(vshlq_s32(v, vdupq_n_s32(24 - off)), vdupq_n_s32(-24));
+    case COREAI_INT_I4: return vshlq_s32(vshlq_s32(v, vdupq_n_s32(28 - off)), vdupq_n_s32(-28));
+    default:
+        return vreinterpretq_s32_u32(
+            vandq_u32(vshlq_u32(vreinterpretq_u32_s32(v), vdupq_n_s32(-off)), vdupq_n_u32(15)));
+    }
+}
+
+QP_INLINE void qp_tile_f(const qp_job *j, coreai_int_format f, int64_t pi, int64_t r, const int R, int64_t b0,
+                         int64_t b1, const int32_t *zt, float *tot)
+{
+    const int per = qp_per(f);
+    const int64_t gpb = j->block / per;
+    const uint8_t *q = j->q + pi * qp_panel_bytes(j) + b0 * gpb * 64;
+    const float *x[QP_R];
+    for (int i = 0; i < R; ++i)
+        x[i] = j->x + (r + i) * j->in + b0 * j->block;
+    for (int64_t b = b0; b < b1; ++b) {
+        int32x4_t z[4];
+        for (int h = 0; h < 4; ++h)
+            z[h] = zt != NULL ? vld1q_s32(zt + (b - b0) * QP_NR + 4 * h) : vdupq_n_s32(0);
+        float32x4_t a[QP_R][4];
+        for (int i = 0; i < R; ++i)
+            for (int h = 0; h < 4; ++h)
+                a[i][h] = vdupq_n_f32(0.0f);
+        for (int64_t g = 0; g < gpb; ++g, q += 64) {
+            int32x4_t v[4];
+            for (int h = 0; h < 4; ++h)
+                v[h] = vreinterpretq_s32_u8(vld1q_u8(q + 16 * h));
+            for (int k = 0; k < per; ++k) {
+                float32x4_t w[4];
+                for (int h = 0; h < 4; ++h)
+                    w[h] = vcvtq_f32_s32(vsubq_s32(qp_field(f, v[h], k), z[h]));
+                for (int i = 0; i < R; ++i) {
+                    const float32x4_t xb = vdupq_n_f32(x[i][g * per + k]);
+                    for (int h = 0; h < 4; ++h)
+                        a[i][h] = vfmaq_f32(a[i][h], w[h], xb);
+                }
+            }
+        }
+        const float *s = j->s + (pi * j->blocks + b) * QP_NR;
+        for (int i = 0; i < R; ++i) {
+            float *t = tot + QP_NR * (r + i);
+            for (int h = 0; h < 4; ++h)
+                vst1q_f32(t + 4 * h, vfmaq_f32(vld1q_f32(t + 4 * h), a[i][h], vld1q_f32(s + 4 * h)));
+            x[i] += j->block;
+        }
+    }
+}
+#else
+QP_INLINE void qp_tile_f(const qp_job *j, coreai_int_format f, int64_t pi, int64_t r, const int R, int64_t b0,
+                         int64_t b1, const int32_t *zt, float *tot)
+{
+    const int per = qp_per(f);
+    const int64_t gpb = j->block / per;
+    const uint8_t *q = j->q + pi * qp_panel_bytes(j) + b0 * gpb * 64;
+    for (int64_t b = b0; b < b1; ++b) {
+        float a[QP_R][QP_NR];
+        memset(a, 0, sizeof a);
+        const float *xb = j->x + r * j->in + b * j->block;
+        for (int64_t g = 0; g < gpb; ++g, q += 64)
+            for (int k = 0; k < per; ++k) {
+                float w[QP_NR];
+                for (int l = 0; l < QP_NR; ++l) {
+                    const uint32_t v = (uint32_t)q[4 * l] | (uint32_t)q[4 * l + 1] << 8 | (uint32_t)q[4 * l + 2] << 16 |
+                        (uint32_t)q[4 * l + 3] << 24; /* little-endian whatever the host */
+                    w[l] = (float)(qp_field1(f, v, k) - (zt != NULL ? zt[(b - b0) * QP_NR + l] : 0));
+                }
+                for (int i = 0; i < R; ++i) {
+                    const float xv = xb[i * j->in + g * per + k];
+                    for (int l = 0; l < QP_NR; ++l)
+                        a[i][l] += w[l] * xv;
+                }
+            }
+        const float *s = j->s + (pi * j->blocks + b) * QP_NR;
+        for (int i = 0; i < R; ++i)
+            for (int l = 0; l < QP_NR; ++l)
+                tot[QP_NR * (r + i) + l] += a[i][l] * s[l];
+    }
+}
+#endif
+
+QP_INLINE void qp_rows_f(const qp_job *j, coreai_int_format f, int64_t pi, int64_t b0, int64_t b1, const int32_t *zt,
+                         float *tot)
+{
+    int64_t r = 0;
+    for (; r + QP_R <= j->rows; r += QP_R)
+        qp_tile_f(j, f, pi, r, QP_R, b0, b1, zt, tot);
+    switch (j->rows - r) {
+    case 3: qp_tile_f(j, f, pi, r, 3, b0, b1, zt, tot); break;
+    case 2: qp_tile_f(j, f, pi, r, 2, b0, b1, zt, tot); break;
+    case 1: qp_tile_f(j, f, pi, r, 1, b0, b1, zt, tot); break;
+    default: break;
+    }
+}
+
+static void qp_rows(const qp_job *j, int64_t pi, int64_t b0, int64_t b1, const int32_t *zt, float *tot)
+{
+    switch (j->f) {
+    case COREAI_INT_I8: qp_rows_f(j, COREAI_INT_I8, pi, b0, b1, zt, tot); break;
+    case COREAI_INT_I4: qp_rows_f(j, COREAI_INT_I4, pi, b0, b1, zt, tot); break;
+    default: qp_rows_f(j, COREAI_INT_U4, pi, b0, b1, zt, tot); break;
+    }
+}
+
+/* Outputs [lo, hi) (whole panels but the last) of every row. */
+static void qp_task(void *arg, int64_t t)
+{
+    const qp_job *j = arg;
+    int64_t lo, hi;
+    coreai_par_part(j->outf, j->parts, t, QP_NR, &lo, &hi);
+    float tot[(COREAI_LINEAR_Q_GEMM_ROWS - 1) * QP_NR];
+    int32_t zt[QP_ZB * QP_NR];
+    for (int64_t o0 = lo; o0 < hi; o0 += QP_NR) {
+        const int64_t n = hi - o0 < QP_NR ? hi - o0 : QP_NR;
+        memset(tot, 0, sizeof(float) * QP_NR * (size_t)j->rows);
+        for (int64_t b0 = 0; b0 < j->blocks; b0 += QP_ZB) {
+            const int64_t b1 = j->blocks - b0 < QP_ZB ? j->blocks : b0 + QP_ZB;
+            if (j->zero != NULL)
+                qp_zero_lanes(j, o0, n, b0, b1, zt);
+            qp_rows(j, o0 / QP_NR, b0, b1, j->zero != NULL ? zt : NULL, tot);
+        }
+        for (int64_t r = 0; r < j->rows; ++r)
+            memcpy(j->out + r * j->outf + o0, tot + QP_NR * r, sizeof(float) * (size_t)n);
+    }
+    gemm_act_bias_cols(j->out, j->rows, j->outf, lo, hi, j->bias, j->epilogue);
+}
+
+/* ---- prefill: B strips from the panels ----------------------------------- *
+ * B(p, j) = W[jc + j][p] = (q - z) * s, one rounding, for p in [pc, pc +
+ * kc) and j < nc, 16 floats per panel row, columns of the last panel past
+ * out_features 0 (their integers and scales are 0, their zero points
+ * taken as 0). jc is whole panels; pc and kc whole dwords of integers
+ * (coreai_gemm_strips cuts k in multiples of 64 and in is one of 32) take
+ * the vector loop. */
+static void qp_pack_panel(const qp_job *j, int64_t pi, int64_t n, int64_t pc, int64_t kc, float *dst)
+{
+    const int per = qp_per(j->f);
+    const int64_t o0 = pi * QP_NR;
+    const uint8_t *q = j->q + pi * qp_panel_bytes(j);
+    if (pc % per != 0 || kc % per != 0) { /* not from coreai_gemm_strips: one integer at a time */
+        for (int64_t p = pc; p < pc + kc; ++p) {
+            const int64_t b = p / j->block;
+            const float *s = j->s + (pi * j->blocks + b) * QP_NR;
+            const uint8_t *g = q + p / per * 64;
+            for (int64_t l = 0; l < QP_NR; ++l) {
+                const uint32_t v = (uint32_t)g[4 * l] | (uint32_t)g[4 * l + 1] << 8 | (uint32_t)g[4 * l + 2] << 16 |
+                                   (uint32_t)g[4 * l + 3] << 24;
+                const int32_t z = j->zero != NULL && l < n ? coreai_int_load(j->f, j->zero, (o0 + l) * j->blocks + b) : 0;
+                dst[(p - pc) * QP_NR + l] = (float)(qp_field1(j->f, v, (int)(p % per)) - z) * s[l];
+            }
+        }
+        return;
+    }
+    for (int64_t p = pc; p < pc + kc;) {
+        const int64_t b = p / j->block, end = (b + 1) * j->block < pc + kc ? (b + 1) * j->block : pc + kc;
+        int32_t z[QP_NR] = {0};
+        if (j->zero != NULL)
+            qp_zero_lanes(j, o0, n, b, b + 1, z);
+        const float *s = j->s + (pi * j->blocks + b) * QP_NR;
+        for (; p < end; p += per) {
+            const uint8_t *g = q + p / per * 64;
+            float *d = dst + (p - pc) * QP_NR;
+#if defined(QP_AVX2)
+            const __m256i v0 = _mm256_loadu_si256((const __m256i *)(const void *)g);
+            const __m256i v1 = _mm256_loadu_si256((const __m256i *)(const void *)(g + 32));
+            const __m256i z0 = _mm256_loadu_si256((const __m256i *)(const void *)z);
+            const __m256i z1 = _mm256_loadu_si256((const __m256i *)(const void *)(z + 8));
+            const __m256 s0 = _mm256_loadu_ps(s), s1 = _mm256_loadu_ps(s + 8);
+            for (int k = 0; k < per; ++k) {
+                _mm256_storeu_ps(d + k * QP_NR,
+                                 _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(qp_field(j->f, v0, k), z0)), s0));
+                _mm256_storeu_ps(d + k * QP_NR + 8,
+                                 _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(qp_field(j->f, v1, k), z1)), s1));
+            }
+#elif defined(QP_NEON)
+            for (int h = 0; h < 4; ++h) {
+                const int32x4_t v = vreinterpretq_s32_u8(vld1q_u8(g + 16 * h)), zv = vld1q_s32(z + 4 * h);
+                const float32x4_t sv = vld1q_f32(s + 4 * h);
+                for (int k = 0; k < per; ++k)
+                    vst1q_f32(d + k * QP_NR + 4 * h, vmulq_f32(vcvtq_f32_s32(vsubq_s32(qp_field(j->f, v, k), zv)), sv));
+            }
+#else
+            for (int l = 0; l < QP_NR; ++l) {
+                const uint32_t v = (uint32_t)g[4 * l] | (uint32_t)g[4 * l + 1] << 8 | (uint32_t)g[4 * l + 2] << 16 |
+                                   (uint32_t)g[4 * l + 3] << 24;
+                for (int k = 0; k < per; ++k)
+                    d[k * QP_NR + l] = (float)(qp_field1(j->f, v, k) - z[l]) * s[l];
+            }
+#endif
+        }
+    }
+}
+
+static void qp_pack(const void *ctx, int64_t pc, int64_t kc, int64_t jc, int64_t nc, float *dst, int64_t ps)
+{
+    const qp_job *j = ctx;
+    for (int64_t c = 0; c < nc; c += QP_NR) {
+        const int64_t n = nc - c < QP_NR ? nc - c : QP_NR;
+        float *d = dst + c / QP_NR * ps;
+        qp_pack_panel(j, (jc + c) / QP_NR, n, pc, kc, d);
+        if (n < QP_NR) /* a strip ending inside a panel: the columns past it are 0 */
+            for (int64_t p = 0; p < kc; ++p)
+                memset(d + p * QP_NR + n, 0, sizeof(float) * (size_t)(QP_NR - n));
+    }
+}
+
+/* ---- entry --------------------------------------------------------------- */
+
+coreai_status coreai_linear_qp_f32(const coreai_linear_q_params *params, const float *x, const uint8_t *weight,
+                                   const float *scale, const uint8_t *zero_point, const float *bias, float *out,
+                                   void *scratch)
+{
+    (void)scratch; /* none needed (coreai_linear_qp_f32_scratch_size is 0) */
+    if (params == NULL || x == NULL || weight == NULL || scale == NULL || out == NULL)
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    const int64_t rows = params->rows, in = params->in_features, outf = params->out_features;
+    if (rows < 0 || !coreai_linear_q8a_ok(params) || !coreai_gemm_epilogue_ok(params->epilogue) ||
+        (rows > 0 && in > INT64_MAX / rows) || (rows > 0 && outf > INT64_MAX / rows) ||
+        coreai_gemm_packed_count(in, outf) < 0)
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    if (rows == 0)
+        return COREAI_STATUS_OK;
+    qp_job job = {weight,       scale, zero_point, in, params->block, in / params->block, rows, outf, 1,
+                  params->format, x,     bias,       out, params->epilogue};
+    if (rows >= COREAI_LINEAR_Q_GEMM_ROWS) {
+        const coreai_gemm_args g = coreai_gemm_linear_args(rows, in, outf, x, bias, out, params->epilogue);
+        coreai_gemm_strips(&g, qp_pack, &job);
+        return COREAI_STATUS_OK;
+    }
+    /* parts of at least 64 outputs, so a part's work outweighs a task */
+    int64_t parts = coreai_par_threads();
+    if (parts > (outf + 63) / 64)
+        parts = (outf + 63) / 64;
+    job.parts = parts < 1 ? 1 : parts;
+    coreai_par_run(qp_task, &job, job.parts);
+    return COREAI_STATUS_OK;
+}
