@@ -9,8 +9,10 @@
  *  - fewer than COREAI_LINEAR_Q_GEMM_ROWS rows (decode, short prompts):
  *    outer products. Each dword lane is split into its integers (shifts),
  *    q - z converted to f32 once and multiplied into up to 4 rows' lanes
- *    (one fused multiply-add per row and lane on AVX2 and AArch64; a
- *    multiply and an add in C), each block's sum then scaled once:
+ *    (AVX2: two halves of 8 outputs by up to 4 rows; SSE2 likewise, each
+ *    half in turn; AArch64 four quarters; one fused multiply-add per row
+ *    and lane on AVX2 and AArch64, a multiply and an add on SSE2 and in C),
+ *    each block's sum then scaled once:
  *    out = sum_b s_b * sum_{i in b} (q_i - z_b) x_i, within f32 rounding of
  *    the f32 layer, as coreai_linear_q_f32's GEMV and tiles. No horizontal
  *    sums: the outputs are the vector lanes.
@@ -36,6 +38,9 @@
 #elif defined(__ARM_NEON) && defined(__aarch64__)
 #include <arm_neon.h>
 #define QP_NEON 1
+#elif defined(__SSE2__)
+#include <emmintrin.h>
+#define QP_SSE2 1
 #endif
 #endif
 
@@ -212,35 +217,119 @@ QP_INLINE void qp_tile_f(const qp_job *j, coreai_int_format f, int64_t pi, int64
         }
     }
 }
-#else
+#elif defined(QP_SSE2)
+QP_INLINE __m128i qp_field(coreai_int_format f, __m128i v, int k)
+{
+    const int off = qp_off(f, k);
+    switch (f) {
+    case COREAI_INT_I8: return _mm_srai_epi32(_mm_slli_epi32(v, 24 - off), 24);
+    case COREAI_INT_I4: return _mm_srai_epi32(_mm_slli_epi32(v, 28 - off), 28);
+    default: return _mm_and_si128(_mm_srli_epi32(v, off), _mm_set1_epi32(15));
+    }
+}
+
+/* 16 registers: half a panel (8 outputs, two vectors) by up to 4 rows at a
+ * time, each half in turn over the block; without FMA one row keeps even
+ * and odd chains too (the add's latency would bound a single chain). */
 QP_INLINE void qp_tile_f(const qp_job *j, coreai_int_format f, int64_t pi, int64_t r, const int R, int64_t b0,
                          int64_t b1, const int32_t *zt, float *tot)
 {
     const int per = qp_per(f);
     const int64_t gpb = j->block / per;
-    const uint8_t *q = j->q + pi * qp_panel_bytes(j) + b0 * gpb * 64;
-    for (int64_t b = b0; b < b1; ++b) {
-        float a[QP_R][QP_NR];
-        memset(a, 0, sizeof a);
-        const float *xb = j->x + r * j->in + b * j->block;
-        for (int64_t g = 0; g < gpb; ++g, q += 64)
-            for (int k = 0; k < per; ++k) {
-                float w[QP_NR];
-                for (int l = 0; l < QP_NR; ++l) {
-                    const uint32_t v = (uint32_t)q[4 * l] | (uint32_t)q[4 * l + 1] << 8 | (uint32_t)q[4 * l + 2] << 16 |
-                        (uint32_t)q[4 * l + 3] << 24; /* little-endian whatever the host */
-                    w[l] = (float)(qp_field1(f, v, k) - (zt != NULL ? zt[(b - b0) * QP_NR + l] : 0));
-                }
-                for (int i = 0; i < R; ++i) {
-                    const float xv = xb[i * j->in + g * per + k];
-                    for (int l = 0; l < QP_NR; ++l)
-                        a[i][l] += w[l] * xv;
+    const uint8_t *qb = j->q + pi * qp_panel_bytes(j) + b0 * gpb * 64;
+    for (int64_t b = b0; b < b1; ++b, qb += gpb * 64) {
+        const float *s = j->s + (pi * j->blocks + b) * QP_NR;
+        for (int h = 0; h < 2; ++h) {
+            __m128i z0 = _mm_setzero_si128(), z1 = z0;
+            if (zt != NULL) {
+                z0 = _mm_loadu_si128((const __m128i *)(const void *)(zt + (b - b0) * QP_NR + 8 * h));
+                z1 = _mm_loadu_si128((const __m128i *)(const void *)(zt + (b - b0) * QP_NR + 8 * h + 4));
+            }
+            const float *x[QP_R];
+            __m128 a[QP_R][2], e0 = _mm_setzero_ps(), e1 = e0;
+            for (int i = 0; i < R; ++i) {
+                x[i] = j->x + (r + i) * j->in + b * j->block;
+                a[i][0] = a[i][1] = _mm_setzero_ps();
+            }
+            const uint8_t *q = qb + 32 * h;
+            for (int64_t g = 0; g < gpb; ++g, q += 64) {
+                const __m128i v0 = _mm_loadu_si128((const __m128i *)(const void *)q);
+                const __m128i v1 = _mm_loadu_si128((const __m128i *)(const void *)(q + 16));
+                for (int k = 0; k < per; ++k) {
+                    const __m128 w0 = _mm_cvtepi32_ps(_mm_sub_epi32(qp_field(f, v0, k), z0));
+                    const __m128 w1 = _mm_cvtepi32_ps(_mm_sub_epi32(qp_field(f, v1, k), z1));
+                    if (R == 1 && k % 2) {
+                        const __m128 xb = _mm_set1_ps(x[0][g * per + k]);
+                        e0 = _mm_add_ps(e0, _mm_mul_ps(w0, xb));
+                        e1 = _mm_add_ps(e1, _mm_mul_ps(w1, xb));
+                        continue;
+                    }
+                    for (int i = 0; i < R; ++i) {
+                        const __m128 xb = _mm_set1_ps(x[i][g * per + k]);
+                        a[i][0] = _mm_add_ps(a[i][0], _mm_mul_ps(w0, xb));
+                        a[i][1] = _mm_add_ps(a[i][1], _mm_mul_ps(w1, xb));
+                    }
                 }
             }
+            if (R == 1) {
+                a[0][0] = _mm_add_ps(a[0][0], e0);
+                a[0][1] = _mm_add_ps(a[0][1], e1);
+            }
+            const __m128 s0 = _mm_loadu_ps(s + 8 * h), s1 = _mm_loadu_ps(s + 8 * h + 4);
+            for (int i = 0; i < R; ++i) {
+                float *t = tot + QP_NR * (r + i) + 8 * h;
+                _mm_storeu_ps(t, _mm_add_ps(_mm_loadu_ps(t), _mm_mul_ps(a[i][0], s0)));
+                _mm_storeu_ps(t + 4, _mm_add_ps(_mm_loadu_ps(t + 4), _mm_mul_ps(a[i][1], s1)));
+            }
+        }
+    }
+}
+#else
+/* Dword l of a group, little-endian whatever the host. */
+static inline uint32_t qp_dword(const uint8_t *q, int l)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint32_t v;
+    memcpy(&v, q + 4 * l, sizeof v);
+    return v;
+#else
+    q += 4 * l;
+    return (uint32_t)q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16 | (uint32_t)q[3] << 24;
+#endif
+}
+
+/* Without vectors an output's lane is a dot product over the block's
+ * groups (its dwords 64 bytes apart, the block's few lines in L1 for all
+ * 16 outputs), two chains per row (even and odd integers) so that an
+ * in-order FPU is not bound by one accumulator's latency. */
+QP_INLINE void qp_tile_f(const qp_job *j, coreai_int_format f, int64_t pi, int64_t r, const int R, int64_t b0,
+                         int64_t b1, const int32_t *zt, float *tot)
+{
+    const int per = qp_per(f);
+    const int64_t gpb = j->block / per;
+    const uint8_t *qb = j->q + pi * qp_panel_bytes(j) + b0 * gpb * 64;
+    for (int64_t b = b0; b < b1; ++b, qb += gpb * 64) {
         const float *s = j->s + (pi * j->blocks + b) * QP_NR;
-        for (int i = 0; i < R; ++i)
-            for (int l = 0; l < QP_NR; ++l)
-                tot[QP_NR * (r + i) + l] += a[i][l] * s[l];
+        const float *xb = j->x + r * j->in + b * j->block;
+        for (int l = 0; l < QP_NR; ++l) {
+            const int32_t zl = zt != NULL ? zt[(b - b0) * QP_NR + l] : 0;
+            float a0[QP_R] = {0}, a1[QP_R] = {0};
+            const uint8_t *q = qb;
+            for (int64_t g = 0; g < gpb; ++g, q += 64) {
+                const uint32_t v = qp_dword(q, l);
+                for (int k = 0; k < per; k += 2) {
+                    const float w0 = (float)(qp_field1(f, v, k) - zl);
+                    const float w1 = (float)(qp_field1(f, v, k + 1) - zl);
+                    for (int i = 0; i < R; ++i) {
+                        const float *xi = xb + i * j->in + g * per + k;
+                        a0[i] += w0 * xi[0];
+                        a1[i] += w1 * xi[1];
+                    }
+                }
+            }
+            for (int i = 0; i < R; ++i)
+                tot[QP_NR * (r + i) + l] += (a0[i] + a1[i]) * s[l];
+        }
     }
 }
 #endif
@@ -344,6 +433,14 @@ static void qp_pack_panel(const qp_job *j, int64_t pi, int64_t n, int64_t pc, in
                 const float32x4_t sv = vld1q_f32(s + 4 * h);
                 for (int k = 0; k < per; ++k)
                     vst1q_f32(d + k * QP_NR + 4 * h, vmulq_f32(vcvtq_f32_s32(vsubq_s32(qp_field(j->f, v, k), zv)), sv));
+            }
+#elif defined(QP_SSE2)
+            for (int h = 0; h < 4; ++h) {
+                const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(g + 16 * h));
+                const __m128i zv = _mm_loadu_si128((const __m128i *)(const void *)(z + 4 * h));
+                const __m128 sv = _mm_loadu_ps(s + 4 * h);
+                for (int k = 0; k < per; ++k)
+                    _mm_storeu_ps(d + k * QP_NR + 4 * h, _mm_mul_ps(_mm_cvtepi32_ps(_mm_sub_epi32(qp_field(j->f, v, k), zv)), sv));
             }
 #else
             for (int l = 0; l < QP_NR; ++l) {
