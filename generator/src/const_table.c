@@ -108,7 +108,7 @@ cg_const_table *cg_const_table_build(void *mem_ctx, const cg_program_plan *plan,
                      * panel holds two integers a byte) */
                     const bool scale = layouts[k] == CG_CONST_Q8A_SCALE;
                     coreai_linear_q_params p;
-                    cg_qlinear_a8_const_params(v, scale, &p);
+                    cg_qlinear_panel_const_params(v, scale, &p);
                     e->dtype = scale ? CG_DTYPE_F32 : CG_DTYPE_U8;
                     e->count = scale ? coreai_linear_q8a_scale_count(&p) : coreai_linear_q8a_weight_bytes(&p);
                     e->pack_matrices = 1;
@@ -217,7 +217,7 @@ static void element(uint8_t *dst, cg_dtype dtype, const uint8_t *src, size_t es)
 static void fill_q8a(const cg_value *v, bool scale, uint8_t *dst)
 {
     coreai_linear_q_params p;
-    cg_qlinear_a8_const_params(v, scale, &p);
+    cg_qlinear_panel_const_params(v, scale, &p);
     const int64_t in = p.in_features, blocks = p.in_features / p.block;
     if (scale) {
         for (int64_t o = 0; o < p.out_features; o++)

@@ -28,7 +28,7 @@ typedef enum cg_const_layout {
     CG_CONST_PLAIN = 0, /* the constant's elements as stored */
     CG_CONST_PACKED_KN, /* f32 panels of its matrices read as B (k rows of n), pack.h */
     CG_CONST_PACKED_NK, /* the same of its matrices read as B transposed (n rows of k) */
-    CG_CONST_Q8A_WEIGHT, /* u8: the integers of an [out][in] data in coreai_linear_q8a_f32's panels */
+    CG_CONST_Q8A_WEIGHT, /* u8: the integers of an [out][in] data in the kernels' panels */
     CG_CONST_Q8A_SCALE   /* f32: its scales in those panels (qlinear.h) */
 } cg_const_layout;
 

@@ -712,12 +712,12 @@ static void emit_linear_q(cg_emitter *em, size_t index, const cg_op *op, const c
                               int_format(q->data->type.dtype), cg_epilogue_enum(em->plan->epilogue[index]),
                               cg_c_dtype_enum(q->scale->type.dtype));
     const char *x_ref = cg_emit_ref(em, op->operands[0]);
-    const bool a8 = cg_qlinear_a8(op, q);
-    const char *data = a8 ? cg_emit_form_ref(em, q->data, CG_CONST_Q8A_WEIGHT)
-                          : talloc_asprintf(em->mem_ctx, "(const uint8_t *)%s", cg_emit_ref(em, q->data));
+    const bool panels = cg_qlinear_panels(op, q);
+    const char *data = panels ? cg_emit_form_ref(em, q->data, CG_CONST_Q8A_WEIGHT)
+                              : talloc_asprintf(em->mem_ctx, "(const uint8_t *)%s", cg_emit_ref(em, q->data));
     const char *bias = op->n_operands == 3 ? cg_emit_ref(em, op->operands[2]) : "NULL";
-    if (a8)
-        cg_emit_call(em, "coreai_linear_q8a_f32", pname(em, index), "coreai_linear_q_params", params, 7, x_ref, data,
+    if (panels)
+        cg_emit_call(em, cg_qlinear_a8(op, q) ? "coreai_linear_q8a_f32" : "coreai_linear_qp_f32", pname(em, index), "coreai_linear_q_params", params, 7, x_ref, data,
                      cg_emit_form_ref(em, q->scale, CG_CONST_Q8A_SCALE), zero, bias, cg_emit_ref(em, op->results[0]),
                      gemm_scratch(em, index, op));
     else

@@ -228,7 +228,7 @@ static void entry_comment(cg_emit_ctx *ec, wbuf *s, const cg_const_entry *e)
     if (e->layout == CG_CONST_Q8A_WEIGHT || e->layout == CG_CONST_Q8A_SCALE) {
         const bool scale = e->layout == CG_CONST_Q8A_SCALE;
         wb_printf(s,
-                  "/* %%%s of @%s: %s, its %s in the panels of coreai_linear_q8a_f32: %" PRId64
+                  "/* %%%s of @%s: %s, its %s in the kernels' panels (coreai/kernels/linear_q.h): %" PRId64
                   " outputs in panels of %d, %" PRId64 " %s each */\n",
                   e->value->id, e->gp->graph->name, type, scale ? "scales" : "integers", e->pack_n,
                   COREAI_LINEAR_Q8A_NR, e->pack_k, scale ? "blocks" : "inputs");
@@ -425,7 +425,7 @@ char *cg_emit_weight_incbin(cg_emit_ctx *ec, const cg_emit_options *opt, const c
             else if (e->layout == CG_CONST_PLAIN)
                 wb_printf(&b, "    /* %%%s of @%s: %s */\n", e->value->id, e->gp->graph->name, type);
             else if (e->layout == CG_CONST_Q8A_WEIGHT || e->layout == CG_CONST_Q8A_SCALE)
-                wb_printf(&b, "    /* %%%s of @%s: %s, in the panels of coreai_linear_q8a_f32 */\n", e->value->id,
+                wb_printf(&b, "    /* %%%s of @%s: %s, in the kernels' panels (coreai/kernels/linear_q.h) */\n", e->value->id,
                           e->gp->graph->name, type);
             else
                 wb_printf(&b, "    /* %%%s of @%s: %s, packed for the GEMM (%s) */\n", e->value->id,

@@ -302,12 +302,12 @@ static void print_compressed_weights(const cg_program_plan *plan)
             if (q != NULL)
                 cg_qweight_match(q, &m);
             const bool a8 = q != NULL && cg_qlinear_a8(q, &m);
-            /* the bytes the layer reads: the int8-activation kernel's panels
-             * are padded to whole panels of outputs */
+            /* the bytes the layer reads: the panels are padded to whole
+             * panels of outputs */
             uint64_t packed = cg_type_bytes(&data->type);
-            if (a8) {
+            if (q != NULL && cg_qlinear_panels(q, &m)) {
                 coreai_linear_q_params p;
-                cg_qlinear_a8_params(q, &m, &p);
+                cg_qlinear_panel_params(q, &m, &p);
                 packed = (uint64_t)coreai_linear_q8a_weight_bytes(&p);
             }
             /* the user of the dense weight: one op, or several */

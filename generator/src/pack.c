@@ -69,7 +69,7 @@ cg_const_use cg_pack_operand_use(const cg_op *op, size_t o, bool itself)
     if (!itself)
         return CG_USE_PLAIN;
     bool scale;
-    if (cg_qlinear_a8_operand(op, o, &scale))
+    if (cg_qlinear_panel_operand(op, o, &scale))
         return scale ? CG_USE_Q8A_SCALE : CG_USE_Q8A_WEIGHT;
     const cg_pack_kind kind = o == 1 ? cg_pack_operand_kind(op) : CG_PACK_NONE;
     return kind == CG_PACK_KN ? CG_USE_KN : kind == CG_PACK_NK ? CG_USE_NK : CG_USE_PLAIN;

@@ -6,8 +6,8 @@
  *    (COREAI_PACK_NR = 16 columns per panel, coreai/kernels/matmul.h), so
  *    nothing is packed at inference and the layout is the same whatever ISA
  *    the generated code is compiled for;
- *  - the data and scales of a layer run with int8 activations (qlinear.h)
- *    written in coreai_linear_q8a_f32's panels (coreai/kernels/linear_q.h),
+ *  - the data and scales of a compressed linear the panel kernels take (qlinear.h)
+ *    written in the kernels' panels (coreai/kernels/linear_q.h),
  *    likewise so that nothing is repacked at inference;
  *  - workspace scratch for products whose B operand is not a constant (the
  *    runtime packs it there);
@@ -54,7 +54,7 @@ typedef enum cg_const_use {
     CG_USE_PLAIN = 0,  /* as stored */
     CG_USE_KN,         /* packed for the GEMM (cg_pack_operand_kind) */
     CG_USE_NK,
-    CG_USE_Q8A_WEIGHT, /* in coreai_linear_q8a_f32's panels: its data, its scale (qlinear.h) */
+    CG_USE_Q8A_WEIGHT, /* in the kernels' panels: its data, its scale (qlinear.h) */
     CG_USE_Q8A_SCALE
 } cg_const_use;
 

@@ -1066,11 +1066,11 @@ uint64_t cg_plan_const_bytes(const cg_graph_plan *gp, size_t const_index)
         bytes += (uint64_t)cg_pack_floats(c, CG_PACK_NK) * sizeof(float);
     coreai_linear_q_params p;
     if (f & CG_CONST_FORM_Q8A_WEIGHT) {
-        cg_qlinear_a8_const_params(c, false, &p);
+        cg_qlinear_panel_const_params(c, false, &p);
         bytes += (uint64_t)coreai_linear_q8a_weight_bytes(&p);
     }
     if (f & CG_CONST_FORM_Q8A_SCALE) {
-        cg_qlinear_a8_const_params(c, true, &p);
+        cg_qlinear_panel_const_params(c, true, &p);
         bytes += (uint64_t)coreai_linear_q8a_scale_count(&p) * sizeof(float);
     }
     return bytes;

@@ -119,7 +119,7 @@ const cg_graph_plan *cg_program_plan_find(const cg_program_plan *plan, const cg_
 
 /* Which forms of constant `const_index` of gp's graph are emitted: as
  * stored, pre-packed for the GEMM (pack.h) as KN and / or NK, and in the
- * panels of coreai_linear_q8a_f32 (qlinear.h; a data or a scale constant,
+ * kernels' panels (qlinear.h; a data or a scale constant,
  * never both). */
 enum {
     CG_CONST_FORM_PLAIN = 1,

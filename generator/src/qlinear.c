@@ -196,7 +196,7 @@ static coreai_int_format int_format(cg_dtype d)
     }
 }
 
-void cg_qlinear_a8_params(const cg_op *linear, const cg_qlinear *q, coreai_linear_q_params *p)
+void cg_qlinear_panel_params(const cg_op *linear, const cg_qlinear *q, coreai_linear_q_params *p)
 {
     const cg_type *x = &linear->operands[0]->type, *out = &linear->results[0]->type;
     const cg_dtype s = q->scale->type.dtype;
@@ -206,31 +206,39 @@ void cg_qlinear_a8_params(const cg_op *linear, const cg_qlinear *q, coreai_linea
                                                                                             : COREAI_DTYPE_BF16};
 }
 
-/* Every row count: from a few rows on coreai_linear_q8a_f32 is a GEMM of
- * its own, faster than coreai_linear_q_f32's on the dequantized weight
- * (docs/compression.md), so prefill takes it too. */
-bool cg_qlinear_a8(const cg_op *linear, const cg_qlinear *q)
+bool cg_qlinear_panels(const cg_op *linear, const cg_qlinear *q)
 {
-    if (!int8_activations || !kind_is(linear, "coreai.linear") || q->lut != NULL || q->minval != NULL)
+    if (!kind_is(linear, "coreai.linear") || q->lut != NULL || q->minval != NULL)
         return false;
     coreai_linear_q_params p;
-    cg_qlinear_a8_params(linear, q, &p);
-    return coreai_linear_q8a_ok(&p);
+    cg_qlinear_panel_params(linear, q, &p);
+    if (!coreai_linear_q8a_ok(&p))
+        return false;
+    /* the last panel's padding: without int8 activations (whose kernel
+     * reads nothing else) a layer of few outputs keeps its stored form
+     * rather than grow by more than an eighth */
+    const int64_t pad = coreai_linear_q8a_panels(&p) * COREAI_LINEAR_Q8A_NR - p.out_features;
+    return int8_activations || 8 * pad <= p.out_features;
 }
 
-bool cg_qlinear_a8_operand(const cg_op *op, size_t o, bool *scale)
+/* Every row count: from a few rows on coreai_linear_q8a_f32 is a GEMM of
+ * its own, faster than the f32 GEMM on the dequantized weight
+ * (docs/compression.md), so prefill takes it too. */
+bool cg_qlinear_a8(const cg_op *linear, const cg_qlinear *q) { return int8_activations && cg_qlinear_panels(linear, q); }
+
+bool cg_qlinear_panel_operand(const cg_op *op, size_t o, bool *scale)
 {
-    if (!int8_activations || o > 1)
+    if (o > 1)
         return false;
     const cg_op *linear = cg_qlinear_of_dequant(op);
     cg_qlinear q;
-    if (linear == NULL || !cg_qlinear_match(linear, &q) || q.dequant != op || !cg_qlinear_a8(linear, &q))
+    if (linear == NULL || !cg_qlinear_match(linear, &q) || q.dequant != op || !cg_qlinear_panels(linear, &q))
         return false;
     *scale = o == 1;
     return true;
 }
 
-void cg_qlinear_a8_const_params(const cg_value *c, bool scale, coreai_linear_q_params *p)
+void cg_qlinear_panel_const_params(const cg_value *c, bool scale, coreai_linear_q_params *p)
 {
     const cg_type *t = &c->type;
     /* blocks of 32 pass coreai_linear_q8a_ok for any such layer (its inputs

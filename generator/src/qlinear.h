@@ -78,29 +78,40 @@ const cg_op *cg_qlinear_of_dequant(const cg_op *op);
  */
 void cg_qlinear_set_int8_activations(bool on);
 
-/* Whether matched linear (q: its match) runs coreai_linear_q8a_f32. */
+/*
+ * Whether matched linear (q: its match) reads its weight in the kernels'
+ * panels (coreai_linear_q8a_ok: i8 / i4 / u4 data, f32 scales, blocks and
+ * inputs whole runs of 32, no minval, no LUT): coreai_linear_qp_f32 (f32
+ * activations, the model's arithmetic), or with --int8-activations
+ * coreai_linear_q8a_f32 (cg_qlinear_a8). Without int8 activations, only
+ * where the last panel's padding adds at most an eighth to the outputs (a
+ * flash cost of at most 15 outputs' bytes otherwise: a layer of 4 outputs
+ * would take 4x). Any other compressed linear runs coreai_linear_q_f32 on
+ * the constants as stored.
+ */
+bool cg_qlinear_panels(const cg_op *linear, const cg_qlinear *q);
 bool cg_qlinear_a8(const cg_op *linear, const cg_qlinear *q);
 
-/* coreai_linear_q8a_f32's params of such a linear (rows 1, no epilogue). */
-void cg_qlinear_a8_params(const cg_op *linear, const cg_qlinear *q, coreai_linear_q_params *p);
+/* The panel kernels' params of such a linear (rows 1, no epilogue). */
+void cg_qlinear_panel_params(const cg_op *linear, const cg_qlinear *q, coreai_linear_q_params *p);
 
 /*
- * Such a linear reads its data and scale constants in the kernel's panels
+ * Such a linear reads its data and scale constants in the kernels' panels
  * (the q8a layout of coreai/kernels/linear_q.h), which coreai-gen writes at
  * generation time so that nothing is repacked at inference; its zero point
  * stays as stored.
  *
- * cg_qlinear_a8_operand: whether operand o of op is one of those constants
+ * cg_qlinear_panel_operand: whether operand o of op is one of those constants
  * (*scale: the scale, else the data): op is the dequantizing op of such a
  * linear, o 0 or 1.
- * cg_qlinear_a8_const_params: params (valid for coreai_linear_q8a_ok)
+ * cg_qlinear_panel_const_params: params (valid for coreai_linear_q8a_ok)
  * whose panels constant c takes as such a data ([out][in] i8 / i4 / u4) or
  * scale (f32 [out][in / block], or [out]: one block). The panels depend on
  * the constant alone (the data's on out, in and its format; the scales' on
  * out and the blocks per output), not on the layer reading it: equal
  * constants of other graphs, emitted once (plan.h), share them.
  */
-bool cg_qlinear_a8_operand(const cg_op *op, size_t o, bool *scale);
-void cg_qlinear_a8_const_params(const cg_value *c, bool scale, coreai_linear_q_params *p);
+bool cg_qlinear_panel_operand(const cg_op *op, size_t o, bool *scale);
+void cg_qlinear_panel_const_params(const cg_value *c, bool scale, coreai_linear_q_params *p);
 
 #endif /* CG_QLINEAR_H */

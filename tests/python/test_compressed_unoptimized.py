@@ -61,7 +61,10 @@ def test_feedforward_unoptimized_runs_fused(nbits, shape, coreai_gen, c_compiler
     layers = stats(coreai_gen, program.save(tmp_path / "m"), tmp_path / "out")
     assert [(ln[-3], ln[-1]) for ln in layers] == [("coreai.linear", "fused")] * 2, layers
     src = (tmp_path / "out" / "m.c").read_text()
-    assert src.count("coreai_linear_q_f32(") == 2 and "coreai_shift_scale(" not in src
+    # i8 / i4 data in blocks of 32: both layers read the generation-time
+    # panels (the 32-row input takes the panels' GEMM strips, 1 row the tiles)
+    assert src.count("coreai_linear_qp_f32(") == 2 and "coreai_shift_scale(" not in src
+    assert "coreai_linear_q_f32(" not in src
     assert "coreai_transpose" not in src
     got = next(iter(run_program(program, [{"x": x}], workdir=str(tmp_path))[0].values()))
     np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-5 * float(want.abs().max()))

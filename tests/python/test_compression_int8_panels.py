@@ -8,8 +8,12 @@ panel of 4 and 12 padding outputs), 64 inputs, blocks of 32, i8 / i4 / u4
 data; the zero point stays as stored, and the forms as stored are emitted
 only while something else reads them.
 
-Nothing here runs the kernel: the layer's numbers against eager PyTorch are
-test_compression_int8_activations.py's.
+Without that option a layer reads the same panels through
+coreai_linear_qp_f32 (f32 activations) where its last panel pads at most an
+eighth of its outputs, else its constants as stored.
+
+Nothing here runs the kernels: the layers' numbers against eager PyTorch are
+test_compression_int8_activations.py's and test_compression_models.py's.
 """
 import hashlib
 import re
@@ -26,7 +30,7 @@ BLOCKS = IN // BLOCK
 SNAN, QNAN = 0x7F800001, 0x7FC00000
 
 
-def oracle_weight(q, bits):
+def oracle_weight(q, bits, n_out=OUT):
     """The panels, byte after byte, as linear_q.h words them: outputs in
     panels of 16, a panel's integers in groups of 64 bytes, one dword per
     output holding 4 consecutive inputs (8-bit: byte k of output o's dword
@@ -34,12 +38,12 @@ def oracle_weight(q, bits):
     q[o][8g + k], the high one q[o][8g + 4 + k]); padding outputs zero."""
     per = 4 if bits == 8 else 8
     out = bytearray()
-    for panel in range((OUT + NR - 1) // NR):
+    for panel in range((n_out + NR - 1) // NR):
         for g in range(IN // per):
             for lane in range(NR):
                 o = panel * NR + lane
                 for k in range(4):
-                    if o >= OUT:
+                    if o >= n_out:
                         out.append(0)
                     elif bits == 8:
                         out.append(int(q[o][4 * g + k]) & 0xFF)
@@ -48,15 +52,15 @@ def oracle_weight(q, bits):
     return bytes(out)
 
 
-def oracle_scale(bits32):
+def oracle_scale(bits32, n_out=OUT):
     """f32 [panel][block][16] (the bits), padding outputs 0.0f, every NaN
     the quiet one the generated weights hold."""
     out = []
-    for panel in range((OUT + NR - 1) // NR):
+    for panel in range((n_out + NR - 1) // NR):
         for b in range(BLOCKS):
             for lane in range(NR):
                 o = panel * NR + lane
-                v = int(bits32[o][b]) if o < OUT else 0
+                v = int(bits32[o][b]) if o < n_out else 0
                 if (v & 0x7F800000) == 0x7F800000 and v & 0x7FFFFF:
                     v = QNAN
                 out.append(v)
@@ -71,17 +75,17 @@ def stored(values, dtype):
     return bytes((flat[i] & 15) | (flat[i + 1] & 15) << 4 for i in range(0, len(flat), 2))
 
 
-def make_model(tmp_path, dtype, zero, shared):
+def make_model(tmp_path, dtype, zero, shared, n_out=OUT):
     """x [3, 64] -> coreai.linear on blockwise_shift_scale(q, s[, z]) (+ bias);
     with `shared`, q and s are read as stored too: s is a graph output and q
     a second dequantization's (a fallback whose result is an output)."""
     rng = np.random.default_rng({"i8": 1, "i4": 2, "u4": 3}[dtype] + 10 * shared)
     lo, hi = {"i8": (-128, 127), "i4": (-8, 7), "u4": (0, 15)}[dtype]
-    q = rng.integers(lo, hi + 1, size=(OUT, IN))
-    s = (rng.integers(1, 1024, size=(OUT, BLOCKS)) / 4096.0).astype(np.float32)
+    q = rng.integers(lo, hi + 1, size=(n_out, IN))
+    s = (rng.integers(1, 1024, size=(n_out, BLOCKS)) / 4096.0).astype(np.float32)
     s_bits = s.view(np.uint32).copy()
-    s_bits[OUT - 1][1] = SNAN  # a signalling NaN: the generated weights hold the quiet one
-    z = rng.integers(lo, hi + 1, size=(OUT, BLOCKS))
+    s_bits[n_out - 1][1] = SNAN  # a signalling NaN: the generated weights hold the quiet one
+    z = rng.integers(lo, hi + 1, size=(n_out, BLOCKS))
     blob = bytearray()
 
     def const(cid, dt, shape, data):
@@ -92,11 +96,11 @@ def make_model(tmp_path, dtype, zero, shared):
         blob += data
         return f'    <const id="{cid}" dtype="{dt}" shape="{shape}" offset="{at}" length="{len(data)}"/>\n'
 
-    consts = const("q", dtype, f"{OUT} {IN}", stored(q, dtype))
-    consts += const("s", "f32", f"{OUT} {BLOCKS}", s_bits.astype("<u4").tobytes())
+    consts = const("q", dtype, f"{n_out} {IN}", stored(q, dtype))
+    consts += const("s", "f32", f"{n_out} {BLOCKS}", s_bits.astype("<u4").tobytes())
     if zero:
-        consts += const("z", dtype, f"{OUT} {BLOCKS}", stored(z, dtype))
-    consts += const("b", "f32", f"{OUT}", np.linspace(-1, 1, OUT, dtype="<f4").tobytes())
+        consts += const("z", dtype, f"{n_out} {BLOCKS}", stored(z, dtype))
+    consts += const("b", "f32", f"{n_out}", np.linspace(-1, 1, n_out, dtype="<f4").tobytes())
     zop = '<operand ref="z"/>' if zero else ""
     extra = ""
     outs = '<value ref="y"/>'
@@ -104,7 +108,7 @@ def make_model(tmp_path, dtype, zero, shared):
     if shared:
         extra = f"""    <op kind="coreai.blockwise_shift_scale">
       <operand ref="q"/><operand ref="s"/>
-      <result id="w2" dtype="f32" shape="{OUT} {IN}"/>
+      <result id="w2" dtype="f32" shape="{n_out} {IN}"/>
     </op>
 """
         outs += '<value ref="s"/><value ref="w2"/>'
@@ -117,11 +121,11 @@ def make_model(tmp_path, dtype, zero, shared):
     <arg id="x" dtype="f32" shape="3 {IN}" name="x"/>
 {consts}    <op kind="coreai.blockwise_shift_scale">
       <operand ref="q"/><operand ref="s"/>{zop}
-      <result id="w" dtype="f32" shape="{OUT} {IN}"/>
+      <result id="w" dtype="f32" shape="{n_out} {IN}"/>
     </op>
     <op kind="coreai.linear">
       <operand ref="x"/><operand ref="w"/><operand ref="b"/>
-      <result id="y" dtype="f32" shape="3 {OUT}"/>
+      <result id="y" dtype="f32" shape="3 {n_out}"/>
     </op>
 {extra}    <output>{outs}</output>
   </graph>
@@ -229,14 +233,37 @@ def test_int8_activation_panels(dtype, zero, shared, coreai_gen, c_compiler, tmp
         assert int(lines[0][6]) == len(want_w), lines  # packed_bytes: the panels the layer reads
 
 
-def test_default_keeps_constants_as_stored(coreai_gen, c_compiler, tmp_path):
-    """Without --int8-activations the same layer reads its constants as
-    stored and no panels are emitted."""
+@pytest.mark.parametrize("n_out", [32, 120])
+def test_default_reads_panels(n_out, coreai_gen, c_compiler, tmp_path):
+    """Without --int8-activations a layer whose last panel pads at most an
+    eighth of its outputs (none of 32; 8 of 120) reads the same panels
+    through coreai_linear_qp_f32 (f32 activations): the bytes against the
+    oracle, the stored forms gone."""
+    model, q, s_bits, _ = make_model(tmp_path, "i4", True, False, n_out)
+    want_w, want_s = oracle_weight(q, 4, n_out), oracle_scale(s_bits, n_out)
+    out = tmp_path / "c"
+    stats = generate(coreai_gen, model, out, "c", a8=False)
+    src = (out / "m.c").read_text()
+    call = re.search(r"coreai_linear_qp_f32\(&\w+, a0, (\w+), (\w+), ([^,]+), (\w+),", src)
+    assert call and "coreai_linear_q_f32(" not in src and "coreai_linear_q8a_f32(" not in src, src
+    assert call.groups()[:3] == ("m_g0_c0_q8a", "m_g0_c1_q8a_scale", "(const uint8_t *)m_g0_c2"), call[0]
+    arrays = linked_arrays(src)
+    got = linked_bytes(c_compiler, out, arrays, "c")
+    assert got["m_g0_c0_q8a"] == want_w and got["m_g0_c1_q8a_scale"] == want_s
+    assert "m_g0_c0" not in got and "m_g0_c1" not in got
+    lines = [ln.split() for ln in stats.splitlines() if ln.startswith("compressed_weight ") and "%w " in ln]
+    assert len(lines) == 1 and lines[0][-1] == "fused" and int(lines[0][6]) == len(want_w), stats
+
+
+def test_default_keeps_small_layers_as_stored(coreai_gen, c_compiler, tmp_path):
+    """Without --int8-activations a layer of 20 outputs (12 of padding in
+    its second panel: more than an eighth) reads its constants as stored
+    and no panels are emitted."""
     model, q, _, _ = make_model(tmp_path, "i4", True, False)
     out = tmp_path / "c"
     stats = generate(coreai_gen, model, out, "c", a8=False)
     src = (out / "m.c").read_text()
-    assert "coreai_linear_q_f32(" in src and "coreai_linear_q8a_f32(" not in src and "_q8a" not in src
+    assert "coreai_linear_q_f32(" in src and "coreai_linear_qp_f32(" not in src and "_q8a" not in src
     arrays = linked_arrays(src)
     got = linked_bytes(c_compiler, out, arrays, "c")
     assert got["m_g0_c0"] == stored(q, "i4")

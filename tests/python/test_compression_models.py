@@ -184,7 +184,12 @@ def test_compressed_model_converted_matches_eager(how, coreai_gen, c_compiler, t
         src = (tmp_path / "out" / "m.c").read_text()
         convs = 1 if how == "int8-block16" else 2
         assert sum(ln[-1] == "fused" for ln in lines) == 2 + convs  # fc1, fc2 and the compressed convolutions
-        assert src.count("coreai_linear_q_f32(") == 2 and src.count("coreai_conv2d_q_f32(") == convs
+        # fc1's u4 data in one block of 256 inputs reads the generation-time
+        # panels; blocks of 8 or 16, f16 scales and fc2's 10 outputs (6 of
+        # padding in a panel of 16) keep the stored form
+        panels = 1 if how == "uint4-zp-channel" else 0
+        assert src.count("coreai_linear_qp_f32(") == panels
+        assert src.count("coreai_linear_q_f32(") == 2 - panels and src.count("coreai_conv2d_q_f32(") == convs
         assert "coreai_shift_scale(" not in src
     if how.startswith("pal"):
         src = (tmp_path / "out" / "m.c").read_text()
@@ -195,9 +200,10 @@ def test_compressed_model_converted_matches_eager(how, coreai_gen, c_compiler, t
 
 @pytest.mark.parametrize("nbits,symmetric,rows", [(4, True, 1), (4, False, 8), (8, True, 8), (8, False, 1)])
 def test_fused_linear_matches_eager(nbits, symmetric, rows, coreai_gen, c_compiler, tmp_path):
-    """Linears on weights kept compressed (coreai_linear_q_f32): the GEMV
-    (1 row) and the GEMM (8 rows) paths against the compressed model in
-    eager PyTorch, with a relu fused into the first layer's epilogue."""
+    """Linears on weights kept compressed: i8 / i4 / u4 data in the
+    generation-time panels (coreai_linear_qp_f32), u8 data as stored
+    (coreai_linear_q_f32); 1 and 8 rows against the compressed model in eager
+    PyTorch, with a relu fused into the first layer's epilogue."""
     torch.manual_seed(12)
     net = nn.Sequential(nn.Linear(64, 96), nn.ReLU(), nn.Linear(96, 32, bias=False)).eval()
     m = quantize_weights(net, nbits=nbits, block_size=32, symmetric=symmetric)
@@ -217,7 +223,9 @@ def test_fused_linear_matches_eager(nbits, symmetric, rows, coreai_gen, c_compil
     paths = [ln.split()[-1] for ln in r.stdout.splitlines() if ln.startswith("compressed_weight ")]
     assert paths == ["fused", "fused"]
     src = (tmp_path / "out" / "m.c").read_text()
-    assert src.count("coreai_linear_q_f32(") == 2 and "coreai_shift_scale(" not in src
+    u8 = (nbits, symmetric) == (8, False)
+    assert src.count("coreai_linear_q_f32(") == (2 if u8 else 0) and "coreai_shift_scale(" not in src
+    assert src.count("coreai_linear_qp_f32(") == (0 if u8 else 2), src
     # --int8-activations: layers on i8 / i4 / u4 data take the integer dot
     # products, any number of rows; u8 data keeps the f32 path
     r = subprocess.run([coreai_gen, "generate", str(path), "-o", str(tmp_path / "a8"), "--stats", "--int8-activations"],

@@ -5,11 +5,13 @@
 # their f32 scales: check_weights_section.cmake checks that every constant is
 # in it) and .text bytes (`size -A`), and fails unless
 #   - SECTION shrinks f32 > int8 > int4;
-#   - both compressed images link the fused kernel coreai_linear_q_f32 and
+#   - both compressed images link the fused kernel coreai_linear_qp_f32 (the
+#     weights in the generation-time panels: 64 and 256 outputs pad nothing) and
 #     not coreai_shift_scale, the dequantize-to-f32 of the fallback path
 #     (nor coreai_linear_f32 / coreai_linear_packed_f32, the f32 layers it
 #     would then feed: FeedForwardBlock has no other linear);
-#   - the f32 image links neither coreai_linear_q_f32 nor coreai_shift_scale;
+#   - the f32 image links none of coreai_linear_qp_f32, coreai_linear_q_f32,
+#     coreai_shift_scale;
 #   - neither compressed image's workspace (main.c's `workspace`, sized by
 #     FEEDFORWARD_WORKSPACE_SIZE; `nm -S`) is larger than the f32 image's:
 #     the fused kernel never expands a weight into it.
@@ -78,10 +80,10 @@ if(NOT w_INT8 LESS w_F32 OR NOT w_INT4 LESS w_INT8)
   message(FATAL_ERROR "${SECTION} does not shrink f32 > int8 > int4: ${w_F32}, ${w_INT8}, ${w_INT4} bytes")
 endif()
 foreach(v IN ITEMS INT8 INT4)
-  check_symbols("${${v}}" coreai_linear_q_f32 "coreai_shift_scale;coreai_linear_f32;coreai_linear_packed_f32")
+  check_symbols("${${v}}" coreai_linear_qp_f32 "coreai_shift_scale;coreai_linear_f32;coreai_linear_packed_f32")
 endforeach()
-check_symbols("${F32}" "" "coreai_linear_q_f32;coreai_shift_scale")
+check_symbols("${F32}" "" "coreai_linear_qp_f32;coreai_linear_q_f32;coreai_shift_scale")
 math(EXPR pct8 "100 * ${w_INT8} / ${w_F32}")
 math(EXPR pct4 "100 * ${w_INT4} / ${w_F32}")
-message(STATUS "${SECTION}: int8 ${pct8}% and int4 ${pct4}% of f32; coreai_linear_q_f32 linked, "
+message(STATUS "${SECTION}: int8 ${pct8}% and int4 ${pct4}% of f32; coreai_linear_qp_f32 linked, "
                "coreai_shift_scale (fallback) not")

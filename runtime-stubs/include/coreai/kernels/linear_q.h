@@ -19,10 +19,13 @@
  * 4e..4e+3 of the little-endian bit stream), scale and minval (NULL: none)
  * [out][in / block] in `scale_dtype` (f32, f16 or bf16, read natively),
  * zero_point (NULL: none) [out][in / block] in `format` too (with minval it
- * holds the format's q_min, as the converter writes it). These are the model's constants as
- * the weights file holds them, so the generated code reads them from .rodata
- * as they are: a 4-bit weight costs in / 2 bytes per output plus its scales,
- * and nothing is expanded to f32 outside the micro-kernel.
+ * holds the format's q_min, as the converter writes it). These are the
+ * model's constants as the weights file holds them, read from .rodata as
+ * they are: a 4-bit weight costs in / 2 bytes per output plus its scales,
+ * and nothing is expanded to f32 outside the micro-kernel. coreai-gen
+ * passes a layer here when the panel kernels below (coreai_linear_qp_f32,
+ * coreai_linear_q8a_f32: i8 / i4 / u4, f32 scales, blocks of whole 32s, no
+ * minval) do not take it, or when their padding would grow a small layer.
  *
  * Three paths, chosen by rows and by the weight:
  *  - one row (a decode step): a GEMV per output channel, the integers
@@ -241,7 +244,9 @@ coreai_status coreai_linear_q8a_f32(const coreai_linear_q_params *params, const 
 /*
  * coreai_linear_q_f32's layer (f32 activations, the model's arithmetic) on
  * the weight in the layout above, which coreai-gen writes for every layer
- * coreai_linear_q8a_ok takes: weight and scale packed as for
+ * coreai_linear_q8a_ok takes whose last panel pads at most an eighth of its
+ * outputs (a layer of 20 outputs would carry 12 zero ones; it keeps the
+ * stored form and coreai_linear_q_f32): weight and scale packed as for
  * coreai_linear_q8a_f32 (coreai_linear_q8a_pack), zero_point (NULL: none)
  * as the model stores it, no minval.
  *  - fewer than COREAI_LINEAR_Q_GEMM_ROWS rows: outer products, each
