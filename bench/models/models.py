@@ -15,6 +15,7 @@ saved at build time.
 | convnet    | conv 3->16 3x3 pad 1 -> instance_norm (composite, affine) -> relu -> conv 16->32 3x3 stride 2 pad 1 -> pixel_shuffle 2, x [1, 3, 64, 64] -> [1, 8, 64, 64] |
 | resnet18   | torchvision resnet18 (weights=None: random; BatchNorms given random statistics so the logits are not ~0), x [1, 3, 224, 224] -> [1, 1000]; only with torchvision (the `.venv-vision` environment of docs/model-zoo.md, BENCH_VISION_PYTHON) |
 | mobilenetv2 | torchvision mobilenet_v2, the same way: 17 depthwise 3x3 layers (strides 1 and 2), 1x1 expansions and projections, ReLU6 |
+| llama1024_t1, llama1024[_t1]_int8, llama1024[_t1]_int4 | llama1024 for one token (x [1, 1, 1024]) and its weights compressed to 8 / 4 bits (QUANT_MODELS; bench/quant/bench_model_q.py) |
 | qwen2      | Hugging Face transformers Qwen2ForCausalLM built from a config (random weights, no download): 4 layers, hidden 256, 8 heads / 2 KV heads (GQA), qkv bias, intermediate 688, vocab 2048, sdpa attention; input inputs_embeds x [1, 64, 256] (so every input is f32), all-ones attention_mask; output the logits [1, 64, 2048] |
 
 Composite ops (one runtime kernel call each in the generated C):
@@ -65,6 +66,22 @@ MODELS = {
     "qwen2": dict(kind="hf", layers=4, dim=256, heads=8, kv_heads=2, hidden=688, vocab=2048, seq=64,
                   shape=(1, 64, 256), target=0.45, title="HF Qwen2 4L d256 h8/2 T64"),
 }
+
+# Compressed weights (bench/quant/bench_model_q.py, built by the target
+# bench-quant-models, not by bench-models): the llama1024 block for one
+# token (the decode step: 51 MB of f32 weights read for 2 x 12.8 M
+# multiply-adds) and for its 128-token prompt, its seven linears compressed
+# by coreai_torch.compression.quantize_weights (symmetric, one f32 scale
+# per 32 inputs); the f32 prompt is llama1024 itself. The same seeded f32
+# weights in every variant.
+for _t in (1, 128):
+    for _bits in (None, 8, 4):
+        if _t == 128 and _bits is None:
+            continue
+        _name = "llama1024" + ("_t1" if _t == 1 else "") + (f"_int{_bits}" if _bits else "")
+        MODELS[_name] = dict(MODELS["llama1024"], seq=_t, shape=(1, _t, 1024), quant=_bits,
+                             title=f"Llama block d1024 T{_t} {f'int{_bits}' if _bits else 'f32'}")
+QUANT_MODELS = sorted(n for n in MODELS if n.startswith("llama1024_"))
 
 
 # ---- FeedForwardBlock (as in examples/feedforward/export.py) ----
@@ -236,6 +253,9 @@ def build(name: str):
             elif isinstance(m, InstanceNorm2d):
                 m.weight.copy_(1.0 + 0.25 * torch.randn_like(m.weight))
                 m.bias.copy_(0.1 * torch.randn_like(m.bias))
+    if cfg.get("quant"):
+        from coreai_torch.compression import quantize_weights
+        model = quantize_weights(model, nbits=cfg["quant"], block_size=32).eval()
     x = torch.rand(cfg["shape"]) if kind in ("conv", "tv") else torch.randn(cfg["shape"])
     return model, x
 
