@@ -7,7 +7,11 @@
  * nothing repacked at inference.
  *
  *  - fewer than COREAI_LINEAR_Q_GEMM_ROWS rows (decode, short prompts):
- *    outer products. Each dword lane is split into its integers (shifts),
+ *    outer products. Each dword lane is split into its integers (shifts;
+ *    in the AVX2 tile, which takes 1 to 3 rows on AVX-512 too, an AND that
+ *    leaves q + c at its bit offset, the offset undone by scaling x and
+ *    c + z taken off once per block as (c + z) * sum x, see qp_tile_y: an
+ *    infinite input then gives NaN where the f32 layer may give inf),
  *    q - z converted to f32 once and multiplied into up to 4 rows' lanes
  *    (AVX2: two halves of 8 outputs by up to 4 rows; AVX-512 from 4 rows
  *    one zmm of 16 outputs by up to 8 rows; SSE2 like AVX2, each half in
@@ -112,6 +116,7 @@ static void qp_zero_lanes(const qp_job *j, int64_t o0, int64_t n, int64_t b0, in
  * tot (16 floats per row) += s_b * sum_{i in b} (q_i - z_b) x_i, per block
  * in input order. zt: the blocks' zero-point lanes, or NULL. */
 #if defined(QP_AVX2)
+#if !defined(QP_AVX512) /* the AVX2 strips' (AVX-512 has its own) */
 QP_INLINE __m256i qp_field(coreai_int_format f, __m256i v, int k)
 {
     const int off = qp_off(f, k);
@@ -121,42 +126,78 @@ QP_INLINE __m256i qp_field(coreai_int_format f, __m256i v, int k)
     default: return _mm256_and_si256(_mm256_srli_epi32(v, off), _mm256_set1_epi32(15));
     }
 }
+#endif
 
-/* One row keeps two sums per half (even and odd integers of a dword), so
- * four multiply-add chains run at once; more rows, one per row and half. */
+/* Integer k of every lane of v, offset to unsigned (q + qp_bias) and left
+ * at its bit offset: (q + qp_bias) * 2^off as an int32 (an AND), but the
+ * dword's top field, which a shift brings down (2^off = 1). v must have
+ * been XORed with qp_flip: the sign bit of each signed field flipped, which
+ * adds qp_bias to it. No shift port per integer: Zen 4 runs vector shifts
+ * on two of its four pipes, and two shifts per integer bound the decode. */
+static int qp_bias(coreai_int_format f) { return f == COREAI_INT_I8 ? 128 : f == COREAI_INT_I4 ? 8 : 0; }
+static uint32_t qp_flip(coreai_int_format f)
+{
+    return f == COREAI_INT_I8 ? 0x80808080u : f == COREAI_INT_I4 ? 0x88888888u : 0u;
+}
+QP_INLINE int qp_top(coreai_int_format f, int k) { return qp_off(f, k) + (qp_is4(f) ? 4 : 8) == 32; }
+/* 2^-off, or 1 for the top field */
+QP_INLINE float qp_unscale(coreai_int_format f, int k)
+{
+    return qp_top(f, k) ? 1.0f : 1.0f / (float)(1u << qp_off(f, k));
+}
+QP_INLINE __m256i qp_field_m(coreai_int_format f, __m256i v, int k)
+{
+    const int off = qp_off(f, k);
+    if (qp_top(f, k))
+        return _mm256_srli_epi32(v, off);
+    return _mm256_and_si256(v, _mm256_set1_epi32((int)((qp_is4(f) ? 0xFu : 0xFFu) << off)));
+}
+
+/* Per block: sum_i (q_i + c) x_i with each x_i scaled by 2^-off (exact:
+ * the product is the unscaled one), then - (c + z_b) * sum_i x_i, so the
+ * zero point and the offset cost nothing per weight: an AND, a conversion
+ * and a multiply-add per integer and row. One row keeps two sums per half
+ * (even and odd integers of a dword), so four multiply-add chains run at
+ * once; more rows, one per row and half. */
 QP_INLINE void qp_tile_y(const qp_job *j, coreai_int_format f, int64_t pi, int64_t r, const int R, int64_t b0,
                          int64_t b1, const int32_t *zt, float *tot)
 {
     const int per = qp_per(f);
     const int64_t gpb = j->block / per; /* groups per block */
     const uint8_t *q = j->q + pi * qp_panel_bytes(j) + b0 * gpb * 64;
+    const __m256i flip = _mm256_set1_epi32((int)qp_flip(f));
+    const __m256 bias = _mm256_set1_ps((float)qp_bias(f));
     const float *x[QP_R];
     for (int i = 0; i < R; ++i)
         x[i] = j->x + (r + i) * j->in + b0 * j->block;
     for (int64_t b = b0; b < b1; ++b) {
-        __m256i z0 = _mm256_setzero_si256(), z1 = z0;
+        /* c + z_b per lane (exact in f32) */
+        __m256 c0 = bias, c1 = bias;
         if (zt != NULL) {
-            z0 = _mm256_loadu_si256((const __m256i *)(const void *)(zt + (b - b0) * QP_NR));
-            z1 = _mm256_loadu_si256((const __m256i *)(const void *)(zt + (b - b0) * QP_NR + 8));
+            c0 = _mm256_add_ps(c0, _mm256_cvtepi32_ps(
+                                       _mm256_loadu_si256((const __m256i *)(const void *)(zt + (b - b0) * QP_NR))));
+            c1 = _mm256_add_ps(c1, _mm256_cvtepi32_ps(_mm256_loadu_si256(
+                                       (const __m256i *)(const void *)(zt + (b - b0) * QP_NR + 8))));
         }
         __m256 a[4][2], e0 = _mm256_setzero_ps(), e1 = e0;
         for (int i = 0; i < R; ++i)
             a[i][0] = a[i][1] = _mm256_setzero_ps();
         for (int64_t g = 0; g < gpb; ++g, q += 64) {
             _mm_prefetch((const char *)q + QP_AHEAD, _MM_HINT_T0);
-            const __m256i v0 = _mm256_loadu_si256((const __m256i *)(const void *)q);
-            const __m256i v1 = _mm256_loadu_si256((const __m256i *)(const void *)(q + 32));
+            const __m256i v0 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)q), flip);
+            const __m256i v1 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(q + 32)), flip);
             for (int k = 0; k < per; ++k) {
-                const __m256 w0 = _mm256_cvtepi32_ps(_mm256_sub_epi32(qp_field(f, v0, k), z0));
-                const __m256 w1 = _mm256_cvtepi32_ps(_mm256_sub_epi32(qp_field(f, v1, k), z1));
+                const __m256 w0 = _mm256_cvtepi32_ps(qp_field_m(f, v0, k));
+                const __m256 w1 = _mm256_cvtepi32_ps(qp_field_m(f, v1, k));
+                const __m256 us = _mm256_set1_ps(qp_unscale(f, k));
                 if (R == 1 && k % 2) {
-                    const __m256 xb = _mm256_broadcast_ss(x[0] + g * per + k);
+                    const __m256 xb = _mm256_mul_ps(_mm256_broadcast_ss(x[0] + g * per + k), us);
                     e0 = _mm256_fmadd_ps(w0, xb, e0);
                     e1 = _mm256_fmadd_ps(w1, xb, e1);
                     continue;
                 }
                 for (int i = 0; i < R; ++i) {
-                    const __m256 xb = _mm256_broadcast_ss(x[i] + g * per + k);
+                    const __m256 xb = _mm256_mul_ps(_mm256_broadcast_ss(x[i] + g * per + k), us);
                     a[i][0] = _mm256_fmadd_ps(w0, xb, a[i][0]);
                     a[i][1] = _mm256_fmadd_ps(w1, xb, a[i][1]);
                 }
@@ -169,9 +210,17 @@ QP_INLINE void qp_tile_y(const qp_job *j, coreai_int_format f, int64_t pi, int64
         const float *s = j->s + (pi * j->blocks + b) * QP_NR;
         const __m256 s0 = _mm256_loadu_ps(s), s1 = _mm256_loadu_ps(s + 8);
         for (int i = 0; i < R; ++i) {
+            /* sum of the block's x, in the order of the lanes' sums */
+            __m256 sx = _mm256_loadu_ps(x[i]);
+            for (int64_t t = 8; t < j->block; t += 8)
+                sx = _mm256_add_ps(sx, _mm256_loadu_ps(x[i] + t));
+            __m128 h = _mm_add_ps(_mm256_castps256_ps128(sx), _mm256_extractf128_ps(sx, 1));
+            h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+            h = _mm_add_ss(h, _mm_movehdup_ps(h));
+            const __m256 sxb = _mm256_broadcastss_ps(h);
             float *t = tot + QP_NR * (r + i);
-            _mm256_storeu_ps(t, _mm256_fmadd_ps(a[i][0], s0, _mm256_loadu_ps(t)));
-            _mm256_storeu_ps(t + 8, _mm256_fmadd_ps(a[i][1], s1, _mm256_loadu_ps(t + 8)));
+            _mm256_storeu_ps(t, _mm256_fmadd_ps(_mm256_fnmadd_ps(c0, sxb, a[i][0]), s0, _mm256_loadu_ps(t)));
+            _mm256_storeu_ps(t + 8, _mm256_fmadd_ps(_mm256_fnmadd_ps(c1, sxb, a[i][1]), s1, _mm256_loadu_ps(t + 8)));
             x[i] += j->block;
         }
     }
