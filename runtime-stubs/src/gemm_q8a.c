@@ -58,6 +58,11 @@
 #define Q8_NR COREAI_LINEAR_Q8A_NR
 #define Q8_KC 2048 /* inputs per pass of a row group over a panel: 32 KiB of 8-bit weights, in L1 */
 #define Q8_RG 64   /* rows per pass */
+/* Bytes ahead of the VNNI tiles' loads to prefetch from 2 rows: a panel is
+ * one sequential stream (Zen 4, 4 x 2048^2: 8 rows int8 2.1-2.4 -> 1.7-1.9
+ * ms, int4 1.6-1.7 -> 1.2; one row was 5-10% slower with it, already
+ * reading 22 GB/s) */
+#define Q8_AHEAD 2048
 
 static int q8_is4(coreai_int_format f) { return f == COREAI_INT_I4 || f == COREAI_INT_U4; }
 
@@ -451,6 +456,8 @@ Q8X_INLINE void q8g_rows(const q8_job *j, const q8_chunk *k, coreai_int_format f
 #define Q8G_ACC(i, odd) (*(R <= 2 && (odd) ? &u[i] : &v[i]))
         if (!q8_is4(f)) {
             for (int g = 0; g < 8; ++g) {
+                if (R > 1)
+                    _mm_prefetch((const char *)q + 64 * g + Q8_AHEAD, _MM_HINT_T0);
                 const __m512i qv = _mm512_xor_si512(_mm512_loadu_si512(q + 64 * g), sign);
                 for (int i = 0; i < R; ++i)
                     Q8G_ACC(i, g & 1) = _mm512_dpbusd_epi32(Q8G_ACC(i, g & 1), qv,
@@ -458,6 +465,8 @@ Q8X_INLINE void q8g_rows(const q8_job *j, const q8_chunk *k, coreai_int_format f
             }
         } else {
             for (int g = 0; g < 4; ++g) {
+                if (R > 1)
+                    _mm_prefetch((const char *)q + 64 * g + Q8_AHEAD, _MM_HINT_T0);
                 const __m512i raw = _mm512_loadu_si512(q + 64 * g);
                 __m512i lo = _mm512_and_si512(raw, m15), hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), m15);
                 if (f == COREAI_INT_I4) {
