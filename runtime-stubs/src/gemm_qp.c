@@ -237,13 +237,12 @@ QP_INLINE __m512i qp_field_z(coreai_int_format f, __m512i v, int k)
     }
 }
 
-/* A panel row is one zmm of 16 outputs. Below 4 rows each row keeps 4 / R
- * sums (integer k of a dword into sum k % C), so at least four multiply-add
- * chains hide the latency. */
+/* A panel row is one zmm of 16 outputs; from 4 rows (qp_tile_f), one
+ * multiply-add chain per row. */
 QP_INLINE void qp_tile_z(const qp_job *j, coreai_int_format f, int64_t pi, int64_t r, const int R, int64_t b0,
                          int64_t b1, const int32_t *zt, float *tot)
 {
-    const int per = qp_per(f), C = R == 1 ? 4 : R == 2 ? 2 : 1;
+    const int per = qp_per(f);
     const int64_t gpb = j->block / per;
     const uint8_t *q = j->q + pi * qp_panel_bytes(j) + b0 * gpb * 64;
     const float *x[QP_R];
@@ -252,7 +251,7 @@ QP_INLINE void qp_tile_z(const qp_job *j, coreai_int_format f, int64_t pi, int64
     for (int64_t b = b0; b < b1; ++b) {
         const __m512i z = zt != NULL ? _mm512_loadu_si512((const void *)(zt + (b - b0) * QP_NR)) : _mm512_setzero_si512();
         __m512 a[QP_R];
-        for (int i = 0; i < R * C; ++i)
+        for (int i = 0; i < R; ++i)
             a[i] = _mm512_setzero_ps();
         for (int64_t g = 0; g < gpb; ++g, q += 64) {
             _mm_prefetch((const char *)q + QP_AHEAD, _MM_HINT_T0);
@@ -260,16 +259,13 @@ QP_INLINE void qp_tile_z(const qp_job *j, coreai_int_format f, int64_t pi, int64
             for (int k = 0; k < per; ++k) {
                 const __m512 w = _mm512_cvtepi32_ps(_mm512_sub_epi32(qp_field_z(f, v, k), z));
                 for (int i = 0; i < R; ++i)
-                    a[i * C + k % C] = _mm512_fmadd_ps(w, _mm512_set1_ps(x[i][g * per + k]), a[i * C + k % C]);
+                    a[i] = _mm512_fmadd_ps(w, _mm512_set1_ps(x[i][g * per + k]), a[i]);
             }
         }
         const __m512 s = _mm512_loadu_ps(j->s + (pi * j->blocks + b) * QP_NR);
         for (int i = 0; i < R; ++i) {
-            __m512 u = a[i * C];
-            for (int c = 1; c < C; ++c)
-                u = _mm512_add_ps(u, a[i * C + c]);
             float *t = tot + QP_NR * (r + i);
-            _mm512_storeu_ps(t, _mm512_fmadd_ps(u, s, _mm512_loadu_ps(t)));
+            _mm512_storeu_ps(t, _mm512_fmadd_ps(a[i], s, _mm512_loadu_ps(t)));
             x[i] += j->block;
         }
     }
