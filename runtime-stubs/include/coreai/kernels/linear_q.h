@@ -251,10 +251,15 @@ coreai_status coreai_linear_q8a_f32(const coreai_linear_q_params *params, const 
  * as the model stores it, no minval.
  *  - fewer than COREAI_LINEAR_Q_GEMM_ROWS rows: outer products, each
  *    group's dword lanes split into their integers, q - z converted to f32
- *    once and multiplied into up to 4 rows at a time (16 outputs' lanes; no
- *    horizontal sums), each block's sum scaled once: out = sum_b s_b *
- *    sum_{i in b} (q_i - z_b) x_i. Within f32 rounding of the f32 layer,
- *    not bitwise equal to it (nor to coreai_linear_q_f32's GEMV);
+ *    once and multiplied into up to 4 rows at a time (AVX-512 from 4 rows:
+ *    8; 16 outputs' lanes; no horizontal sums), each block's sum scaled
+ *    once: out = sum_b s_b * sum_{i in b} (q_i - z_b) x_i. On x86 with
+ *    AVX2, up to 3 or 4 rows sum (q_i + c) x_i (c = 128 / 8 / 0 for i8 /
+ *    i4 / u4) and take (c + z_b) * sum x_i off per block: their rounding
+ *    is up to about twice that of the f32 layer, and an infinite x gives
+ *    NaN where the f32 layer may give inf. Within a few f32 roundings of
+ *    the f32 layer, not bitwise equal to it (nor to coreai_linear_q_f32's
+ *    GEMV);
  *  - from COREAI_LINEAR_Q_GEMM_ROWS rows on: the f32 GEMM's micro-kernels
  *    on strips dequantized from the panels with plain loads, (q - z) * s
  *    rounded once: the bits of coreai_linear_q_f32 on the [out][in] form
