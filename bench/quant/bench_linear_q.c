@@ -42,7 +42,8 @@ typedef struct layer {
     float *pscale;        /* scale in the panels' order */
 } layer;
 
-static void *q_scratch; /* the q8a scratch of PREFILL rows (coreai_linear_q_f32 needs none) */
+static void *q_scratch;  /* the q8a scratch of PREFILL rows (coreai_linear_q_f32 needs none) */
+static void *qp_scratch; /* coreai_linear_qp_f32's of its most rows that need one */
 
 /* One pass of the chain over `rows` rows: x -> y -> x ... */
 static void chain(int v, const layer *l, int layers, int64_t dim, int64_t rows, float *x, float *y)
@@ -59,7 +60,7 @@ static void chain(int v, const layer *l, int layers, int64_t dim, int64_t rows, 
             if (v == V_I8 || v == V_I4)
                 st = coreai_linear_q_f32(&p, x, i8 ? l[i].q8 : l[i].q4, l[i].scale, NULL, NULL, NULL, y, NULL);
             else if (v == V_I8P || v == V_I4P)
-                st = coreai_linear_qp_f32(&p, x, i8 ? l[i].p8 : l[i].p4, l[i].pscale, NULL, NULL, y, NULL);
+                st = coreai_linear_qp_f32(&p, x, i8 ? l[i].p8 : l[i].p4, l[i].pscale, NULL, NULL, y, qp_scratch);
             else
                 st = coreai_linear_q8a_f32(&p, x, i8 ? l[i].p8 : l[i].p4, l[i].pscale, NULL, NULL, y, q_scratch);
         }
@@ -115,6 +116,9 @@ int main(int argc, char **argv)
     free(w);
     const coreai_linear_q_params qp = {prefill, dim, dim, 32, COREAI_INT_I8, COREAI_EPILOGUE_RELU, COREAI_DTYPE_F32};
     q_scratch = xmalloc(coreai_linear_q8a_f32_scratch_size(&qp));
+    const coreai_linear_q_params pq = {COREAI_LINEAR_Q_GEMM_ROWS - 1, dim, dim, 32, COREAI_INT_I8,
+                                       COREAI_EPILOGUE_RELU, COREAI_DTYPE_F32};
+    qp_scratch = xmalloc(coreai_linear_qp_f32_scratch_size(&pq));
     float *x = xmalloc(sizeof(float) * (size_t)(prefill * dim)), *y = xmalloc(sizeof(float) * (size_t)(prefill * dim));
     enum { PHASES = 3 };
     static const char *const phase[PHASES] = {"decode", "few", "prefill"};

@@ -120,14 +120,17 @@ uint64_t cg_op_gemm_scratch_bytes(const cg_op *op)
     if (cg_qlinear_match(op, &q) && q.lut != NULL)
         return 0; /* coreai_linear_lut_f32 needs none */
     if (cg_qlinear_match(op, &q)) {
-        /* the compressed weight's GEMM path: one dequantized block; with
-         * int8 activations, the quantized rows (qlinear.h) */
+        /* the compressed weight's kernel (qlinear.h): with int8
+         * activations the quantized rows, on the panels the rows' block
+         * sums of x, on the stored form none */
         const cg_type *x = &op->operands[0]->type;
         const int64_t in = x->dims[x->rank - 1], outf = out->dims[out->rank - 1];
-        const coreai_linear_q_params p = {in > 0 ? cg_type_numel(x) / in : 0, in, outf, 1, COREAI_INT_I8, 0,
+        const coreai_linear_q_params p = {in > 0 ? cg_type_numel(x) / in : 0, in, outf, q.block, COREAI_INT_I8, 0,
                                           COREAI_DTYPE_F32};
-        return (uint64_t)(cg_qlinear_a8(op, &q) ? coreai_linear_q8a_f32_scratch_size(&p)
-                                                : coreai_linear_q_f32_scratch_size(&p));
+        if (cg_qlinear_a8(op, &q))
+            return (uint64_t)coreai_linear_q8a_f32_scratch_size(&p);
+        return (uint64_t)(cg_qlinear_panels(op, &q) ? coreai_linear_qp_f32_scratch_size(&p)
+                                                    : coreai_linear_q_f32_scratch_size(&p));
     }
     if (kind_is(op, "coreai.matmul")) {
         const cg_type *a = &op->operands[0]->type;

@@ -8,10 +8,11 @@
  *
  *  - fewer than COREAI_LINEAR_Q_GEMM_ROWS rows (decode, short prompts):
  *    outer products. Each dword lane is split into its integers (shifts;
- *    in the AVX2 tile, which takes 1 to 3 rows on AVX-512 too, an AND that
- *    leaves q + c at its bit offset, the offset undone by scaling x and
- *    c + z taken off once per block as (c + z) * sum x, see qp_tile_y: an
- *    infinite input then gives NaN where the f32 layer may give inf),
+ *    in the x86 one-row tile, an AND that leaves q + c at its bit offset,
+ *    the offset undone by scaling x and c + z taken off once per block as
+ *    (c + z) * sum x, the sums made once per call in scratch, see
+ *    qp_tile_1: an infinite input then gives NaN where the f32 layer may
+ *    give inf),
  *    q - z converted to f32 once and multiplied into up to 4 rows' lanes
  *    (AVX2: two halves of 8 outputs by up to 4 rows; AVX-512 from 4 rows
  *    one zmm of 16 outputs by up to 8 rows; SSE2 like AVX2, each half in
@@ -80,6 +81,7 @@ typedef struct qp_job {
     const float *bias;
     float *out;
     int epilogue;
+    const float *sx; /* below COREAI_LINEAR_Q_GEMM_ROWS rows: [row][block] sums of x (scratch) */
 } qp_job;
 
 static int qp_is4(coreai_int_format f) { return f == COREAI_INT_I4 || f == COREAI_INT_U4; }
@@ -112,21 +114,68 @@ static void qp_zero_lanes(const qp_job *j, int64_t o0, int64_t n, int64_t b0, in
             zt[(b - b0) * QP_NR + l] = l < n ? coreai_int_load(j->f, j->zero, (o0 + l) * j->blocks + b) : 0;
 }
 
+/* Integer k of every 32-bit lane of v, sign-extended for i8 / i4: one
+ * definition per x86 vector width P (_mm, _mm256, _mm512) and its AND. */
+#define QP_FIELD_FN(name, V, P, AND)                                                               \
+    QP_INLINE V name(coreai_int_format f, V v, int k)                                              \
+    {                                                                                              \
+        const int off = qp_off(f, k);                                                              \
+        switch (f) {                                                                               \
+        case COREAI_INT_I8: return P##_srai_epi32(P##_slli_epi32(v, 24 - off), 24);                \
+        case COREAI_INT_I4: return P##_srai_epi32(P##_slli_epi32(v, 28 - off), 28);                \
+        default: return AND(P##_srli_epi32(v, off), P##_set1_epi32(15));                         \
+        }                                                                                          \
+    }
+
 /* ---- outer products: rows [r, r + R) of panel pi, blocks [b0, b1) ------ *
  * tot (16 floats per row) += s_b * sum_{i in b} (q_i - z_b) x_i, per block
  * in input order. zt: the blocks' zero-point lanes, or NULL. */
 #if defined(QP_AVX2)
-#if !defined(QP_AVX512) /* the AVX2 strips' (AVX-512 has its own) */
-QP_INLINE __m256i qp_field(coreai_int_format f, __m256i v, int k)
+QP_FIELD_FN(qp_field, __m256i, _mm256, _mm256_and_si256)
+
+/* 2 to 4 rows: one multiply-add chain per row and half. */
+QP_INLINE void qp_tile_s(const qp_job *j, coreai_int_format f, int64_t pi, int64_t r, const int R, int64_t b0,
+                         int64_t b1, const int32_t *zt, float *tot)
 {
-    const int off = qp_off(f, k);
-    switch (f) {
-    case COREAI_INT_I8: return _mm256_srai_epi32(_mm256_slli_epi32(v, 24 - off), 24);
-    case COREAI_INT_I4: return _mm256_srai_epi32(_mm256_slli_epi32(v, 28 - off), 28);
-    default: return _mm256_and_si256(_mm256_srli_epi32(v, off), _mm256_set1_epi32(15));
+    const int per = qp_per(f);
+    const int64_t gpb = j->block / per; /* groups per block */
+    const uint8_t *q = j->q + pi * qp_panel_bytes(j) + b0 * gpb * 64;
+    const float *x[4];
+    for (int i = 0; i < R; ++i)
+        x[i] = j->x + (r + i) * j->in + b0 * j->block;
+    for (int64_t b = b0; b < b1; ++b) {
+        __m256i z0 = _mm256_setzero_si256(), z1 = z0;
+        if (zt != NULL) {
+            z0 = _mm256_loadu_si256((const __m256i *)(const void *)(zt + (b - b0) * QP_NR));
+            z1 = _mm256_loadu_si256((const __m256i *)(const void *)(zt + (b - b0) * QP_NR + 8));
+        }
+        __m256 a[4][2];
+        for (int i = 0; i < R; ++i)
+            a[i][0] = a[i][1] = _mm256_setzero_ps();
+        for (int64_t g = 0; g < gpb; ++g, q += 64) {
+            _mm_prefetch((const char *)q + QP_AHEAD, _MM_HINT_T0);
+            const __m256i v0 = _mm256_loadu_si256((const __m256i *)(const void *)q);
+            const __m256i v1 = _mm256_loadu_si256((const __m256i *)(const void *)(q + 32));
+            for (int k = 0; k < per; ++k) {
+                const __m256 w0 = _mm256_cvtepi32_ps(_mm256_sub_epi32(qp_field(f, v0, k), z0));
+                const __m256 w1 = _mm256_cvtepi32_ps(_mm256_sub_epi32(qp_field(f, v1, k), z1));
+                for (int i = 0; i < R; ++i) {
+                    const __m256 xb = _mm256_broadcast_ss(x[i] + g * per + k);
+                    a[i][0] = _mm256_fmadd_ps(w0, xb, a[i][0]);
+                    a[i][1] = _mm256_fmadd_ps(w1, xb, a[i][1]);
+                }
+            }
+        }
+        const float *s = j->s + (pi * j->blocks + b) * QP_NR;
+        const __m256 s0 = _mm256_loadu_ps(s), s1 = _mm256_loadu_ps(s + 8);
+        for (int i = 0; i < R; ++i) {
+            float *t = tot + QP_NR * (r + i);
+            _mm256_storeu_ps(t, _mm256_fmadd_ps(a[i][0], s0, _mm256_loadu_ps(t)));
+            _mm256_storeu_ps(t + 8, _mm256_fmadd_ps(a[i][1], s1, _mm256_loadu_ps(t + 8)));
+            x[i] += j->block;
+        }
     }
 }
-#endif
 
 /* Integer k of every lane of v, offset to unsigned (q + qp_bias) and left
  * at its bit offset: (q + qp_bias) * 2^off as an int32 (an AND), but the
@@ -153,24 +202,24 @@ QP_INLINE __m256i qp_field_m(coreai_int_format f, __m256i v, int k)
     return _mm256_and_si256(v, _mm256_set1_epi32((int)((qp_is4(f) ? 0xFu : 0xFFu) << off)));
 }
 
-/* Per block: sum_i (q_i + c) x_i with each x_i scaled by 2^-off (exact:
- * the product is the unscaled one), then - (c + z_b) * sum_i x_i, so the
- * zero point and the offset cost nothing per weight: an AND, a conversion
- * and a multiply-add per integer and row. One row keeps two sums per half
- * (even and odd integers of a dword), so four multiply-add chains run at
- * once; more rows, one per row and half. */
-QP_INLINE void qp_tile_y(const qp_job *j, coreai_int_format f, int64_t pi, int64_t r, const int R, int64_t b0,
-                         int64_t b1, const int32_t *zt, float *tot)
+/* One row (decode): per block sum_i (q_i + c) x_i with each x_i scaled by
+ * 2^-off (exact: the product is the unscaled one), then - (c + z_b) * sum_i
+ * x_i from the call's block sums (qp_block_sums), so the zero point and
+ * the offset cost nothing per weight: an AND, a conversion and a
+ * multiply-add per integer. Two sums per half (even and odd integers of a
+ * dword), so four multiply-add chains run at once. With more rows the x
+ * scaling costs a multiply per row and integer and 4 rows spill (AVX2
+ * variant, Zen 4: 4 rows of int4 1.70 -> 2.65 ms): qp_tile_s takes them. */
+QP_INLINE void qp_tile_1(const qp_job *j, coreai_int_format f, int64_t pi, int64_t r, int64_t b0, int64_t b1,
+                         const int32_t *zt, float *tot)
 {
     const int per = qp_per(f);
     const int64_t gpb = j->block / per; /* groups per block */
     const uint8_t *q = j->q + pi * qp_panel_bytes(j) + b0 * gpb * 64;
     const __m256i flip = _mm256_set1_epi32((int)qp_flip(f));
     const __m256 bias = _mm256_set1_ps((float)qp_bias(f));
-    const float *x[QP_R];
-    for (int i = 0; i < R; ++i)
-        x[i] = j->x + (r + i) * j->in + b0 * j->block;
-    for (int64_t b = b0; b < b1; ++b) {
+    const float *x = j->x + r * j->in + b0 * j->block;
+    for (int64_t b = b0; b < b1; ++b, x += j->block) {
         /* c + z_b per lane (exact in f32) */
         __m256 c0 = bias, c1 = bias;
         if (zt != NULL) {
@@ -179,9 +228,7 @@ QP_INLINE void qp_tile_y(const qp_job *j, coreai_int_format f, int64_t pi, int64
             c1 = _mm256_add_ps(c1, _mm256_cvtepi32_ps(_mm256_loadu_si256(
                                        (const __m256i *)(const void *)(zt + (b - b0) * QP_NR + 8))));
         }
-        __m256 a[4][2], e0 = _mm256_setzero_ps(), e1 = e0;
-        for (int i = 0; i < R; ++i)
-            a[i][0] = a[i][1] = _mm256_setzero_ps();
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0, e0 = a0, e1 = a0;
         for (int64_t g = 0; g < gpb; ++g, q += 64) {
             _mm_prefetch((const char *)q + QP_AHEAD, _MM_HINT_T0);
             const __m256i v0 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)q), flip);
@@ -189,53 +236,44 @@ QP_INLINE void qp_tile_y(const qp_job *j, coreai_int_format f, int64_t pi, int64
             for (int k = 0; k < per; ++k) {
                 const __m256 w0 = _mm256_cvtepi32_ps(qp_field_m(f, v0, k));
                 const __m256 w1 = _mm256_cvtepi32_ps(qp_field_m(f, v1, k));
-                const __m256 us = _mm256_set1_ps(qp_unscale(f, k));
-                if (R == 1 && k % 2) {
-                    const __m256 xb = _mm256_mul_ps(_mm256_broadcast_ss(x[0] + g * per + k), us);
+                const __m256 xb = _mm256_mul_ps(_mm256_broadcast_ss(x + g * per + k), _mm256_set1_ps(qp_unscale(f, k)));
+                if (k % 2) {
                     e0 = _mm256_fmadd_ps(w0, xb, e0);
                     e1 = _mm256_fmadd_ps(w1, xb, e1);
-                    continue;
-                }
-                for (int i = 0; i < R; ++i) {
-                    const __m256 xb = _mm256_mul_ps(_mm256_broadcast_ss(x[i] + g * per + k), us);
-                    a[i][0] = _mm256_fmadd_ps(w0, xb, a[i][0]);
-                    a[i][1] = _mm256_fmadd_ps(w1, xb, a[i][1]);
+                } else {
+                    a0 = _mm256_fmadd_ps(w0, xb, a0);
+                    a1 = _mm256_fmadd_ps(w1, xb, a1);
                 }
             }
         }
-        if (R == 1) {
-            a[0][0] = _mm256_add_ps(a[0][0], e0);
-            a[0][1] = _mm256_add_ps(a[0][1], e1);
-        }
         const float *s = j->s + (pi * j->blocks + b) * QP_NR;
-        const __m256 s0 = _mm256_loadu_ps(s), s1 = _mm256_loadu_ps(s + 8);
-        for (int i = 0; i < R; ++i) {
-            /* sum of the block's x, in the order of the lanes' sums */
-            __m256 sx = _mm256_loadu_ps(x[i]);
-            for (int64_t t = 8; t < j->block; t += 8)
-                sx = _mm256_add_ps(sx, _mm256_loadu_ps(x[i] + t));
-            __m128 h = _mm_add_ps(_mm256_castps256_ps128(sx), _mm256_extractf128_ps(sx, 1));
-            h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-            h = _mm_add_ss(h, _mm_movehdup_ps(h));
-            const __m256 sxb = _mm256_broadcastss_ps(h);
-            float *t = tot + QP_NR * (r + i);
-            _mm256_storeu_ps(t, _mm256_fmadd_ps(_mm256_fnmadd_ps(c0, sxb, a[i][0]), s0, _mm256_loadu_ps(t)));
-            _mm256_storeu_ps(t + 8, _mm256_fmadd_ps(_mm256_fnmadd_ps(c1, sxb, a[i][1]), s1, _mm256_loadu_ps(t + 8)));
-            x[i] += j->block;
-        }
+        const __m256 sxb = _mm256_broadcast_ss(j->sx + r * j->blocks + b);
+        float *t = tot + QP_NR * r;
+        _mm256_storeu_ps(t, _mm256_fmadd_ps(_mm256_fnmadd_ps(c0, sxb, _mm256_add_ps(a0, e0)), _mm256_loadu_ps(s),
+                                            _mm256_loadu_ps(t)));
+        _mm256_storeu_ps(t + 8, _mm256_fmadd_ps(_mm256_fnmadd_ps(c1, sxb, _mm256_add_ps(a1, e1)), _mm256_loadu_ps(s + 8),
+                                                _mm256_loadu_ps(t + 8)));
     }
 }
 
-#if defined(QP_AVX512)
-QP_INLINE __m512i qp_field_z(coreai_int_format f, __m512i v, int k)
+/* qp_tile_1's sums of x: sx[r][b] over block b of row r, each in 8 lanes
+ * then across them. Once per call, for every panel. */
+static void qp_block_sums(const qp_job *j, float *sx)
 {
-    const int off = qp_off(f, k);
-    switch (f) {
-    case COREAI_INT_I8: return _mm512_srai_epi32(_mm512_slli_epi32(v, 24 - off), 24);
-    case COREAI_INT_I4: return _mm512_srai_epi32(_mm512_slli_epi32(v, 28 - off), 28);
-    default: return _mm512_and_si512(_mm512_srli_epi32(v, off), _mm512_set1_epi32(15));
-    }
+    for (int64_t r = 0; r < j->rows; ++r)
+        for (int64_t b = 0; b < j->blocks; ++b) {
+            const float *x = j->x + r * j->in + b * j->block;
+            __m256 v = _mm256_loadu_ps(x);
+            for (int64_t t = 8; t < j->block; t += 8)
+                v = _mm256_add_ps(v, _mm256_loadu_ps(x + t));
+            __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+            h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+            sx[r * j->blocks + b] = _mm_cvtss_f32(_mm_add_ss(h, _mm_movehdup_ps(h)));
+        }
 }
+
+#if defined(QP_AVX512)
+QP_FIELD_FN(qp_field_z, __m512i, _mm512, _mm512_and_si512)
 
 /* A panel row is one zmm of 16 outputs; from 4 rows (qp_tile_f), one
  * multiply-add chain per row. */
@@ -271,18 +309,22 @@ QP_INLINE void qp_tile_z(const qp_job *j, coreai_int_format f, int64_t pi, int64
     }
 }
 
-/* Below 4 rows the ymm tile ran 5-10% faster on Zen 4 (zmm double-pumped). */
+#endif
+
+/* Below 4 rows the ymm tiles ran 5-10% faster than a zmm one on Zen 4
+ * (zmm double-pumped). */
 QP_INLINE void qp_tile_f(const qp_job *j, coreai_int_format f, int64_t pi, int64_t r, const int R, int64_t b0,
                          int64_t b1, const int32_t *zt, float *tot)
 {
-    if (R < 4)
-        qp_tile_y(j, f, pi, r, R, b0, b1, zt, tot);
-    else
+    if (R == 1)
+        qp_tile_1(j, f, pi, r, b0, b1, zt, tot);
+#if defined(QP_AVX512)
+    else if (R >= 4)
         qp_tile_z(j, f, pi, r, R, b0, b1, zt, tot);
-}
-#else
-#define qp_tile_f qp_tile_y
 #endif
+    else
+        qp_tile_s(j, f, pi, r, R, b0, b1, zt, tot);
+}
 #elif defined(QP_NEON)
 QP_INLINE int32x4_t qp_field(coreai_int_format f, int32x4_t v, int k)
 {
@@ -338,15 +380,7 @@ QP_INLINE void qp_tile_f(const qp_job *j, coreai_int_format f, int64_t pi, int64
     }
 }
 #elif defined(QP_SSE2)
-QP_INLINE __m128i qp_field(coreai_int_format f, __m128i v, int k)
-{
-    const int off = qp_off(f, k);
-    switch (f) {
-    case COREAI_INT_I8: return _mm_srai_epi32(_mm_slli_epi32(v, 24 - off), 24);
-    case COREAI_INT_I4: return _mm_srai_epi32(_mm_slli_epi32(v, 28 - off), 28);
-    default: return _mm_and_si128(_mm_srli_epi32(v, off), _mm_set1_epi32(15));
-    }
-}
+QP_FIELD_FN(qp_field, __m128i, _mm, _mm_and_si128)
 
 /* 16 registers: half a panel (8 outputs, two vectors) by up to 4 rows at a
  * time, each half in turn over the block; without FMA one row keeps even
@@ -631,7 +665,6 @@ coreai_status coreai_linear_qp_f32(const coreai_linear_q_params *params, const f
                                    const float *scale, const uint8_t *zero_point, const float *bias, float *out,
                                    void *scratch)
 {
-    (void)scratch; /* none needed (coreai_linear_qp_f32_scratch_size is 0) */
     if (params == NULL || x == NULL || weight == NULL || scale == NULL || out == NULL)
         return COREAI_STATUS_INVALID_ARGUMENT;
     const int64_t rows = params->rows, in = params->in_features, outf = params->out_features;
@@ -641,13 +674,19 @@ coreai_status coreai_linear_qp_f32(const coreai_linear_q_params *params, const f
         return COREAI_STATUS_INVALID_ARGUMENT;
     if (rows == 0)
         return COREAI_STATUS_OK;
-    qp_job job = {weight,       scale, zero_point, in, params->block, in / params->block, rows, outf, 1,
-                  params->format, x,     bias,       out, params->epilogue};
+    if (coreai_linear_qp_f32_scratch_size(params) > 0 &&
+        (scratch == NULL || (uintptr_t)scratch % sizeof(float) != 0))
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    qp_job job = {weight, scale, zero_point, in,   params->block, in / params->block, rows, outf, 1, params->format,
+                  x,      bias,  out,        params->epilogue, scratch};
     if (rows >= COREAI_LINEAR_Q_GEMM_ROWS) {
         const coreai_gemm_args g = coreai_gemm_linear_args(rows, in, outf, x, bias, out, params->epilogue);
         coreai_gemm_strips(&g, qp_pack, &job);
         return COREAI_STATUS_OK;
     }
+#if defined(QP_AVX2)
+    qp_block_sums(&job, scratch);
+#endif
     /* parts of at least 64 outputs, so a part's work outweighs a task */
     int64_t parts = coreai_par_threads();
     if (parts > (outf + 63) / 64)

@@ -129,9 +129,18 @@ static void run_case(ref_rng *r, const qcase *c)
         assert_non_null(ps);
         assert_non_null(outp);
         assert_int_equal(coreai_linear_q8a_pack(&p, q, s, pq, ps), COREAI_STATUS_OK);
-        assert_int_equal(coreai_linear_qp_f32_scratch_size(&p), 0);
-        assert_int_equal(coreai_linear_qp_f32(&p, x, pq, ps, c->zero ? z : NULL, c->bias ? bias : NULL, outp, NULL),
+        /* scratch: one float per row and block below the GEMM rows, none from them */
+        const size_t qs = coreai_linear_qp_f32_scratch_size(&p);
+        assert_int_equal(qs, c->rows < COREAI_LINEAR_Q_GEMM_ROWS ? (size_t)(c->rows * (c->in / c->block)) * 4u : 0u);
+        float *qscr = qs > 0 ? malloc(qs) : NULL;
+        if (qs > 0) {
+            assert_non_null(qscr);
+            assert_int_equal(coreai_linear_qp_f32(&p, x, pq, ps, c->zero ? z : NULL, NULL, outp, NULL),
+                             COREAI_STATUS_INVALID_ARGUMENT);
+        }
+        assert_int_equal(coreai_linear_qp_f32(&p, x, pq, ps, c->zero ? z : NULL, c->bias ? bias : NULL, outp, qscr),
                          COREAI_STATUS_OK);
+        free(qscr);
         if (c->rows >= COREAI_LINEAR_Q_GEMM_ROWS)
             for (int64_t i = 0; i < c->rows * c->outf; ++i)
                 if (memcmp(&outp[i], &want[i], sizeof(float)) != 0)

@@ -254,8 +254,8 @@ coreai_status coreai_linear_q8a_f32(const coreai_linear_q_params *params, const 
  *    once and multiplied into up to 4 rows at a time (AVX-512 from 4 rows:
  *    8; 16 outputs' lanes; no horizontal sums), each block's sum scaled
  *    once: out = sum_b s_b * sum_{i in b} (q_i - z_b) x_i. On x86 with
- *    AVX2, up to 3 or 4 rows sum (q_i + c) x_i (c = 128 / 8 / 0 for i8 /
- *    i4 / u4) and take (c + z_b) * sum x_i off per block: their rounding
+ *    AVX2, one row sums (q_i + c) x_i (c = 128 / 8 / 0 for i8 / i4 / u4)
+ *    and takes (c + z_b) * sum x_i off per block: its rounding
  *    is up to about twice that of the f32 layer, and an infinite x gives
  *    NaN where the f32 layer may give inf. Within a few f32 roundings of
  *    the f32 layer, not bitwise equal to it (nor to coreai_linear_q_f32's
@@ -264,13 +264,19 @@ coreai_status coreai_linear_q8a_f32(const coreai_linear_q_params *params, const 
  *    on strips dequantized from the panels with plain loads, (q - z) * s
  *    rounded once: the bits of coreai_linear_q_f32 on the [out][in] form
  *    (and of coreai_linear_packed_f32 on the dequantized weight).
- * The result does not depend on the thread count. No scratch. Stack: about
- * 5 KiB. No allocation.
+ * The result does not depend on the thread count. scratch:
+ * coreai_linear_qp_f32_scratch_size() bytes, 4-byte aligned: below
+ * COREAI_LINEAR_Q_GEMM_ROWS rows, each row's sum of x over every block,
+ * made once per call (the x86 tile takes c + z off with it; made per
+ * panel, it cost 8-10% of a 4-bit decode step); none from
+ * COREAI_LINEAR_Q_GEMM_ROWS rows on. Stack: about 5 KiB. No allocation.
  */
 static inline size_t coreai_linear_qp_f32_scratch_size(const coreai_linear_q_params *params)
 {
-    (void)params;
-    return 0;
+    if (params == NULL || params->rows <= 0 || params->rows >= COREAI_LINEAR_Q_GEMM_ROWS || params->block <= 0 ||
+        params->in_features <= 0)
+        return 0;
+    return (size_t)params->rows * (size_t)(params->in_features / params->block) * sizeof(float);
 }
 
 coreai_status coreai_linear_qp_f32(const coreai_linear_q_params *params, const float *x, const uint8_t *weight,
