@@ -129,8 +129,15 @@ uint64_t cg_op_gemm_scratch_bytes(const cg_op *op)
                                           COREAI_DTYPE_F32};
         if (cg_qlinear_a8(op, &q))
             return (uint64_t)coreai_linear_q8a_f32_scratch_size(&p);
-        return (uint64_t)(cg_qlinear_panels(op, &q) ? coreai_linear_qp_f32_scratch_size(&p)
-                                                    : coreai_linear_q_f32_scratch_size(&p));
+        if (!cg_qlinear_panels(op, &q))
+            return (uint64_t)coreai_linear_q_f32_scratch_size(&p);
+        /* the panels need scratch below COREAI_LINEAR_Q_GEMM_ROWS rows
+         * only: with symbolic rows (dims at their bound) a call may run
+         * fewer, so plan for the most rows that need it */
+        coreai_linear_q_params pr = p;
+        if (cg_type_is_dynamic(x) && pr.rows >= COREAI_LINEAR_Q_GEMM_ROWS)
+            pr.rows = COREAI_LINEAR_Q_GEMM_ROWS - 1;
+        return (uint64_t)coreai_linear_qp_f32_scratch_size(&pr);
     }
     if (kind_is(op, "coreai.matmul")) {
         const cg_type *a = &op->operands[0]->type;
