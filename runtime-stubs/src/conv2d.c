@@ -678,7 +678,17 @@ coreai_status coreai_conv2d_ws_f32(const coreai_conv2d_params *params, const flo
         return coreai_conv2d_gemm_f32(params, x, weight, bias, out, scratch);
     if (x == NULL || weight == NULL || out == NULL || !conv_params_valid(params))
         return COREAI_STATUS_INVALID_ARGUMENT;
-    conv_winograd(params, x, weight, bias, out, scratch);
+    conv_winograd(params, x, weight, NULL, bias, out, scratch);
+    return COREAI_STATUS_OK;
+}
+
+coreai_status coreai_conv2d_winograd_f32(const coreai_conv2d_params *params, const float *x, const float *u,
+                                         const float *bias, float *out, void *scratch)
+{
+    if (params == NULL || x == NULL || u == NULL || out == NULL || scratch == NULL ||
+        !conv_params_valid(params) || !coreai_conv2d_winograd(params))
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    conv_winograd(params, x, NULL, u, bias, out, scratch);
     return COREAI_STATUS_OK;
 }
 

@@ -13,8 +13,11 @@
  * positions (xi) is a GEMM, U_xi [out x in] times V_xi [in x tiles], on
  * the runtime's packed GEMM. F(4x4) uses the points 0, 1, -1, 2, -2.
  *
- * Scratch (coreai_conv2d_winograd_floats): U for every xi, transformed
- * from the weight once per call; then, block of tile rows by block, V in
+ * U for every xi is given (coreai_conv2d_winograd_f32: coreai-gen writes
+ * it into the weights) or transformed from the weight into the scratch
+ * once per call (coreai_conv2d_ws_f32). Scratch
+ * (coreai_conv2d_winograd_vm_floats beside that U): block of tile rows by
+ * block, V in
  * the GEMM's packed-B layout and the products M_xi [out x tiles]. Blocks
  * keep V and M within COREAI_CONV2D_WINO_BLOCK floats, so they stay in the
  * last-level cache while the GEMMs read and write them. A layer that is
@@ -46,7 +49,9 @@ typedef struct wino_job {
     const coreai_conv2d_params *p;
     const float *x, *weight, *bias;
     float *out;
-    float *u, *v, *m;
+    const float *u;      /* U, read by the GEMMs */
+    float *uw;           /* U in the scratch, written by the weight transform; NULL: U was given */
+    float *v, *m;
     int64_t mt, nxi;     /* the tile m, (m + 2)^2 */
     int64_t tw, th;      /* tiles per row, tile rows */
     int64_t n;           /* the sample */
@@ -156,7 +161,7 @@ static void wino_weight_row(const wino_job *j, const float *g, int64_t o)
 {
     const int64_t C = j->p->in_channels, us = j->us, nxi = j->nxi;
     const int four = j->mt == 4;
-    float *u0 = j->u + o * C;
+    float *u0 = j->uw + o * C;
     int64_t c = 0;
 #ifdef WINO_V8
     if (four) {
@@ -178,6 +183,8 @@ static void wino_weight_row(const wino_job *j, const float *g, int64_t o)
 
 static void wino_weight_rows(const wino_job *j, int64_t lo, int64_t hi)
 {
+    if (j->uw == NULL)
+        return;
     for (int64_t o = lo; o < hi; ++o)
         wino_weight_row(j, j->weight + o * j->p->in_channels * 9, o);
 }
@@ -606,10 +613,12 @@ static void wino_chunk_task(void *arg, int64_t lo, int64_t hi)
     }
 }
 
-/* The layer, p accepted by coreai_conv2d_winograd; scratch holds
- * coreai_conv2d_winograd_floats(p) floats. */
-static void conv_winograd(const coreai_conv2d_params *p, const float *x, const float *weight, const float *bias,
-                          float *out, float *scratch)
+/* The layer, p accepted by coreai_conv2d_winograd: on the weight (U made
+ * into the scratch, which holds coreai_conv2d_winograd_floats(p) floats),
+ * or, weight NULL, on U as given (the scratch holding
+ * coreai_conv2d_winograd_vm_floats(p)). */
+static void conv_winograd(const coreai_conv2d_params *p, const float *x, const float *weight, const float *u,
+                          const float *bias, float *out, float *scratch)
 {
     const int64_t C = p->in_channels, O = p->out_channels;
     wino_job j = {0};
@@ -624,9 +633,15 @@ static void conv_winograd(const coreai_conv2d_params *p, const float *x, const f
     j.th = (p->out_h + j.mt - 1) / j.mt;
     const int64_t rows = coreai_conv2d_winograd_block_rows(p);
     const int64_t panels = (rows * j.tw + 15) / 16;
-    j.u = scratch;
     j.us = COREAI_CONV2D_WINO_USTRIDE(O, C);
-    j.v = j.u + j.nxi * j.us;
+    if (weight != NULL) {
+        j.uw = scratch;
+        j.u = scratch;
+        scratch += j.nxi * j.us;
+    } else {
+        j.u = u;
+    }
+    j.v = scratch;
     j.ps = COREAI_CONV2D_WINO_PANEL(C);
     j.vs = panels * j.ps;
     j.m = j.v + j.nxi * j.vs;
@@ -639,7 +654,8 @@ static void conv_winograd(const coreai_conv2d_params *p, const float *x, const f
                           (double)j.nxi * (5.0 * (double)C + 2.0 * (double)C * (double)(j.th * j.tw)));
         return;
     }
-    coreai_par_ranges(wino_weight_task, &j, O, 1, 5.0 * (double)(j.nxi * C));
+    if (j.uw != NULL)
+        coreai_par_ranges(wino_weight_task, &j, O, 1, 5.0 * (double)(j.nxi * C));
     for (j.n = 0; j.n < p->batch; ++j.n) {
         for (j.ty0 = 0; j.ty0 < j.th; j.ty0 = j.ty1) {
             j.ty1 = j.ty0 + rows < j.th ? j.ty0 + rows : j.th;

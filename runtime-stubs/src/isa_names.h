@@ -52,6 +52,7 @@
 /* conv2d.c */
 #define coreai_conv2d_f32 COREAI_ISA_NAME(coreai_conv2d_f32)
 #define coreai_conv2d_ws_f32 COREAI_ISA_NAME(coreai_conv2d_ws_f32)
+#define coreai_conv2d_winograd_f32 COREAI_ISA_NAME(coreai_conv2d_winograd_f32)
 #define coreai_conv2d_gemm_f32 COREAI_ISA_NAME(coreai_conv2d_gemm_f32)
 #define coreai_conv2d_gemm_a COREAI_ISA_NAME(coreai_conv2d_gemm_a)
 /* conv_depthwise.c */

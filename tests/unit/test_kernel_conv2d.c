@@ -14,6 +14,7 @@
 
 #include "coreai/kernels.h"
 #include "every_isa.h"
+#include "winograd_ref.h"
 
 static int64_t out_extent(int64_t in, int64_t lo, int64_t hi, int64_t k, int64_t s, int64_t d)
 {
@@ -113,6 +114,32 @@ static void run(ref_rng *rng, const coreai_conv2d_params *p, int with_bias)
                             (long long)i, (double)out2[i], want[i], mag[i]);
                 fail();
             }
+        /* on U made by the test (winograd_ref.h), with the smaller scratch
+         * of V and M only, exactly sized and guarded */
+        float *u = ref_winograd_u(p, w);
+        const int64_t nv = (int64_t)(coreai_conv2d_winograd_scratch_size(p) / sizeof(float));
+        assert_int_equal(nv + (int64_t)coreai_conv2d_winograd_u_floats(p), ns);
+        float *vm = ref_alloc_f(nv + 16), *out4 = ref_alloc_f(no + 16);
+        for (int64_t i = 0; i < nv + 16; ++i)
+            vm[i] = -777.0f;
+        for (int64_t i = 0; i < no; ++i)
+            out4[i] = NAN;
+        for (int64_t i = no; i < no + 16; ++i)
+            out4[i] = -777.0f;
+        assert_int_equal(coreai_conv2d_winograd_f32(p, x, u, with_bias ? b : NULL, out4, vm), COREAI_STATUS_OK);
+        for (int64_t i = nv; i < nv + 16; ++i)
+            assert_true(vm[i] == -777.0f);
+        for (int64_t i = no; i < no + 16; ++i)
+            assert_true(out4[i] == -777.0f);
+        for (int64_t i = 0; i < no; ++i)
+            if (!(fabs(out4[i] - want[i]) <= tol * fmax(1.0, mag[i]))) {
+                print_error("%s (winograd, U given): element %lld: got %.9g, want %.9g (sum |terms| %g)\n", what,
+                            (long long)i, (double)out4[i], want[i], mag[i]);
+                fail();
+            }
+        free(u);
+        free(vm);
+        free(out4);
     } else {
         ref_check(out2, want, no, 2e-5, what);
     }
@@ -532,6 +559,14 @@ static void test_winograd_chunks(void **state)
         assert_int_equal(coreai_conv2d_ws_f32(&two, x, w, b, y2, scratch), COREAI_STATUS_OK);
         assert_memory_equal(y1, y2, (size_t)ny * sizeof(float));
         assert_memory_equal(y1, y2 + ny, (size_t)ny * sizeof(float));
+        /* the same on U given, whose GEMMs read it where the chunks
+         * would have written it */
+        float *u = ref_winograd_u(&one, w);
+        assert_int_equal(coreai_conv2d_winograd_f32(&one, x, u, b, y1, scratch), COREAI_STATUS_OK);
+        assert_int_equal(coreai_conv2d_winograd_f32(&two, x, u, b, y2, scratch), COREAI_STATUS_OK);
+        assert_memory_equal(y1, y2, (size_t)ny * sizeof(float));
+        assert_memory_equal(y1, y2 + ny, (size_t)ny * sizeof(float));
+        free(u);
         free(x);
         free(w);
         free(b);
@@ -654,6 +689,19 @@ static void test_errors(void **state)
     assert_int_equal(coreai_conv2d_f32(&ok, NULL, w, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
     assert_int_equal(coreai_conv2d_f32(&ok, x, NULL, NULL, out), COREAI_STATUS_INVALID_ARGUMENT);
     assert_int_equal(coreai_conv2d_f32(&ok, x, w, NULL, NULL), COREAI_STATUS_INVALID_ARGUMENT);
+    /* coreai_conv2d_winograd_f32: only layers Winograd takes, every pointer
+     * but the bias */
+    float u[1] = {0}, s[1] = {0};
+    assert_int_equal(coreai_conv2d_winograd_f32(&ok, x, u, NULL, out, s), COREAI_STATUS_INVALID_ARGUMENT);
+    const coreai_conv2d_params wp = {1, 16, 8, 8, 16, 3, 3, 8, 8, 1, 1, 1, 1, 1, 1, 1, 0, 0.0f, 0.0f};
+    assert_int_equal(coreai_conv2d_winograd_f32(NULL, x, u, NULL, out, s), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_conv2d_winograd_f32(&wp, NULL, u, NULL, out, s), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_conv2d_winograd_f32(&wp, x, NULL, NULL, out, s), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_conv2d_winograd_f32(&wp, x, u, NULL, NULL, s), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_conv2d_winograd_f32(&wp, x, u, NULL, out, NULL), COREAI_STATUS_INVALID_ARGUMENT);
+    coreai_conv2d_params bad = wp;
+    bad.pad_left = -1;
+    assert_int_equal(coreai_conv2d_winograd_f32(&bad, x, u, NULL, out, s), COREAI_STATUS_INVALID_ARGUMENT);
 }
 
 int main(void)

@@ -14,6 +14,7 @@
 #include "coreai/kernels.h"
 #include "every_isa.h"
 #include "parallel_modes.h"
+#include "winograd_ref.h"
 
 /* ---- linear: packed weights (GEMM packed path) ---- */
 
@@ -210,7 +211,14 @@ static void conv_run(const void *cv, float *out)
     const conv_case *c = cv;
     const size_t bytes = coreai_conv2d_f32_scratch_size(&c->p);
     float *scratch = c->use_scratch && bytes > 0 ? malloc(bytes) : NULL;
-    assert_int_equal(coreai_conv2d_ws_f32(&c->p, c->x, c->w, c->bias, out, scratch), COREAI_STATUS_OK);
+    if (c->use_scratch == 2) {
+        /* on U given (coreai-gen's weights), V and M in the scratch */
+        float *u = ref_winograd_u(&c->p, c->w);
+        assert_int_equal(coreai_conv2d_winograd_f32(&c->p, c->x, u, c->bias, out, scratch), COREAI_STATUS_OK);
+        free(u);
+    } else {
+        assert_int_equal(coreai_conv2d_ws_f32(&c->p, c->x, c->w, c->bias, out, scratch), COREAI_STATUS_OK);
+    }
     free(scratch);
 }
 
@@ -269,6 +277,8 @@ static void test_conv2d(void **state)
     check_conv(1, 16, 32, 32, 3, 1, 1, 1);
     check_conv(2, 64, 56, 64, 3, 1, 1, 1);
     check_conv(1, 64, 14, 64, 3, 1, 1, 1);
+    check_conv(2, 64, 56, 64, 3, 1, 1, 2); /* the same on U given */
+    check_conv(1, 64, 14, 64, 3, 1, 1, 2);
     check_conv(1, 16, 32, 32, 3, 1, 1, 0);  /* no scratch: the implicit GEMM */
     check_conv(2, 16, 30, 24, 3, 2, 1, 0);  /* implicit GEMM, stack blocks, stride 2 */
     check_conv(1, 48, 20, 48, 3, 1, 48, 1); /* depthwise: direct */

@@ -140,16 +140,53 @@ static inline int64_t coreai_conv2d_winograd_block_rows(const coreai_conv2d_para
  * 16 KiB. */
 #define COREAI_CONV2D_WINO_USTRIDE(out, in) ((out) * (in) + 16)
 
-/* U [xi][out][in] (COREAI_CONV2D_WINO_USTRIDE apart), V [xi][panels][in][16]
- * (panels COREAI_CONV2D_WINO_PANEL apart), M [xi][out][tiles of a block],
- * xi = (m + 2)^2 */
-static inline size_t coreai_conv2d_winograd_floats(const coreai_conv2d_params *p)
+/* The transformed weight U: U_xi [out][in] for each of the xi = (m + 2)^2
+ * patch positions, COREAI_CONV2D_WINO_USTRIDE floats apart (the tail of
+ * each stride unused; zero when the generator writes it). */
+static inline size_t coreai_conv2d_winograd_u_floats(const coreai_conv2d_params *p)
 {
     const int64_t m = coreai_conv2d_winograd(p), xi = (m + 2) * (m + 2);
+    return m == 0 ? 0 : (size_t)xi * (size_t)COREAI_CONV2D_WINO_USTRIDE(p->out_channels, p->in_channels);
+}
+
+/* Where U_xi[o][c] lies in U. */
+static inline int64_t coreai_conv2d_winograd_u_pos(const coreai_conv2d_params *p, int64_t xi, int64_t o, int64_t c)
+{
+    return xi * COREAI_CONV2D_WINO_USTRIDE(p->out_channels, p->in_channels) + o * p->in_channels + c;
+}
+
+/* Row r, column k (k < 3) of G in U_xi = (G g G^T)[xi / (m + 2)][xi % (m + 2)],
+ * F(m x m, 3 x 3)'s weight transform, for m = 2 (4 rows) or 4 (6 rows):
+ * exactly the factors conv_winograd.h applies (the points 0, 1, -1 for
+ * m = 2; 0, 1, -1, 2, -2 for m = 4; and infinity). */
+static inline double coreai_conv2d_winograd_g(int m, int r, int k)
+{
+    static const double g2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+    static const double g4[6][3] = {{0.25, 0, 0},
+                                    {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                    {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                    {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                    {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                    {0, 0, 1}};
+    return m == 4 ? g4[r][k] : g2[r][k];
+}
+
+/* V [xi][panels][in][16] (panels COREAI_CONV2D_WINO_PANEL apart) and
+ * M [xi][out][tiles of a block]: the scratch beside U. */
+static inline size_t coreai_conv2d_winograd_vm_floats(const coreai_conv2d_params *p)
+{
+    const int64_t m = coreai_conv2d_winograd(p), xi = (m + 2) * (m + 2);
+    if (m == 0)
+        return 0;
     const int64_t tiles = coreai_conv2d_winograd_block_rows(p) * ((p->out_w + m - 1) / m);
-    return (size_t)xi * (size_t)(COREAI_CONV2D_WINO_USTRIDE(p->out_channels, p->in_channels) +
-                                 (tiles + 15) / 16 * COREAI_CONV2D_WINO_PANEL(p->in_channels) +
-                                 p->out_channels * tiles);
+    return (size_t)xi *
+           (size_t)((tiles + 15) / 16 * COREAI_CONV2D_WINO_PANEL(p->in_channels) + p->out_channels * tiles);
+}
+
+/* coreai_conv2d_ws_f32's Winograd scratch: U, then V and M. */
+static inline size_t coreai_conv2d_winograd_floats(const coreai_conv2d_params *p)
+{
+    return coreai_conv2d_winograd_u_floats(p) + coreai_conv2d_winograd_vm_floats(p);
 }
 
 /* The implicit GEMM's im2col blocks. */
@@ -172,6 +209,26 @@ static inline size_t coreai_conv2d_f32_scratch_size(const coreai_conv2d_params *
 
 coreai_status coreai_conv2d_ws_f32(const coreai_conv2d_params *params, const float *x,
                                    const float *weight, const float *bias, float *out, void *scratch);
+
+/*
+ * A layer coreai_conv2d_winograd accepts, on its weight already transformed
+ * (what coreai-gen writes into the weights at generation time, so that no
+ * call transforms it: 7% of resnet18's time on Zen 4): u holds
+ * coreai_conv2d_winograd_u_floats(params) floats, U_xi[o][c] at
+ * coreai_conv2d_winograd_u_pos, each the f32 nearest (G g_oc G^T)[xi]
+ * (coreai_conv2d_winograd_g) or any rounding of it; scratch holds
+ * coreai_conv2d_winograd_scratch_size(params) bytes (V and M only). The
+ * result is coreai_conv2d_ws_f32's on the same U, for any thread count.
+ * COREAI_STATUS_INVALID_ARGUMENT for a layer that is not Winograd's or a
+ * NULL pointer (bias may be NULL).
+ */
+static inline size_t coreai_conv2d_winograd_scratch_size(const coreai_conv2d_params *p)
+{
+    return coreai_conv2d_winograd_vm_floats(p) * sizeof(float);
+}
+
+coreai_status coreai_conv2d_winograd_f32(const coreai_conv2d_params *params, const float *x, const float *u,
+                                         const float *bias, float *out, void *scratch);
 
 /* coreai_conv2d_ws_f32 without Winograd, on scratch of
  * coreai_conv2d_gemm_scratch_size(params) bytes (or NULL): for a build
