@@ -25,7 +25,7 @@ static void store_le(uint8_t *p, uint64_t v, size_t n)
 
 static char *symbol(void *mem, const char *prefix, size_t graph, size_t index, cg_const_layout layout)
 {
-    static const char *const suffix[] = {"", "_packed_kn", "_packed_nk", "_q8a", "_q8a_scale"};
+    static const char *const suffix[] = {"", "_packed_kn", "_packed_nk", "_q8a", "_q8a_scale", "_wino2", "_wino4"};
     return talloc_asprintf(mem, "%s_g%zu_c%zu%s", prefix, graph, index, suffix[layout]);
 }
 
@@ -88,11 +88,14 @@ cg_const_table *cg_const_table_build(void *mem_ctx, const cg_program_plan *plan,
             const cg_value *v = gp->graph->consts[c];
             const unsigned forms = cg_plan_const_form_bits(gp, c); /* 0 for a duplicate */
             t->data_bytes += cg_plan_const_bytes(gp, c);
-            static const unsigned want[5] = {CG_CONST_FORM_KN, CG_CONST_FORM_NK, CG_CONST_FORM_Q8A_WEIGHT,
-                                             CG_CONST_FORM_Q8A_SCALE, CG_CONST_FORM_PLAIN};
-            static const cg_const_layout layouts[5] = {CG_CONST_PACKED_KN, CG_CONST_PACKED_NK, CG_CONST_Q8A_WEIGHT,
-                                                       CG_CONST_Q8A_SCALE, CG_CONST_PLAIN};
-            for (int k = 0; k < 5; k++) {
+            static const unsigned want[] = {CG_CONST_FORM_KN,          CG_CONST_FORM_NK,    CG_CONST_FORM_Q8A_WEIGHT,
+                                            CG_CONST_FORM_Q8A_SCALE,   CG_CONST_FORM_WINO2, CG_CONST_FORM_WINO4,
+                                            CG_CONST_FORM_PLAIN};
+            static const cg_const_layout layouts[] = {CG_CONST_PACKED_KN, CG_CONST_PACKED_NK, CG_CONST_Q8A_WEIGHT,
+                                                      CG_CONST_Q8A_SCALE, CG_CONST_WINO2,     CG_CONST_WINO4,
+                                                      CG_CONST_PLAIN};
+            _Static_assert(sizeof want / sizeof want[0] == sizeof layouts / sizeof layouts[0], "a layout per form");
+            for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
                 if (!(forms & want[k]))
                     continue;
                 cg_const_entry *e = append(t, &cap);
@@ -114,6 +117,13 @@ cg_const_table *cg_const_table_build(void *mem_ctx, const cg_program_plan *plan,
                     e->pack_matrices = 1;
                     e->pack_k = scale ? p.in_features / p.block : p.in_features;
                     e->pack_n = p.out_features;
+                } else if (layouts[k] == CG_CONST_WINO2 || layouts[k] == CG_CONST_WINO4) {
+                    const int m = layouts[k] == CG_CONST_WINO4 ? 4 : 2;
+                    e->dtype = CG_DTYPE_F32;
+                    e->count = cg_pack_winograd_floats(v, m);
+                    e->pack_matrices = (m + 2) * (m + 2);
+                    e->pack_k = v->type.dims[1];
+                    e->pack_n = v->type.dims[0];
                 } else {
                     const cg_pack_kind kind = layouts[k] == CG_CONST_PACKED_KN ? CG_PACK_KN : CG_PACK_NK;
                     e->dtype = CG_DTYPE_F32;
@@ -250,6 +260,10 @@ void cg_const_entry_fill(const cg_const_entry *e, uint8_t *dst)
     }
     if (e->layout == CG_CONST_Q8A_WEIGHT || e->layout == CG_CONST_Q8A_SCALE) {
         fill_q8a(v, e->layout == CG_CONST_Q8A_SCALE, dst);
+        return;
+    }
+    if (e->layout == CG_CONST_WINO2 || e->layout == CG_CONST_WINO4) {
+        cg_pack_winograd_fill(v, e->layout == CG_CONST_WINO4 ? 4 : 2, dst);
         return;
     }
     const cg_pack_kind kind = e->layout == CG_CONST_PACKED_KN ? CG_PACK_KN : CG_PACK_NK;

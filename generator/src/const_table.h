@@ -7,8 +7,9 @@
  *
  * One entry per array: a constant as stored, its matrices packed for the
  * runtime's GEMM (pack.h), or an int8-activation layer's data or scale in
- * that kernel's panels (qlinear.h), in blob order (graphs in plan order,
- * their constants in order, each one's forms KN, NK, Q8A, plain). A constant
+ * that kernel's panels (qlinear.h), or a convolution's weight transformed
+ * for Winograd (pack.h), in blob order (graphs in plan order, their
+ * constants in order, each one's forms KN, NK, Q8A, Winograd, plain). A constant
  * that is a
  * duplicate of another graph's (plan.h) has no entry: cg_const_table_find
  * gives the entry of the copy that is emitted.
@@ -29,12 +30,15 @@ typedef enum cg_const_layout {
     CG_CONST_PACKED_KN, /* f32 panels of its matrices read as B (k rows of n), pack.h */
     CG_CONST_PACKED_NK, /* the same of its matrices read as B transposed (n rows of k) */
     CG_CONST_Q8A_WEIGHT, /* u8: the integers of an [out][in] data in the kernels' panels */
-    CG_CONST_Q8A_SCALE   /* f32: its scales in those panels (qlinear.h) */
+    CG_CONST_Q8A_SCALE,  /* f32: its scales in those panels (qlinear.h) */
+    CG_CONST_WINO2,      /* f32: a 3 x 3 conv weight transformed for Winograd F(2x2, 3x3) */
+    CG_CONST_WINO4       /* or F(4x4, 3x3) (pack.h's cg_pack_winograd) */
 } cg_const_layout;
 
 typedef struct cg_const_entry {
     const char *symbol;       /* PREFIX_gG_cC, with _packed_kn / _packed_nk when packed, _q8a /
-                                 _q8a_scale in the q8a panels; PREFIX_sI_init */
+                                 _q8a_scale in the q8a panels, _wino2 / _wino4 for Winograd;
+                                 PREFIX_sI_init */
     const cg_graph_plan *gp;  /* the graph holding the constant; NULL for a state's initial value */
     size_t const_index;       /* its index in gp->graph->consts (in the state list without gp) */
     const cg_value *value;
@@ -45,8 +49,8 @@ typedef struct cg_const_entry {
     uint64_t bytes;           /* count * element size */
     uint64_t offset;          /* in the blob: a multiple of the table's align */
     /* packed: matrices, and k x n of each (pack.h); q8a panels: 1, the
-     * inputs (weight) or blocks (scale) per output, and the outputs; for
-     * the comments */
+     * inputs (weight) or blocks (scale) per output, and the outputs;
+     * Winograd: the patch positions, in and out channels; for the comments */
     int64_t pack_matrices, pack_k, pack_n;
 } cg_const_entry;
 

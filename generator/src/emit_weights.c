@@ -234,6 +234,14 @@ static void entry_comment(cg_emit_ctx *ec, wbuf *s, const cg_const_entry *e)
                   COREAI_LINEAR_Q8A_NR, e->pack_k, scale ? "blocks" : "inputs");
         return;
     }
+    if (e->layout == CG_CONST_WINO2 || e->layout == CG_CONST_WINO4) {
+        wb_printf(s,
+                  "/* %%%s of @%s: %s, transformed for Winograd F(%dx%d, 3x3) (coreai/kernels/conv.h): %" PRId64
+                  " patch positions of %" PRId64 " x %" PRId64 " */\n",
+                  e->value->id, e->gp->graph->name, type, e->layout == CG_CONST_WINO4 ? 4 : 2,
+                  e->layout == CG_CONST_WINO4 ? 4 : 2, e->pack_matrices, e->pack_n, e->pack_k);
+        return;
+    }
     wb_printf(s, "/* %%%s of @%s: %s, packed for the GEMM: %" PRId64 " matri%s B of %" PRId64 " x %" PRId64
                  "%s in panels of %d columns */\n",
               e->value->id, e->gp->graph->name, type, e->pack_matrices, e->pack_matrices == 1 ? "x" : "ces", e->pack_k,
@@ -427,6 +435,10 @@ char *cg_emit_weight_incbin(cg_emit_ctx *ec, const cg_emit_options *opt, const c
             else if (e->layout == CG_CONST_Q8A_WEIGHT || e->layout == CG_CONST_Q8A_SCALE)
                 wb_printf(&b, "    /* %%%s of @%s: %s, in the kernels' panels (coreai/kernels/linear_q.h) */\n", e->value->id,
                           e->gp->graph->name, type);
+            else if (e->layout == CG_CONST_WINO2 || e->layout == CG_CONST_WINO4)
+                wb_printf(&b, "    /* %%%s of @%s: %s, transformed for Winograd F(%dx%d, 3x3) */\n", e->value->id,
+                          e->gp->graph->name, type, e->layout == CG_CONST_WINO4 ? 4 : 2,
+                          e->layout == CG_CONST_WINO4 ? 4 : 2);
             else
                 wb_printf(&b, "    /* %%%s of @%s: %s, packed for the GEMM (%s) */\n", e->value->id,
                           e->gp->graph->name, type, e->layout == CG_CONST_PACKED_NK ? "stored transposed" : "k x n");

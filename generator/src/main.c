@@ -21,6 +21,7 @@
 #include "emit.h"
 #include "load.h"
 #include "output.h"
+#include "pack.h"
 #include "plan.h"
 #include "print.h"
 #include "qlinear.h"
@@ -30,8 +31,8 @@ enum { EXIT_OK = 0, EXIT_INVALID = 1, EXIT_USAGE = 2 };
 
 static const char usage_text[] =
     "usage: coreai-gen generate MODEL -o DIR [--prefix NAME] [--no-composite-kernels]\n"
-    "                           [--no-fuse] [--int8-activations] [--depfile FILE] [--stamp FILE]\n"
-    "                           [--stats]\n"
+    "                           [--no-fuse] [--int8-activations] [--no-winograd-weights]\n"
+    "                           [--depfile FILE] [--stamp FILE] [--stats]\n"
     "                           [--weights-format incbin|c|external] [--weights-section NAME]\n"
     "                           [--weights-align N] [--weights-chunk-size BYTES]\n"
     "                           [--weights-chunks N]\n"
@@ -53,6 +54,11 @@ static const char usage_text[] =
     "  --int8-activations        linears on compressed i8 / i4 / u4 weights also round\n"
     "                            their inputs to int8 (integer dot products: faster, not the\n"
     "                            model's arithmetic; docs/compression.md)\n"
+    "  --no-winograd-weights     3x3 stride-1 convolutions that run as Winograd transform their\n"
+    "                            weight on every call, into the workspace, instead of reading\n"
+    "                            it transformed from the weights (the default: 16/9 or 36/9 of\n"
+    "                            those weights' bytes in the image, none of them in RAM, and\n"
+    "                            no transform at inference; docs/runtime-kernels.md)\n"
     "  --depfile FILE            also write a Makefile-syntax dependency file (target: the stamp\n"
     "                            if given, else DIR/NAME.c)\n"
     "  --stamp FILE              rewrite FILE on every successful run (a build-system timestamp)\n"
@@ -215,6 +221,8 @@ static int parse_args(int argc, char **argv, cli *c)
             c->composite_kernels = false;
         } else if (!strcmp(a, "--int8-activations")) {
             cg_qlinear_set_int8_activations(true);
+        } else if (!strcmp(a, "--no-winograd-weights")) {
+            cg_pack_set_winograd_weights(false);
         } else if (!strcmp(a, "--no-fuse")) {
             c->fuse = false;
         } else if (!strcmp(a, "--stats")) {

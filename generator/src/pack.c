@@ -64,6 +64,86 @@ int64_t cg_pack_source_index(const cg_value *c, cg_pack_kind kind, int64_t i)
     return mat * k * n + (kind == CG_PACK_NK ? j * k + p : p * n + j);
 }
 
+_Static_assert(CG_CONST_FORM_PLAIN == 1u << CG_USE_PLAIN && CG_CONST_FORM_KN == 1u << CG_USE_KN &&
+                   CG_CONST_FORM_NK == 1u << CG_USE_NK && CG_CONST_FORM_Q8A_WEIGHT == 1u << CG_USE_Q8A_WEIGHT &&
+                   CG_CONST_FORM_Q8A_SCALE == 1u << CG_USE_Q8A_SCALE && CG_CONST_FORM_WINO2 == 1u << CG_USE_WINO2 &&
+                   CG_CONST_FORM_WINO4 == 1u << CG_USE_WINO4,
+               "a use's form bit is 1 << the use");
+
+static bool winograd_weights = true;
+
+void cg_pack_set_winograd_weights(bool on) { winograd_weights = on; }
+
+int cg_pack_winograd(const cg_op *op)
+{
+    if (!winograd_weights || !kind_is(op, "coreai.conv2d") || op->n_operands < 2 || op->n_results != 1)
+        return 0;
+    const cg_value *w = op->operands[1];
+    cg_qlinear q;
+    if (w->kind != CG_VALUE_CONST || w->type.dtype != CG_DTYPE_F32 || w->type.rank != 4 ||
+        op->operands[0]->type.dtype != CG_DTYPE_F32 || op->results[0]->type.dtype != CG_DTYPE_F32 ||
+        cg_qconv_match(op, &q))
+        return 0;
+    coreai_conv2d_params p;
+    cg_conv2d_params(op, &p);
+    return coreai_conv2d_winograd(&p);
+}
+
+/* The layer params U's layout depends on: out and in channels, and the
+ * smallest map that takes tile m (coreai_conv2d_winograd_u_floats needs a
+ * layer it accepts). */
+static coreai_conv2d_params winograd_shape(const cg_value *w, int m)
+{
+    const int64_t hw = m == 4 ? 64 : 4;
+    return (coreai_conv2d_params){.batch = 1, .in_channels = w->type.dims[1], .in_h = hw, .in_w = hw,
+                                  .out_channels = w->type.dims[0], .kernel_h = 3, .kernel_w = 3, .out_h = hw,
+                                  .out_w = hw, .stride_h = 1, .stride_w = 1, .pad_top = 1, .pad_left = 1,
+                                  .dilation_h = 1, .dilation_w = 1, .groups = 1};
+}
+
+int64_t cg_pack_winograd_floats(const cg_value *w, int m)
+{
+    const coreai_conv2d_params p = winograd_shape(w, m);
+    return coreai_conv2d_winograd(&p) == m ? (int64_t)coreai_conv2d_winograd_u_floats(&p) : 0;
+}
+
+void cg_pack_winograd_fill(const cg_value *w, int m, uint8_t *dst)
+{
+    const coreai_conv2d_params p = winograd_shape(w, m);
+    const int a = m + 2;
+    for (int64_t o = 0; o < p.out_channels; o++) {
+        for (int64_t c = 0; c < p.in_channels; c++) {
+            double g[9];
+            for (int k = 0; k < 9; k++) {
+                const uint8_t *b = w->data + (size_t)((o * p.in_channels + c) * 9 + k) * 4;
+                const uint32_t bits = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+                float f;
+                memcpy(&f, &bits, 4);
+                g[k] = f;
+            }
+            for (int r = 0; r < a; r++) {
+                /* h = G g's row r, then U = h G^T */
+                double h[3];
+                for (int l = 0; l < 3; l++)
+                    h[l] = coreai_conv2d_winograd_g(m, r, 0) * g[l] + coreai_conv2d_winograd_g(m, r, 1) * g[3 + l] +
+                           coreai_conv2d_winograd_g(m, r, 2) * g[6 + l];
+                for (int s = 0; s < a; s++) {
+                    const float u = (float)(h[0] * coreai_conv2d_winograd_g(m, s, 0) +
+                                            h[1] * coreai_conv2d_winograd_g(m, s, 1) +
+                                            h[2] * coreai_conv2d_winograd_g(m, s, 2));
+                    uint32_t bits;
+                    memcpy(&bits, &u, 4);
+                    if ((bits & 0x7f800000u) == 0x7f800000u && (bits & 0x7fffffu) != 0)
+                        bits = 0x7fc00000u; /* one NaN, as the weights' own */
+                    uint8_t *d = dst + (size_t)coreai_conv2d_winograd_u_pos(&p, r * a + s, o, c) * 4;
+                    for (int i = 0; i < 4; i++)
+                        d[i] = (uint8_t)(bits >> (8 * i));
+                }
+            }
+        }
+    }
+}
+
 cg_const_use cg_pack_operand_use(const cg_op *op, size_t o, bool itself)
 {
     if (!itself)
@@ -71,33 +151,31 @@ cg_const_use cg_pack_operand_use(const cg_op *op, size_t o, bool itself)
     bool scale;
     if (cg_qlinear_panel_operand(op, o, &scale))
         return scale ? CG_USE_Q8A_SCALE : CG_USE_Q8A_WEIGHT;
+    if (o == 1) {
+        const int m = cg_pack_winograd(op);
+        if (m != 0)
+            return m == 4 ? CG_USE_WINO4 : CG_USE_WINO2;
+    }
     const cg_pack_kind kind = o == 1 ? cg_pack_operand_kind(op) : CG_PACK_NONE;
     return kind == CG_PACK_KN ? CG_USE_KN : kind == CG_PACK_NK ? CG_USE_NK : CG_USE_PLAIN;
 }
 
-void cg_pack_const_uses(const cg_graph *g, const cg_value *c, cg_pack_root_fn root, const void *ctx,
-                        bool *plain, bool *kn, bool *nk, bool *q8a_w, bool *q8a_s)
+unsigned cg_pack_const_uses(const cg_graph *g, const cg_value *c, cg_pack_root_fn root, const void *ctx)
 {
-    *plain = *kn = *nk = *q8a_w = *q8a_s = false;
+    unsigned forms = 0;
     for (size_t i = 0; i < g->n_ops; i++) {
         const cg_op *op = g->ops[i];
         for (size_t o = 0; o < op->n_operands; o++) {
             const cg_value *v = op->operands[o];
-            if (v != c && root(ctx, v) != c)
-                continue;
-            switch (cg_pack_operand_use(op, o, v == c)) {
-            case CG_USE_KN: *kn = true; break;
-            case CG_USE_NK: *nk = true; break;
-            case CG_USE_Q8A_WEIGHT: *q8a_w = true; break;
-            case CG_USE_Q8A_SCALE: *q8a_s = true; break;
-            case CG_USE_PLAIN: *plain = true; break;
-            }
+            if (v == c || root(ctx, v) == c)
+                forms |= 1u << cg_pack_operand_use(op, o, v == c);
         }
     }
     for (size_t i = 0; i < g->n_outputs; i++) {
         if (g->outputs[i] == c || root(ctx, g->outputs[i]) == c)
-            *plain = true;
+            forms |= CG_CONST_FORM_PLAIN;
     }
+    return forms;
 }
 
 /* coreai_matmul_f32_scratch_size / coreai_linear_ex_f32_scratch_size: the
@@ -158,6 +236,8 @@ uint64_t cg_op_gemm_scratch_bytes(const cg_op *op)
     if (kind_is(op, "coreai.conv2d")) {
         coreai_conv2d_params p;
         cg_conv2d_params(op, &p);
+        if (cg_pack_winograd(op))
+            return (uint64_t)coreai_conv2d_winograd_scratch_size(&p); /* U is in the weights */
         /* a compressed weight runs the implicit GEMM only (never Winograd,
          * whose scratch would hold the whole weight in f32) */
         return (uint64_t)(cg_qconv_match(op, &q) ? coreai_conv2d_gemm_scratch_size(&p)

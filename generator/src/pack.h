@@ -49,13 +49,16 @@ int64_t cg_pack_floats(const cg_value *c, cg_pack_kind kind);
 /* Element of c's data at packed position i, or -1 for zero padding. */
 int64_t cg_pack_source_index(const cg_value *c, cg_pack_kind kind, int64_t i);
 
-/* The forms a use reads a constant in. */
+/* The forms a use reads a constant in; the form's CG_CONST_FORM_* bit
+ * (plan.h) is 1 << its use. */
 typedef enum cg_const_use {
     CG_USE_PLAIN = 0,  /* as stored */
     CG_USE_KN,         /* packed for the GEMM (cg_pack_operand_kind) */
     CG_USE_NK,
     CG_USE_Q8A_WEIGHT, /* in the kernels' panels: its data, its scale (qlinear.h) */
-    CG_USE_Q8A_SCALE
+    CG_USE_Q8A_SCALE,
+    CG_USE_WINO2,      /* a 3 x 3 weight transformed for Winograd F(2x2, 3x3) or */
+    CG_USE_WINO4       /* F(4x4, 3x3) (cg_pack_winograd) */
 } cg_const_use;
 
 /* The form operand o of op reads; `itself`: the operand is the constant,
@@ -63,14 +66,36 @@ typedef enum cg_const_use {
 cg_const_use cg_pack_operand_use(const cg_op *op, size_t o, bool itself);
 
 /*
- * Which forms of constant c its graph uses: *plain (the constant as
- * stored: any use but a packed or q8a operand, views included), *kn, *nk,
- * *q8a_w, *q8a_s (cg_const_use). `root` maps a value to the value owning
- * its bytes (the planner's views).
+ * The CG_CONST_FORM_* bits of the forms constant c's graph reads it in
+ * (cg_const_use; the constant as stored for any other use, views included).
+ * `root` maps a value to the value owning its bytes (the planner's views).
  */
 typedef const cg_value *(*cg_pack_root_fn)(const void *ctx, const cg_value *v);
-void cg_pack_const_uses(const cg_graph *g, const cg_value *c, cg_pack_root_fn root, const void *ctx,
-                        bool *plain, bool *kn, bool *nk, bool *q8a_w, bool *q8a_s);
+unsigned cg_pack_const_uses(const cg_graph *g, const cg_value *c, cg_pack_root_fn root, const void *ctx);
+
+/*
+ * Winograd weights made at generation time: the tile m (2 or 4) of a
+ * coreai.conv2d that runs as Winograd (coreai_conv2d_winograd) on an f32
+ * weight that is itself a constant, not compressed, f32 in and out, or 0.
+ * Such a layer calls coreai_conv2d_winograd_f32 on the weight transformed
+ * into U here (CG_USE_WINO2 / _WINO4: (m + 2)^2 / 9 of the weight's
+ * floats in the weights, and the workspace without U) instead of
+ * transforming it on every call. cg_pack_set_winograd_weights(false)
+ * (--no-winograd-weights) makes it 0 for every op: the call then
+ * transforms the weight into its scratch (coreai_conv2d_ws_f32).
+ */
+int cg_pack_winograd(const cg_op *op);
+void cg_pack_set_winograd_weights(bool on);
+
+/* Floats of weight constant w ([out][in][3][3]) transformed for tile m:
+ * coreai_conv2d_winograd_u_floats. */
+int64_t cg_pack_winograd_floats(const cg_value *w, int m);
+
+/* U of weight constant w for tile m into dst (cg_pack_winograd_floats
+ * floats, little-endian f32, zeroed by the caller): each value G g G^T
+ * summed in double from coreai_conv2d_winograd_g and rounded once, the
+ * same bits on every host. */
+void cg_pack_winograd_fill(const cg_value *w, int m, uint8_t *dst);
 
 /* Bytes of workspace scratch op's kernel call needs (a product with a
  * non-constant B packs it there: coreai_matmul_f32_scratch_size /

@@ -891,22 +891,16 @@ const cg_storage *cg_graph_plan_storage(const cg_graph_plan *gp, const cg_value 
 
 /* The CG_CONST_FORM_* bits of these uses; an unused constant is still
  * emitted as stored. */
-static unsigned char form_bits(bool plain, bool kn, bool nk, bool q8a_w, bool q8a_s)
+static unsigned char form_bits(unsigned uses)
 {
-    if (!kn && !nk && !q8a_w && !q8a_s)
-        plain = true;
-    return (unsigned char)((plain ? CG_CONST_FORM_PLAIN : 0) | (kn ? CG_CONST_FORM_KN : 0) |
-                           (nk ? CG_CONST_FORM_NK : 0) | (q8a_w ? CG_CONST_FORM_Q8A_WEIGHT : 0) |
-                           (q8a_s ? CG_CONST_FORM_Q8A_SCALE : 0));
+    return (unsigned char)(uses != 0 ? uses : CG_CONST_FORM_PLAIN);
 }
 
 /* The forms this graph's own uses need, before deduplication. */
 static unsigned char const_forms_needed(const cg_graph_plan *gp, size_t const_index)
 {
     const cg_value *c = gp->graph->consts[const_index];
-    bool plain, kn, nk, q8a_w, q8a_s;
-    cg_pack_const_uses(gp->graph, c, root_cb, gp, &plain, &kn, &nk, &q8a_w, &q8a_s);
-    return form_bits(plain, kn, nk, q8a_w, q8a_s);
+    return form_bits(cg_pack_const_uses(gp->graph, c, root_cb, gp));
 }
 
 unsigned cg_plan_const_form_bits(const cg_graph_plan *gp, size_t const_index)
@@ -945,9 +939,8 @@ static void const_forms_all(const cg_graph_plan *gp, unsigned char *out)
 {
     const cg_graph *g = gp->graph;
     size_t n = g->n_consts;
-    bool *plain = talloc_zero_array(NULL, bool, 5 * n + 1);
-    bool *kn = plain + n, *nk = plain + 2 * n, *q8a_w = plain + 3 * n, *q8a_s = plain + 4 * n;
-    if (!plain) {
+    unsigned *uses = talloc_zero_array(NULL, unsigned, n + 1);
+    if (!uses) {
         for (size_t c = 0; c < n; c++)
             out[c] = const_forms_needed(gp, c);
         return;
@@ -960,23 +953,17 @@ static void const_forms_all(const cg_graph_plan *gp, unsigned char *out)
             size_t c = const_index_of(g, r);
             if (c == SIZE_MAX)
                 continue;
-            switch (cg_pack_operand_use(op, o, v == r)) {
-            case CG_USE_KN: kn[c] = true; break;
-            case CG_USE_NK: nk[c] = true; break;
-            case CG_USE_Q8A_WEIGHT: q8a_w[c] = true; break;
-            case CG_USE_Q8A_SCALE: q8a_s[c] = true; break;
-            case CG_USE_PLAIN: plain[c] = true; break;
-            }
+            uses[c] |= 1u << cg_pack_operand_use(op, o, v == r);
         }
     }
     for (size_t i = 0; i < g->n_outputs; i++) {
         size_t c = const_index_of(g, root_of(gp, g->outputs[i]));
         if (c != SIZE_MAX)
-            plain[c] = true;
+            uses[c] |= CG_CONST_FORM_PLAIN;
     }
     for (size_t c = 0; c < n; c++)
-        out[c] = form_bits(plain[c], kn[c], nk[c], q8a_w[c], q8a_s[c]);
-    talloc_free(plain);
+        out[c] = form_bits(uses[c]);
+    talloc_free(uses);
 }
 
 /* FNV-1a over what same_constant compares (the dims beyond the rank are
@@ -1073,5 +1060,9 @@ uint64_t cg_plan_const_bytes(const cg_graph_plan *gp, size_t const_index)
         cg_qlinear_panel_const_params(c, true, &p);
         bytes += (uint64_t)coreai_linear_q8a_scale_count(&p) * sizeof(float);
     }
+    if (f & CG_CONST_FORM_WINO2)
+        bytes += (uint64_t)cg_pack_winograd_floats(c, 2) * sizeof(float);
+    if (f & CG_CONST_FORM_WINO4)
+        bytes += (uint64_t)cg_pack_winograd_floats(c, 4) * sizeof(float);
     return bytes;
 }

@@ -126,7 +126,9 @@ enum {
     CG_CONST_FORM_KN = 2,
     CG_CONST_FORM_NK = 4,
     CG_CONST_FORM_Q8A_WEIGHT = 8,
-    CG_CONST_FORM_Q8A_SCALE = 16
+    CG_CONST_FORM_Q8A_SCALE = 16,
+    CG_CONST_FORM_WINO2 = 32, /* a conv weight transformed for Winograd (pack.h) */
+    CG_CONST_FORM_WINO4 = 64
 };
 
 void cg_plan_const_forms(const cg_graph_plan *gp, size_t const_index, bool *plain, bool *kn, bool *nk);

@@ -93,7 +93,7 @@ class AIAsset:
 
     def executable(self, *, composite_kernels: bool = True, prefix: str | None = None,
                    weights_format: str | None = None, weights=None,
-                   int8_activations: bool = False) -> "_ExecutableContext":
+                   int8_activations: bool = False, winograd_weights: bool = True) -> "_ExecutableContext":
         """`async with asset.executable() as m:` generates C with coreai-gen,
         compiles and loads it; `m.load_function(name)` gives a callable.
         weights_format: how the constants are linked, "incbin" (a binary
@@ -104,10 +104,13 @@ class AIAsset:
         instead of the one coreai-gen wrote (it must be the same bytes).
         int8_activations: generate with --int8-activations (linears on
         compressed weights round their inputs to int8,
-        docs/compression.md)."""
+        docs/compression.md). winograd_weights False: generate with
+        --no-winograd-weights (3x3 Winograd layers transform their weight
+        on every call: a smaller image, a larger workspace)."""
         if weights is not None and weights_format != "external":
             raise ValueError("weights= needs weights_format='external'")
-        return _ExecutableContext(self, composite_kernels, prefix, weights_format, weights, int8_activations)
+        return _ExecutableContext(self, composite_kernels, prefix, weights_format, weights, int8_activations,
+                                  winograd_weights)
 
     def __repr__(self) -> str:
         return f"<AIAsset {self.model_path}>"
@@ -115,9 +118,11 @@ class AIAsset:
 
 class _ExecutableContext:
     def __init__(self, asset: AIAsset, composite_kernels: bool, prefix: str | None,
-                 weights_format: str | None = None, weights=None, int8_activations: bool = False) -> None:
+                 weights_format: str | None = None, weights=None, int8_activations: bool = False,
+                 winograd_weights: bool = True) -> None:
         self.asset = asset
         self.int8_activations = int8_activations
+        self.winograd_weights = winograd_weights
         self.weights = weights
         self.composite_kernels = composite_kernels
         self.prefix = prefix
@@ -130,7 +135,7 @@ class _ExecutableContext:
 
         prefix = self.prefix or _toolchain.c_prefix(self.asset.model_path)
         lib = _toolchain.build_library(self.asset.model_path, prefix, self.composite_kernels, self.weights_format,
-                                       self.int8_activations)
+                                       self.int8_activations, self.winograd_weights)
         weights = None
         if self.weights_format == "external":
             weights = self.weights if self.weights is not None else lib.parent / f"{prefix}_weights.bin"

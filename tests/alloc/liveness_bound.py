@@ -47,7 +47,9 @@ A composite graph run as a kernel (docs/composite-ops.md) has a frame of
 only its kernel's scratch: rope with angles computed at run time. Kernel
 scratch (linear / matmul with a B that is not a constant, conv2d, rope)
 is what the runtime's size function returns for the op's parameters,
-which this script derives from the IR ("GEMM", conv.h, the rope contract).
+which this script derives from the IR ("GEMM", conv.h, the rope contract;
+a Winograd layer on a constant f32 weight reads that weight transformed
+from the weights, so its scratch is coreai_conv2d_winograd_scratch_size).
 
 In place ("In place", "Fused elementwise loops"): an op's result may take
 the bytes of a value it reads that dies at that op: a flat unary kernel's
@@ -424,8 +426,19 @@ def scratch_requests(gr):
             fields = [x[0], x[1], x[2], x[3], w[0], w[2], w[3], o[2], o[3], get("strides", 0, 1),
                       get("strides", 1, 1), get("pads", 0, 0), get("pads", 1, 0), get("dilations", 0, 1),
                       get("dilations", 1, 1), at.get("groups", 1)]
-            reqs[i] = "conv2d " + " ".join(str(f) for f in fields)
+            # a 3 x 3 layer that runs as Winograd on a constant f32 weight
+            # reads it transformed from the weights (conv.h's
+            # coreai_conv2d_winograd_f32): its scratch is V and M only
+            kind = "conv2d_u" if const_weight(gr, i) else "conv2d"
+            reqs[i] = kind + " " + " ".join(str(f) for f in fields)
     return reqs
+
+
+def const_weight(gr, i):
+    """Operand 1 of op i is an f32 constant, and it reads and writes f32."""
+    op = gr.ops[i]
+    return (op["operands"][1] in gr.consts and op["in_types"][1][1] == "f32"
+            and op["in_types"][0][1] == "f32" and op["out_types"][0][1] == "f32")
 
 
 def packed_b(gr, i):

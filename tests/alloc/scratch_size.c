@@ -8,6 +8,9 @@
  *   linear ROWS IN OUT WEIGHT_TRANSPOSED         coreai_linear_ex_f32_scratch_size
  *   conv2d <the 16 fields of coreai_conv2d_params, in order>
  *                                                coreai_conv2d_f32_scratch_size
+ *   conv2d_u <the same>                          the same on a weight given
+ *                                                transformed where Winograd runs:
+ *                                                coreai_conv2d_winograd_scratch_size
  *   rope RANK SHAPE... ROTARY POS_DTYPE ADD_SEQ POS_STRIDES...
  *                                                coreai_rope_scratch_size in
  *                                                COREAI_ROPE_POSITIONS mode
@@ -74,14 +77,26 @@ static size_t linear(void)
     return coreai_linear_ex_f32_scratch_size(&p);
 }
 
-static size_t conv2d(void)
+static coreai_conv2d_params conv2d_params(void)
 {
     int64_t f[16];
     for (int i = 0; i < 16; i++)
         f[i] = next_int();
     const coreai_conv2d_params p = {f[0], f[1], f[2],  f[3],  f[4],  f[5],  f[6],  f[7],
                                     f[8], f[9], f[10], f[11], f[12], f[13], f[14], f[15], 0, 0.0f, 0.0f};
+    return p;
+}
+
+static size_t conv2d(void)
+{
+    const coreai_conv2d_params p = conv2d_params();
     return coreai_conv2d_f32_scratch_size(&p);
+}
+
+static size_t conv2d_u(void)
+{
+    const coreai_conv2d_params p = conv2d_params();
+    return coreai_conv2d_winograd(&p) ? coreai_conv2d_winograd_scratch_size(&p) : coreai_conv2d_f32_scratch_size(&p);
 }
 
 static size_t rope(void)
@@ -118,7 +133,7 @@ int main(void)
     static const struct {
         const char *name;
         size_t (*size)(void);
-    } kinds[] = {{"matmul", matmul}, {"linear", linear}, {"conv2d", conv2d}, {"rope", rope}};
+    } kinds[] = {{"matmul", matmul}, {"linear", linear}, {"conv2d", conv2d}, {"conv2d_u", conv2d_u}, {"rope", rope}};
     char line[4096];
     while (fgets(line, sizeof line, stdin) != NULL) {
         line_no++;
@@ -131,7 +146,7 @@ int main(void)
         while (k < sizeof kinds / sizeof kinds[0] && strcmp(kind, kinds[k].name) != 0)
             k++;
         if (k == sizeof kinds / sizeof kinds[0])
-            fail("unknown kernel (matmul, linear, conv2d, rope)");
+            fail("unknown kernel (matmul, linear, conv2d, conv2d_u, rope)");
         const size_t n = kinds[k].size();
         if (strtok(NULL, " \t\n") != NULL)
             fail("too many numbers");
