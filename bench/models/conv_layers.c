@@ -1,7 +1,10 @@
 /*
- * conv_layers.c - times coreai_conv2d_ws_f32 (the kernel the generated code
- * calls for an f32 convolution, Winograd included) on a list of layers, one
- * per line of stdin:
+ * conv_layers.c - times the kernel the generated code calls for an f32
+ * convolution on a list of layers: coreai_conv2d_winograd_f32 on the weight
+ * transformed once beforehand for a layer that runs as Winograd (as
+ * coreai-gen writes it into the weights; --no-winograd-weights:
+ * coreai_conv2d_ws_f32, which transforms it on every call), else
+ * coreai_conv2d_ws_f32. One layer per line of stdin:
  *
  *     batch C H W O KH KW OH OW SH SW PT PL DH DW GROUPS CLAMP LO HI SRC
  *
@@ -15,7 +18,7 @@
  * list from an ONNX model and sets it beside onnxruntime's time for each
  * node.
  *
- *   bench_conv_layers [--rounds N] [--threads N] < layers.txt
+ *   bench_conv_layers [--rounds N] [--threads N] [--no-winograd-weights] < layers.txt
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
@@ -35,6 +38,7 @@
 typedef struct layer {
     coreai_conv2d_params p;
     float *x, *w, *b, *y;
+    float *u; /* the Winograd weight, or NULL */
     double best;
 } layer;
 
@@ -104,11 +108,39 @@ static int layer_read(const char *line, layer *l, const layer *layers, int n, in
     return 0;
 }
 
+/* U as coreai-gen makes it (G g G^T summed in double, rounded once). */
+static float *winograd_u(const coreai_conv2d_params *p, const float *w)
+{
+    const int m = coreai_conv2d_winograd(p), a = m + 2;
+    float *u = calloc(coreai_conv2d_winograd_u_floats(p), sizeof(float));
+    if (u == NULL)
+        return NULL;
+    for (int64_t o = 0; o < p->out_channels; ++o)
+        for (int64_t c = 0; c < p->in_channels; ++c) {
+            const float *g = w + (o * p->in_channels + c) * 9;
+            for (int r = 0; r < a; ++r)
+                for (int s = 0; s < a; ++s) {
+                    double sum = 0.0;
+                    for (int k = 0; k < 3; ++k)
+                        for (int l = 0; l < 3; ++l)
+                            sum += coreai_conv2d_winograd_g(m, r, k) * (double)g[3 * k + l] *
+                                   coreai_conv2d_winograd_g(m, s, l);
+                    u[coreai_conv2d_winograd_u_pos(p, r * a + s, o, c)] = (float)sum;
+                }
+        }
+    return u;
+}
+
 int main(int argc, char **argv)
 {
     long rounds = 20, threads = 1;
+    int pregen = 1;
     for (int i = 1; i < argc; ++i) {
         char *end = NULL;
+        if (strcmp(argv[i], "--no-winograd-weights") == 0) {
+            pregen = 0;
+            continue;
+        }
         if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
             errno = 0;
             rounds = strtol(argv[++i], &end, 10);
@@ -116,7 +148,7 @@ int main(int argc, char **argv)
             errno = 0;
             threads = strtol(argv[++i], &end, 10);
         } else {
-            fprintf(stderr, "usage: %s [--rounds N] [--threads N] < layers.txt\n", argv[0]);
+            fprintf(stderr, "usage: %s [--rounds N] [--threads N] [--no-winograd-weights] < layers.txt\n", argv[0]);
             return 2;
         }
         if (errno != 0 || end == NULL || *end != '\0' || rounds < 1 || threads < 1 || threads > 256) {
@@ -150,7 +182,16 @@ int main(int argc, char **argv)
     /* one scratch for all, as the generated code's workspace has it */
     size_t ns = 0;
     for (int i = 0; i < n; ++i) {
-        const size_t s = coreai_conv2d_f32_scratch_size(&layers[i].p);
+        layer *l = &layers[i];
+        if (pregen && coreai_conv2d_winograd(&l->p)) {
+            l->u = winograd_u(&l->p, l->w);
+            if (l->u == NULL) {
+                fprintf(stderr, "out of memory\n");
+                return 1;
+            }
+        }
+        const size_t s = l->u != NULL ? coreai_conv2d_winograd_scratch_size(&l->p)
+                                       : coreai_conv2d_f32_scratch_size(&l->p);
         ns = s > ns ? s : ns;
     }
     void *scratch = ns > 0 ? aligned_alloc(64, (ns + 63) / 64 * 64) : NULL;
@@ -163,8 +204,10 @@ int main(int argc, char **argv)
         for (int i = 0; i < n; ++i) {
             layer *l = &layers[i];
             const double t0 = now_us();
-            if (coreai_conv2d_ws_f32(&l->p, l->x, l->w, l->b, l->y, scratch) != COREAI_STATUS_OK) {
-                fprintf(stderr, "layer %d: coreai_conv2d_ws_f32 refused its parameters\n", i);
+            const coreai_status st = l->u != NULL ? coreai_conv2d_winograd_f32(&l->p, l->x, l->u, l->b, l->y, scratch)
+                                                   : coreai_conv2d_ws_f32(&l->p, l->x, l->w, l->b, l->y, scratch);
+            if (st != COREAI_STATUS_OK) {
+                fprintf(stderr, "layer %d: the kernel refused its parameters\n", i);
                 return 1;
             }
             const double t = now_us() - t0;

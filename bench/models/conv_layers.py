@@ -13,7 +13,9 @@ kernel against the node onnxruntime runs for it, in one run.
   kernel time of every Conv-like node, min over ROUNDS runs, paired with the
   graph's Conv by name (onnxruntime names a node after its output: the
   Conv's, or the ReLU's / addition's it fused; every Conv must pair).
-* ours: bench_conv_layers (conv_layers.c) on the same layers, the fused clamp
+* ours: bench_conv_layers (conv_layers.c) on the same layers (a Winograd
+  layer on its weight transformed beforehand, as coreai-gen writes it;
+  --no-winograd-weights: transformed on every call), the fused clamp
   included, each reading the output of the convolution that feeds it in the
   graph (through activations and additions), min over ROUNDS rounds; the
   other nodes (pooling, additions) are not timed here. A layer fed by
@@ -155,9 +157,10 @@ def ort_profile(path, threads, rounds):
     return [(n[:-len("_kernel_time")], ops[n], min(times[n][1:] or times[n])) for n in order]
 
 
-def ours(build, lines, threads, rounds, cpus):
+def ours(build, lines, threads, rounds, cpus, winograd_weights=True):
     exe = os.path.join(build, "bench", "models", "bench_conv_layers")
-    res = subprocess.run(["taskset", "-c", cpus, exe, "--rounds", str(rounds), "--threads", str(threads)],
+    extra = [] if winograd_weights else ["--no-winograd-weights"]
+    res = subprocess.run(["taskset", "-c", cpus, exe, "--rounds", str(rounds), "--threads", str(threads), *extra],
                          input="\n".join(lines) + "\n", capture_output=True, text=True, check=True)
     return [float(l.split()[3]) for l in res.stdout.splitlines()], \
         [int(l.split()[5]) for l in res.stdout.splitlines()]
@@ -170,6 +173,8 @@ def main(argv):
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--rounds", type=int, default=20)
     p.add_argument("--cpu", type=int, default=int(os.environ.get("BENCH_CPU", "1")))
+    p.add_argument("--no-winograd-weights", action="store_true",
+                   help="Winograd layers transform their weight on every call (coreai-gen's option)")
     a = p.parse_args(argv)
     cpus = str(a.cpu) if a.threads == 1 else ",".join(str(c) for c in range(a.threads))
     os.sched_setaffinity(0, {int(c) for c in cpus.split(",")})
@@ -179,7 +184,7 @@ def main(argv):
         best_ours, best_ort, wino = [float("inf")] * len(lines), None, None
         other = {}
         for _ in range(3):  # alternate the sides
-            t, wino = ours(a.build, lines, a.threads, a.rounds, cpus)
+            t, wino = ours(a.build, lines, a.threads, a.rounds, cpus, not a.no_winograd_weights)
             best_ours = [min(x, y) for x, y in zip(best_ours, t)]
             prof = ort_profile(path, a.threads, a.rounds)
             conv = {n.removesuffix("_nchwc"): t for n, op, t in prof if op in CONV_OPS}
@@ -199,7 +204,8 @@ def main(argv):
             for n, op, t in prof:
                 if op not in CONV_OPS:
                     other[(n, op)] = min(other.get((n, op), float("inf")), t)
-        print(f"== {name}: convolutions, ours (coreai_conv2d_ws_f32) vs onnxruntime {ort.__version__}, "
+        kernel = "coreai_conv2d_ws_f32" if a.no_winograd_weights else "Winograd weights made beforehand"
+        print(f"== {name}: convolutions, ours ({kernel}) vs onnxruntime {ort.__version__}, "
               f"{a.threads} thread(s), min of {3 * a.rounds} runs, us")
         print(f"{'#':>3} {'layer':34} {'ours':>8} {'ORT':>8} {'ours/ORT':>9}")
         for i, (nm, o, r) in enumerate(zip(names, best_ours, best_ort)):
