@@ -134,3 +134,40 @@ def test_u_bytes(net, fmt, coreai_gen, c_compiler, tmp_path):
         bound = np.spacing(np.abs(want[~pad])) + 1e-15 * mag[~pad]
         assert np.all(np.abs(have[~pad] - want[~pad]) <= bound)
         assert np.mean(have[~pad] == want[~pad]) > 0.99
+
+
+class Shared(nn.Module):
+    """One weight read by an F(4x4) layer (28 x 28), an F(2x2) one (6 x 6)
+    and, as stored, by an elementwise op."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(16, 16, 3, 3) * 0.2)
+
+    def forward(self, x1, x2, x3):
+        y1 = torch.nn.functional.conv2d(x1, self.w, padding=1)
+        y2 = torch.nn.functional.conv2d(x2, self.w, padding=1)
+        return y1, y2, self.w * x3
+
+
+def test_shared_weight(coreai_gen, tmp_path):
+    """A constant read in several forms is emitted in each: U for each tile,
+    and as stored for the other use; every output against eager."""
+    torch.manual_seed(3)
+    model = Shared().eval()
+    x1, x2, x3 = torch.randn(1, 16, 28, 28), torch.randn(1, 16, 6, 6), torch.randn(16, 16, 3, 3)
+    ep = torch.export.export(model, (x1, x2, x3)).run_decompositions(get_decomp_table())
+    program = TorchConverter().add_exported_program(ep).to_coreai()
+    program.optimize()
+    with torch.no_grad():
+        want = [t.numpy() for t in model(x1, x2, x3)]
+    got = list(run_program(program, [{"x1": x1, "x2": x2, "x3": x3}], workdir=str(tmp_path))[0].values())
+    assert len(got) == 3
+    for g, w in zip(got, want):
+        assert np.abs(g - w).max() <= 2e-5 * np.abs(w).max()
+    src, _ = generate(coreai_gen, program, tmp_path / "c", "c")
+    calls = re.findall(r"coreai_conv2d_winograd_f32\(&\w+, [^,]+, (\w+),", src)
+    assert sorted(c[-1] for c in calls) == ["2", "4"], calls
+    assert calls[0][:-len("_wino4")] == calls[1][:-len("_wino2")], calls  # one constant
+    plain = calls[0][:-len("_wino4")]
+    assert re.search(rf"\b{plain}\b(?!_wino)", src), "the weight as stored, for the multiply"
