@@ -108,26 +108,12 @@ static int layer_read(const char *line, layer *l, const layer *layers, int n, in
     return 0;
 }
 
-/* U as coreai-gen makes it (G g G^T summed in double, rounded once). */
+/* U as coreai-gen makes it (coreai_conv2d_winograd_u_make). */
 static float *winograd_u(const coreai_conv2d_params *p, const float *w)
 {
-    const int m = coreai_conv2d_winograd(p), a = m + 2;
-    float *u = calloc(coreai_conv2d_winograd_u_floats(p), sizeof(float));
-    if (u == NULL)
-        return NULL;
-    for (int64_t o = 0; o < p->out_channels; ++o)
-        for (int64_t c = 0; c < p->in_channels; ++c) {
-            const float *g = w + (o * p->in_channels + c) * 9;
-            for (int r = 0; r < a; ++r)
-                for (int s = 0; s < a; ++s) {
-                    double sum = 0.0;
-                    for (int k = 0; k < 3; ++k)
-                        for (int l = 0; l < 3; ++l)
-                            sum += coreai_conv2d_winograd_g(m, r, k) * (double)g[3 * k + l] *
-                                   coreai_conv2d_winograd_g(m, s, l);
-                    u[coreai_conv2d_winograd_u_pos(p, r * a + s, o, c)] = (float)sum;
-                }
-        }
+    float *u = malloc(coreai_conv2d_winograd_u_floats(p) * sizeof(float));
+    if (u != NULL)
+        coreai_conv2d_winograd_u_make(p, w, u);
     return u;
 }
 

@@ -247,7 +247,7 @@ static void fill_q8a(const cg_value *v, bool scale, uint8_t *dst)
     }
 }
 
-void cg_const_entry_fill(const cg_const_entry *e, uint8_t *dst)
+bool cg_const_entry_fill(const cg_const_entry *e, uint8_t *dst)
 {
     const cg_value *v = e->value;
     memset(dst, 0, (size_t)e->bytes);
@@ -256,15 +256,14 @@ void cg_const_entry_fill(const cg_const_entry *e, uint8_t *dst)
         const size_t es = cg_dtype_size(v->type.dtype);
         for (int64_t i = 0; i < n; i++)
             element(dst + (size_t)i * es, v->type.dtype, v->data + (size_t)i * es, es);
-        return;
+        return true;
     }
     if (e->layout == CG_CONST_Q8A_WEIGHT || e->layout == CG_CONST_Q8A_SCALE) {
         fill_q8a(v, e->layout == CG_CONST_Q8A_SCALE, dst);
-        return;
+        return true;
     }
     if (e->layout == CG_CONST_WINO2 || e->layout == CG_CONST_WINO4) {
-        cg_pack_winograd_fill(v, e->layout == CG_CONST_WINO4 ? 4 : 2, dst);
-        return;
+        return cg_pack_winograd_fill(v, e->layout == CG_CONST_WINO4 ? 4 : 2, dst);
     }
     const cg_pack_kind kind = e->layout == CG_CONST_PACKED_KN ? CG_PACK_KN : CG_PACK_NK;
     const int64_t total = cg_pack_floats(v, kind);
@@ -273,4 +272,5 @@ void cg_const_entry_fill(const cg_const_entry *e, uint8_t *dst)
         if (src >= 0)
             element(dst + (size_t)i * 4, CG_DTYPE_F32, v->data + (size_t)src * 4, 4);
     }
+    return true;
 }

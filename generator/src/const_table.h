@@ -90,7 +90,7 @@ const cg_const_entry *cg_const_table_find_state(const cg_const_table *t, size_t 
  * model's data are little-endian): f32 as its bits with
  * every NaN the quiet 0x7fc00000 (as the C initializer NAN reads), bool as
  * 0 / 1, packed and q8a panels with their zero padding, an empty constant
- * as zeros. */
-void cg_const_entry_fill(const cg_const_entry *e, uint8_t *dst);
+ * as zeros. false when out of memory (a Winograd form is computed). */
+bool cg_const_entry_fill(const cg_const_entry *e, uint8_t *dst);
 
 #endif /* CG_CONST_TABLE_H */

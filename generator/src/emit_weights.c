@@ -262,7 +262,11 @@ char *cg_emit_weight_defs(cg_emit_ctx *ec)
             talloc_free(b.s);
             return NULL;
         }
-        cg_const_entry_fill(e, bytes);
+        if (!cg_const_entry_fill(e, bytes)) {
+            free(bytes);
+            talloc_free(b.s);
+            return NULL;
+        }
         entry_comment(ec, s, e);
         wb_printf(s, "COREAI_ALIGNED(COREAI_ALIGNMENT) const %s %s[%" PRId64 "] = {", cg_c_type(e->dtype), e->symbol,
                   e->count);
@@ -299,8 +303,13 @@ unsigned char *cg_emit_weight_blob(cg_emit_ctx *ec)
         cg_diag_error(ec->diag, 0, "out of memory: the weights blob needs %" PRIu64 " bytes", t->blob_size);
         return NULL;
     }
-    for (size_t i = 0; i < t->n; i++)
-        cg_const_entry_fill(&t->entries[i], bytes + t->entries[i].offset);
+    for (size_t i = 0; i < t->n; i++) {
+        if (!cg_const_entry_fill(&t->entries[i], bytes + t->entries[i].offset)) {
+            cg_diag_error(ec->diag, 0, "out of memory: the Winograd weights of %s", t->entries[i].symbol);
+            free(bytes);
+            return NULL;
+        }
+    }
     return bytes;
 }
 

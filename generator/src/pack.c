@@ -1,5 +1,7 @@
 #include <string.h>
 
+#include <talloc.h>
+
 #include "coreai/kernels/conv.h"
 #include "coreai/kernels/linear_q.h"
 #include "clamp_fold.h"
@@ -107,41 +109,30 @@ int64_t cg_pack_winograd_floats(const cg_value *w, int m)
     return coreai_conv2d_winograd(&p) == m ? (int64_t)coreai_conv2d_winograd_u_floats(&p) : 0;
 }
 
-void cg_pack_winograd_fill(const cg_value *w, int m, uint8_t *dst)
+bool cg_pack_winograd_fill(const cg_value *w, int m, uint8_t *dst)
 {
     const coreai_conv2d_params p = winograd_shape(w, m);
-    const int a = m + 2;
-    for (int64_t o = 0; o < p.out_channels; o++) {
-        for (int64_t c = 0; c < p.in_channels; c++) {
-            double g[9];
-            for (int k = 0; k < 9; k++) {
-                const uint8_t *b = w->data + (size_t)((o * p.in_channels + c) * 9 + k) * 4;
-                const uint32_t bits = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-                float f;
-                memcpy(&f, &bits, 4);
-                g[k] = f;
-            }
-            for (int r = 0; r < a; r++) {
-                /* h = G g's row r, then U = h G^T */
-                double h[3];
-                for (int l = 0; l < 3; l++)
-                    h[l] = coreai_conv2d_winograd_g(m, r, 0) * g[l] + coreai_conv2d_winograd_g(m, r, 1) * g[3 + l] +
-                           coreai_conv2d_winograd_g(m, r, 2) * g[6 + l];
-                for (int s = 0; s < a; s++) {
-                    const float u = (float)(h[0] * coreai_conv2d_winograd_g(m, s, 0) +
-                                            h[1] * coreai_conv2d_winograd_g(m, s, 1) +
-                                            h[2] * coreai_conv2d_winograd_g(m, s, 2));
-                    uint32_t bits;
-                    memcpy(&bits, &u, 4);
-                    if ((bits & 0x7f800000u) == 0x7f800000u && (bits & 0x7fffffu) != 0)
-                        bits = 0x7fc00000u; /* one NaN, as the weights' own */
-                    uint8_t *d = dst + (size_t)coreai_conv2d_winograd_u_pos(&p, r * a + s, o, c) * 4;
-                    for (int i = 0; i < 4; i++)
-                        d[i] = (uint8_t)(bits >> (8 * i));
-                }
-            }
-        }
+    const int64_t nw = p.out_channels * p.in_channels * 9, nu = (int64_t)coreai_conv2d_winograd_u_floats(&p);
+    float *g = talloc_array(NULL, float, (size_t)(nw + nu));
+    if (g == NULL)
+        return false;
+    for (int64_t i = 0; i < nw; i++) {
+        const uint8_t *b = w->data + (size_t)i * 4;
+        const uint32_t bits = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+        memcpy(&g[i], &bits, 4);
     }
+    float *u = g + nw;
+    coreai_conv2d_winograd_u_make(&p, g, u);
+    for (int64_t i = 0; i < nu; i++) {
+        uint32_t bits;
+        memcpy(&bits, &u[i], 4);
+        if ((bits & 0x7f800000u) == 0x7f800000u && (bits & 0x7fffffu) != 0)
+            bits = 0x7fc00000u; /* one NaN, as the weights' own */
+        for (int k = 0; k < 4; k++)
+            dst[(size_t)i * 4 + (size_t)k] = (uint8_t)(bits >> (8 * k));
+    }
+    talloc_free(g);
+    return true;
 }
 
 cg_const_use cg_pack_operand_use(const cg_op *op, size_t o, bool itself)

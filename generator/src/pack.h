@@ -92,10 +92,9 @@ void cg_pack_set_winograd_weights(bool on);
 int64_t cg_pack_winograd_floats(const cg_value *w, int m);
 
 /* U of weight constant w for tile m into dst (cg_pack_winograd_floats
- * floats, little-endian f32, zeroed by the caller): each value G g G^T
- * summed in double from coreai_conv2d_winograd_g and rounded once, the
- * same bits on every host. */
-void cg_pack_winograd_fill(const cg_value *w, int m, uint8_t *dst);
+ * floats, little-endian f32): coreai_conv2d_winograd_u_make's, the same
+ * bits on every host; false when out of memory. */
+bool cg_pack_winograd_fill(const cg_value *w, int m, uint8_t *dst);
 
 /* Bytes of workspace scratch op's kernel call needs (a product with a
  * non-constant B packs it there: coreai_matmul_f32_scratch_size /

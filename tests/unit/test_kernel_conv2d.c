@@ -21,6 +21,35 @@ static int64_t out_extent(int64_t in, int64_t lo, int64_t hi, int64_t k, int64_t
     return (in + lo + hi - d * (k - 1) - 1) / s + 1;
 }
 
+/* n floats of `fill` (NaN: every element must be written) and 16 of a
+ * guard after them, which guard_intact checks: a store past the end shows
+ * here without a sanitizer. */
+static float *guarded(int64_t n, float fill)
+{
+    float *v = ref_alloc_f(n + 16);
+    for (int64_t i = 0; i < n + 16; ++i)
+        v[i] = i < n ? fill : -777.0f;
+    return v;
+}
+
+static void guard_intact(const float *v, int64_t n)
+{
+    for (int64_t i = n; i < n + 16; ++i)
+        assert_true(v[i] == -777.0f);
+}
+
+/* Winograd's bound: within tol of the sum of |terms| (at least 1). */
+static void check_winograd(const float *got, const double *want, const double *mag, int64_t n, double tol,
+                           const char *what, const char *how)
+{
+    for (int64_t i = 0; i < n; ++i)
+        if (!(fabs(got[i] - want[i]) <= tol * fmax(1.0, mag[i]))) {
+            print_error("%s (%s): element %lld: got %.9g, want %.9g (sum |terms| %g)\n", what, how, (long long)i,
+                        (double)got[i], want[i], mag[i]);
+            fail();
+        }
+}
+
 static void run(ref_rng *rng, const coreai_conv2d_params *p, int with_bias)
 {
     const int64_t N = p->batch, C = p->in_channels, H = p->in_h, W = p->in_w, O = p->out_channels;
@@ -61,21 +90,13 @@ static void run(ref_rng *rng, const coreai_conv2d_params *p, int with_bias)
     assert_int_equal(coreai_conv2d_f32(p, x, w, with_bias ? b : NULL, out), COREAI_STATUS_OK);
     /* the same with caller scratch: identical results, guard untouched */
     const int64_t ns = (int64_t)(coreai_conv2d_f32_scratch_size(p) / sizeof(float));
-    float *scratch = ref_alloc_f(ns + 16), *out2 = ref_alloc_f(no + 16);
-    for (int64_t i = 0; i < ns + 16; ++i)
-        scratch[i] = -777.0f;
-    for (int64_t i = 0; i < no; ++i)
-        out2[i] = NAN;
-    /* a guard past the output too: a whole-vector store past the last row
-     * shows here without a sanitizer */
-    for (int64_t i = no; i < no + 16; ++i)
-        out2[i] = -777.0f;
+    /* guards past the scratch and the output (a whole-vector store past
+     * the last row) */
+    float *scratch = guarded(ns, -777.0f), *out2 = guarded(no, NAN);
     assert_int_equal(coreai_conv2d_ws_f32(p, x, w, with_bias ? b : NULL, out2, ns > 0 ? scratch : NULL),
                      COREAI_STATUS_OK);
-    for (int64_t i = ns; i < ns + 16; ++i)
-        assert_true(scratch[i] == -777.0f);
-    for (int64_t i = no; i < no + 16; ++i)
-        assert_true(out2[i] == -777.0f);
+    guard_intact(scratch, ns);
+    guard_intact(out2, no);
     char what[200];
     snprintf(what, sizeof what,
              "conv N%lld C%lld %lldx%lld O%lld k%lldx%lld s%lld,%lld p%lld,%lld d%lld,%lld g%lld bias %d clamp %d",
@@ -88,15 +109,11 @@ static void run(ref_rng *rng, const coreai_conv2d_params *p, int with_bias)
     const int64_t ng = (int64_t)(coreai_conv2d_gemm_scratch_size(p) / sizeof(float));
     if (!coreai_conv2d_winograd(p))
         assert_int_equal(ng, ns);
-    float *gscratch = ref_alloc_f(ng + 16), *out3 = ref_alloc_f(no);
-    for (int64_t i = 0; i < ng + 16; ++i)
-        gscratch[i] = -777.0f;
-    for (int64_t i = 0; i < no; ++i)
-        out3[i] = NAN;
+    float *gscratch = guarded(ng, -777.0f), *out3 = guarded(no, NAN);
     assert_int_equal(coreai_conv2d_gemm_f32(p, x, w, with_bias ? b : NULL, out3, ng > 0 ? gscratch : NULL),
                      COREAI_STATUS_OK);
-    for (int64_t i = ng; i < ng + 16; ++i)
-        assert_true(gscratch[i] == -777.0f);
+    guard_intact(gscratch, ng);
+    guard_intact(out3, no);
     ref_check(out3, want, no, 2e-5, what);
     free(gscratch);
     free(out3);
@@ -108,35 +125,17 @@ static void run(ref_rng *rng, const coreai_conv2d_params *p, int with_bias)
          * transforms scale by up to 8 and 1/24: 2.7e-6 of it measured on
          * 16 channels, where F(2x2) gave 1e-7. */
         const double tol = coreai_conv2d_winograd(p) == 4 ? 5e-6 : 1e-6;
-        for (int64_t i = 0; i < no; ++i)
-            if (!(fabs(out2[i] - want[i]) <= tol * fmax(1.0, mag[i]))) {
-                print_error("%s (winograd): element %lld: got %.9g, want %.9g (sum |terms| %g)\n", what,
-                            (long long)i, (double)out2[i], want[i], mag[i]);
-                fail();
-            }
+        check_winograd(out2, want, mag, no, tol, what, "winograd");
         /* on U made by the test (winograd_ref.h), with the smaller scratch
          * of V and M only, exactly sized and guarded */
         float *u = ref_winograd_u(p, w);
         const int64_t nv = (int64_t)(coreai_conv2d_winograd_scratch_size(p) / sizeof(float));
         assert_int_equal(nv + (int64_t)coreai_conv2d_winograd_u_floats(p), ns);
-        float *vm = ref_alloc_f(nv + 16), *out4 = ref_alloc_f(no + 16);
-        for (int64_t i = 0; i < nv + 16; ++i)
-            vm[i] = -777.0f;
-        for (int64_t i = 0; i < no; ++i)
-            out4[i] = NAN;
-        for (int64_t i = no; i < no + 16; ++i)
-            out4[i] = -777.0f;
+        float *vm = guarded(nv, -777.0f), *out4 = guarded(no, NAN);
         assert_int_equal(coreai_conv2d_winograd_f32(p, x, u, with_bias ? b : NULL, out4, vm), COREAI_STATUS_OK);
-        for (int64_t i = nv; i < nv + 16; ++i)
-            assert_true(vm[i] == -777.0f);
-        for (int64_t i = no; i < no + 16; ++i)
-            assert_true(out4[i] == -777.0f);
-        for (int64_t i = 0; i < no; ++i)
-            if (!(fabs(out4[i] - want[i]) <= tol * fmax(1.0, mag[i]))) {
-                print_error("%s (winograd, U given): element %lld: got %.9g, want %.9g (sum |terms| %g)\n", what,
-                            (long long)i, (double)out4[i], want[i], mag[i]);
-                fail();
-            }
+        guard_intact(vm, nv);
+        guard_intact(out4, no);
+        check_winograd(out4, want, mag, no, tol, what, "winograd, U given");
         free(u);
         free(vm);
         free(out4);
@@ -645,6 +644,47 @@ static void test_winograd(void **state)
     }
 }
 
+/* coreai_conv2d_winograd_u_make (coreai-gen's U) against the test's own U
+ * (winograd_ref.h): both sum in double, in other orders, so they may round
+ * apart by an f32 ulp past the double error of the sum of |terms|; the
+ * padding after each patch position is zero. */
+static void test_winograd_u_make(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(1014);
+    static const coreai_conv2d_params shapes[] = {
+        {1, 24, 28, 28, 40, 3, 3, 28, 28, 1, 1, 1, 1, 1, 1, 1, 0, 0.0f, 0.0f}, /* F(4x4) */
+        {1, 17, 14, 14, 19, 3, 3, 14, 14, 1, 1, 1, 1, 1, 1, 1, 0, 0.0f, 0.0f}, /* F(2x2) */
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i) {
+        const coreai_conv2d_params *p = &shapes[i];
+        const int m = coreai_conv2d_winograd(p);
+        assert_int_equal(m, i == 0 ? 4 : 2);
+        const int64_t nw = p->out_channels * p->in_channels * 9, nu = (int64_t)coreai_conv2d_winograd_u_floats(p);
+        float *w = ref_alloc_f(nw), *got = ref_alloc_f(nu);
+        ref_fill(&rng, w, nw, -1, 1);
+        for (int64_t k = 0; k < nu; ++k)
+            got[k] = NAN;
+        coreai_conv2d_winograd_u_make(p, w, got);
+        float *want = ref_winograd_u(p, w);
+        int64_t values = 0;
+        for (int64_t k = 0; k < nu; ++k) {
+            if (isnan(want[k])) { /* padding */
+                assert_true(got[k] == 0.0f);
+                continue;
+            }
+            ++values;
+            /* sum |terms| <= 9 max|G|^2 max|g| = 9 */
+            assert_true(fabs((double)got[k] - want[k]) <= (double)nextafterf(fabsf(want[k]), INFINITY) -
+                                                               fabs((double)want[k]) + 9 * 1e-15);
+        }
+        assert_int_equal(values, (m + 2) * (m + 2) * p->out_channels * p->in_channels);
+        free(w);
+        free(got);
+        free(want);
+    }
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -712,7 +752,8 @@ int main(void)
         cmocka_unit_test(test_depthwise), cmocka_unit_test(test_depthwise_rows),
         cmocka_unit_test(test_gemm_tails), cmocka_unit_test(test_clamp), cmocka_unit_test(test_pointwise_tiles),
         cmocka_unit_test(test_pointwise_and_rows), cmocka_unit_test(test_edges),
-        cmocka_unit_test(test_winograd), cmocka_unit_test(test_winograd_chunks), cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_winograd), cmocka_unit_test(test_winograd_chunks), cmocka_unit_test(test_winograd_u_make),
+        cmocka_unit_test(test_errors),
     };
     return COREAI_RUN_EVERY_ISA(tests);
 }

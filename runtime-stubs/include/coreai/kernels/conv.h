@@ -171,6 +171,37 @@ static inline double coreai_conv2d_winograd_g(int m, int r, int k)
     return m == 4 ? g4[r][k] : g2[r][k];
 }
 
+/* U of weight [out][in][3][3] for layer p (coreai_conv2d_winograd(p) != 0)
+ * into u (coreai_conv2d_winograd_u_floats(p) floats, the padding after each
+ * patch position zeroed): each value G g G^T summed in double and rounded
+ * once, what coreai-gen writes into the weights (it compiles this without
+ * fused multiply-adds, so its bits do not depend on the build host). For a
+ * caller of coreai_conv2d_winograd_f32 with a weight of its own. */
+static inline void coreai_conv2d_winograd_u_make(const coreai_conv2d_params *p, const float *weight, float *u)
+{
+    const int m = coreai_conv2d_winograd(p), a = m + 2;
+    const int64_t in = p->in_channels, us = COREAI_CONV2D_WINO_USTRIDE(p->out_channels, in);
+    for (int xi = 0; xi < a * a; ++xi)
+        for (int64_t i = p->out_channels * in; i < us; ++i)
+            u[xi * us + i] = 0.0f;
+    for (int64_t o = 0; o < p->out_channels; ++o)
+        for (int64_t c = 0; c < in; ++c) {
+            const float *g = weight + (o * in + c) * 9;
+            for (int r = 0; r < a; ++r) {
+                /* row r of G g, then U's row r: (G g) G^T */
+                double h[3];
+                for (int l = 0; l < 3; ++l)
+                    h[l] = coreai_conv2d_winograd_g(m, r, 0) * (double)g[l] +
+                           coreai_conv2d_winograd_g(m, r, 1) * (double)g[3 + l] +
+                           coreai_conv2d_winograd_g(m, r, 2) * (double)g[6 + l];
+                for (int s = 0; s < a; ++s)
+                    u[coreai_conv2d_winograd_u_pos(p, r * a + s, o, c)] =
+                        (float)(h[0] * coreai_conv2d_winograd_g(m, s, 0) + h[1] * coreai_conv2d_winograd_g(m, s, 1) +
+                                h[2] * coreai_conv2d_winograd_g(m, s, 2));
+            }
+        }
+}
+
 /* V [xi][panels][in][16] (panels COREAI_CONV2D_WINO_PANEL apart) and
  * M [xi][out][tiles of a block]: the scratch beside U. */
 static inline size_t coreai_conv2d_winograd_vm_floats(const coreai_conv2d_params *p)
