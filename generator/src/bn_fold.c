@@ -21,23 +21,7 @@ static bool f32_const(const cg_value *v, int64_t n)
 /* The same, read by one op alone: the fold may rewrite its bytes. */
 static bool own_f32_const(const cg_value *v, int64_t n) { return f32_const(v, n) && v->n_uses == 1; }
 
-static double load_f32(const cg_value *v, int64_t i)
-{
-    const uint8_t *p = v->data + 4 * i;
-    const uint32_t bits = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-    float f;
-    memcpy(&f, &bits, 4);
-    return f;
-}
-
-static void store_f32(uint8_t *p, double v)
-{
-    const float f = (float)v;
-    uint32_t bits;
-    memcpy(&bits, &f, 4);
-    for (int b = 0; b < 4; b++)
-        p[b] = (uint8_t)(bits >> (8 * b));
-}
+static double load_f32(const cg_value *v, int64_t i) { return cg_f32_element(v->data, i); }
 
 /* The names a batch_norm composite's operands must have, in order. */
 static bool is_batch_norm(const cg_op *op)
@@ -114,9 +98,9 @@ static bool fold(cg_module *m, cg_graph *g, size_t at, cg_op *conv)
     for (int64_t c = 0; c < o; c++) {
         const double s = load_f32(gamma, c) / sqrt(load_f32(var, c) + eps);
         for (int64_t i = 0; i < per; i++)
-            store_f32(wd + 4 * (c * per + i), load_f32(w, c * per + i) * s);
+            cg_f32_set(wd, c * per + i, (float)(load_f32(w, c * per + i) * s));
         const double b = conv->n_operands == 3 ? load_f32(conv->operands[2], c) : 0.0;
-        store_f32(bd + 4 * c, (b - load_f32(mean, c)) * s + load_f32(beta, c));
+        cg_f32_set(bd, c, (float)((b - load_f32(mean, c)) * s + load_f32(beta, c)));
     }
     w->data = wd;
     bias->data = bd;

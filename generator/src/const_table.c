@@ -263,7 +263,11 @@ bool cg_const_entry_fill(const cg_const_entry *e, uint8_t *dst)
         return true;
     }
     if (e->layout == CG_CONST_WINO2 || e->layout == CG_CONST_WINO4) {
-        return cg_pack_winograd_fill(v, e->layout == CG_CONST_WINO4 ? 4 : 2, dst);
+        if (!cg_pack_winograd_fill(v, e->layout == CG_CONST_WINO4 ? 4 : 2, dst))
+            return false;
+        for (int64_t i = 0; i < e->count; i++) /* one NaN, as the other forms' */
+            element(dst + (size_t)i * 4, CG_DTYPE_F32, dst + (size_t)i * 4, 4);
+        return true;
     }
     const cg_pack_kind kind = e->layout == CG_CONST_PACKED_KN ? CG_PACK_KN : CG_PACK_NK;
     const int64_t total = cg_pack_floats(v, kind);

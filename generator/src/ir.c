@@ -99,6 +99,23 @@ int64_t cg_int_element(cg_dtype dtype, const uint8_t *data, int64_t i)
     return v;
 }
 
+float cg_f32_element(const uint8_t *data, int64_t i)
+{
+    const uint8_t *p = data + 4 * i;
+    const uint32_t bits = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+void cg_f32_set(uint8_t *data, int64_t i, float v)
+{
+    uint32_t bits;
+    memcpy(&bits, &v, 4);
+    for (int b = 0; b < 4; b++)
+        data[4 * i + b] = (uint8_t)(bits >> (8 * b));
+}
+
 /* The loader rejects shapes whose byte size does not fit in int64, so the
  * products below cannot overflow for a loaded module. */
 int64_t cg_type_numel(const cg_type *type)

@@ -217,6 +217,10 @@ size_t cg_type_bytes(const cg_type *type);
 /* element i of packed / byte-sized integer data (i8, u8 and the sub-byte
  * dtypes), sign-extended for signed dtypes */
 int64_t cg_int_element(cg_dtype dtype, const uint8_t *data, int64_t i);
+/* element i of little-endian f32 data (the model's byte order, whatever
+ * the host's), and the same written */
+float cg_f32_element(const uint8_t *data, int64_t i);
+void cg_f32_set(uint8_t *data, int64_t i, float v);
 bool cg_type_equal(const cg_type *a, const cg_type *b);
 /* Whether any dimension of the type is symbolic. */
 bool cg_type_is_dynamic(const cg_type *type);

@@ -116,21 +116,11 @@ bool cg_pack_winograd_fill(const cg_value *w, int m, uint8_t *dst)
     float *g = talloc_array(NULL, float, (size_t)(nw + nu));
     if (g == NULL)
         return false;
-    for (int64_t i = 0; i < nw; i++) {
-        const uint8_t *b = w->data + (size_t)i * 4;
-        const uint32_t bits = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-        memcpy(&g[i], &bits, 4);
-    }
-    float *u = g + nw;
-    coreai_conv2d_winograd_u_make(&p, g, u);
-    for (int64_t i = 0; i < nu; i++) {
-        uint32_t bits;
-        memcpy(&bits, &u[i], 4);
-        if ((bits & 0x7f800000u) == 0x7f800000u && (bits & 0x7fffffu) != 0)
-            bits = 0x7fc00000u; /* one NaN, as the weights' own */
-        for (int k = 0; k < 4; k++)
-            dst[(size_t)i * 4 + (size_t)k] = (uint8_t)(bits >> (8 * k));
-    }
+    for (int64_t i = 0; i < nw; i++)
+        g[i] = cg_f32_element(w->data, i);
+    coreai_conv2d_winograd_u_make(&p, g, g + nw);
+    for (int64_t i = 0; i < nu; i++)
+        cg_f32_set(dst, i, g[nw + i]);
     talloc_free(g);
     return true;
 }

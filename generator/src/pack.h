@@ -93,7 +93,8 @@ int64_t cg_pack_winograd_floats(const cg_value *w, int m);
 
 /* U of weight constant w for tile m into dst (cg_pack_winograd_floats
  * floats, little-endian f32): coreai_conv2d_winograd_u_make's, the same
- * bits on every host; false when out of memory. */
+ * bits on every host (NaNs as they come: the constant table makes them
+ * quiet); false when out of memory. */
 bool cg_pack_winograd_fill(const cg_value *w, int m, uint8_t *dst);
 
 /* Bytes of workspace scratch op's kernel call needs (a product with a

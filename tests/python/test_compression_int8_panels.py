@@ -19,13 +19,11 @@ import hashlib
 import re
 import struct
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
 from weights_dump import SIZES, external_bytes, linked_arrays, linked_bytes
 
-REPO = Path(__file__).resolve().parents[2]
 OUT, IN, BLOCK, NR = 20, 64, 32, 16
 BLOCKS = IN // BLOCK
 SNAN, QNAN = 0x7F800001, 0x7FC00000

@@ -77,7 +77,8 @@ coreai_status coreai_conv2d_f32(const coreai_conv2d_params *params, const float 
  * input channel instead of 9 m^2. F(2x2, 3x3) (m = 2, 16 instead of 36)
  * or F(4x4, 3x3) (m = 4, 36 instead of 144): the larger tile costs a
  * transformed weight of 36 / 9 of the weight instead of 16 / 9, written
- * on every call, so it runs where its saved multiplies outweigh that
+ * on every call or (coreai_conv2d_winograd_f32) read from the weights, so
+ * it runs where its saved multiplies outweigh that
  * (coreai_conv2d_winograd). In and out channels from
  * COREAI_CONV2D_WINO_MIN_CH to COREAI_CONV2D_WINO_MAX_CH, out_w at most
  * 2 * COREAI_CONV2D_WINO_MAX_TW (a tile row's buffers, about 17 KiB of
@@ -244,12 +245,13 @@ coreai_status coreai_conv2d_ws_f32(const coreai_conv2d_params *params, const flo
 /*
  * A layer coreai_conv2d_winograd accepts, on its weight already transformed
  * (what coreai-gen writes into the weights at generation time, so that no
- * call transforms it: 7% of resnet18's time on Zen 4): u holds
+ * call transforms it and the workspace holds no U): u holds
  * coreai_conv2d_winograd_u_floats(params) floats, U_xi[o][c] at
- * coreai_conv2d_winograd_u_pos, each the f32 nearest (G g_oc G^T)[xi]
- * (coreai_conv2d_winograd_g) or any rounding of it; scratch holds
- * coreai_conv2d_winograd_scratch_size(params) bytes (V and M only). The
- * result is coreai_conv2d_ws_f32's on the same U, for any thread count.
+ * coreai_conv2d_winograd_u_pos, (G g_oc G^T)[xi] in f32 (G:
+ * coreai_conv2d_winograd_g; coreai_conv2d_winograd_u_make makes it);
+ * scratch holds coreai_conv2d_winograd_scratch_size(params) bytes (V and
+ * M only). The result is coreai_conv2d_ws_f32's on the same U, for any
+ * thread count.
  * COREAI_STATUS_INVALID_ARGUMENT for a layer that is not Winograd's or a
  * NULL pointer (bias may be NULL).
  */
