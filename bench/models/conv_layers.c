@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include "coreai/kernels/conv.h"
+#include "coreai/kernels/matmul.h"
 #include "coreai/runtime.h"
 #include "coreai_runner.h"
 
@@ -38,7 +39,8 @@
 typedef struct layer {
     coreai_conv2d_params p;
     float *x, *w, *b, *y;
-    float *u; /* the Winograd weight, or NULL */
+    float *u;  /* the Winograd weight, or NULL */
+    float *wp; /* the packed weight (coreai_conv2d_panels), or NULL */
     double best;
 } layer;
 
@@ -120,11 +122,15 @@ static float *winograd_u(const coreai_conv2d_params *p, const float *w)
 int main(int argc, char **argv)
 {
     long rounds = 20, threads = 1;
-    int pregen = 1;
+    int pregen = 1, panels = 1;
     for (int i = 1; i < argc; ++i) {
         char *end = NULL;
         if (strcmp(argv[i], "--no-winograd-weights") == 0) {
             pregen = 0;
+            continue;
+        }
+        if (strcmp(argv[i], "--no-panels") == 0) {
+            panels = 0;
             continue;
         }
         if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
@@ -134,7 +140,7 @@ int main(int argc, char **argv)
             errno = 0;
             threads = strtol(argv[++i], &end, 10);
         } else {
-            fprintf(stderr, "usage: %s [--rounds N] [--threads N] [--no-winograd-weights] < layers.txt\n", argv[0]);
+            fprintf(stderr, "usage: %s [--rounds N] [--threads N] [--no-winograd-weights] [--no-panels] < layers.txt\n", argv[0]);
             return 2;
         }
         if (errno != 0 || end == NULL || *end != '\0' || rounds < 1 || threads < 1 || threads > 256) {
@@ -176,8 +182,17 @@ int main(int argc, char **argv)
                 return 1;
             }
         }
-        const size_t s = l->u != NULL ? coreai_conv2d_winograd_scratch_size(&l->p)
-                                       : coreai_conv2d_f32_scratch_size(&l->p);
+        if (panels && coreai_conv2d_panels(&l->p)) {
+            const int64_t k = l->p.in_channels * l->p.kernel_h * l->p.kernel_w;
+            l->wp = malloc(coreai_conv2d_panels_w_floats(&l->p) * sizeof(float));
+            if (l->wp == NULL || coreai_pack_b_f32(k, l->p.out_channels, 1, l->w, l->wp) != COREAI_STATUS_OK) {
+                fprintf(stderr, "out of memory\n");
+                return 1;
+            }
+        }
+        const size_t s = l->u != NULL    ? coreai_conv2d_winograd_scratch_size(&l->p)
+                         : l->wp != NULL ? coreai_conv2d_panels_scratch_size(&l->p)
+                                         : coreai_conv2d_f32_scratch_size(&l->p);
         ns = s > ns ? s : ns;
     }
     void *scratch = ns > 0 ? aligned_alloc(64, (ns + 63) / 64 * 64) : NULL;
@@ -190,8 +205,10 @@ int main(int argc, char **argv)
         for (int i = 0; i < n; ++i) {
             layer *l = &layers[i];
             const double t0 = now_us();
-            const coreai_status st = l->u != NULL ? coreai_conv2d_winograd_f32(&l->p, l->x, l->u, l->b, l->y, scratch)
-                                                   : coreai_conv2d_ws_f32(&l->p, l->x, l->w, l->b, l->y, scratch);
+            const coreai_status st =
+                l->u != NULL    ? coreai_conv2d_winograd_f32(&l->p, l->x, l->u, l->b, l->y, scratch)
+                : l->wp != NULL ? coreai_conv2d_panels_f32(&l->p, l->x, l->wp, l->b, l->y, scratch)
+                                : coreai_conv2d_ws_f32(&l->p, l->x, l->w, l->b, l->y, scratch);
             if (st != COREAI_STATUS_OK) {
                 fprintf(stderr, "layer %d: the kernel refused its parameters\n", i);
                 return 1;

@@ -25,8 +25,14 @@ static void store_le(uint8_t *p, uint64_t v, size_t n)
 
 static char *symbol(void *mem, const char *prefix, size_t graph, size_t index, cg_const_layout layout)
 {
-    static const char *const suffix[] = {"", "_packed_kn", "_packed_nk", "_q8a", "_q8a_scale", "_wino2", "_wino4"};
+    static const char *const suffix[] = {"", "_packed_kn", "_packed_nk", "_q8a", "_q8a_scale", "_wino2", "_wino4", "_packed_conv"};
     return talloc_asprintf(mem, "%s_g%zu_c%zu%s", prefix, graph, index, suffix[layout]);
+}
+
+/* The packing of a packed layout. */
+static cg_pack_kind pack_kind_of(cg_const_layout layout)
+{
+    return layout == CG_CONST_PACKED_KN ? CG_PACK_KN : layout == CG_CONST_PACKED_CONV ? CG_PACK_CONV : CG_PACK_NK;
 }
 
 /* Elements of a constant's array: its bytes when packed (sub-byte dtypes
@@ -90,10 +96,10 @@ cg_const_table *cg_const_table_build(void *mem_ctx, const cg_program_plan *plan,
             t->data_bytes += cg_plan_const_bytes(gp, c);
             static const unsigned want[] = {CG_CONST_FORM_KN,          CG_CONST_FORM_NK,    CG_CONST_FORM_Q8A_WEIGHT,
                                             CG_CONST_FORM_Q8A_SCALE,   CG_CONST_FORM_WINO2, CG_CONST_FORM_WINO4,
-                                            CG_CONST_FORM_PLAIN};
+                                            CG_CONST_FORM_CONV,        CG_CONST_FORM_PLAIN};
             static const cg_const_layout layouts[] = {CG_CONST_PACKED_KN, CG_CONST_PACKED_NK, CG_CONST_Q8A_WEIGHT,
                                                       CG_CONST_Q8A_SCALE, CG_CONST_WINO2,     CG_CONST_WINO4,
-                                                      CG_CONST_PLAIN};
+                                                      CG_CONST_PACKED_CONV, CG_CONST_PLAIN};
             _Static_assert(sizeof want / sizeof want[0] == sizeof layouts / sizeof layouts[0], "a layout per form");
             for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
                 if (!(forms & want[k]))
@@ -125,7 +131,7 @@ cg_const_table *cg_const_table_build(void *mem_ctx, const cg_program_plan *plan,
                     e->pack_k = v->type.dims[1];
                     e->pack_n = v->type.dims[0];
                 } else {
-                    const cg_pack_kind kind = layouts[k] == CG_CONST_PACKED_KN ? CG_PACK_KN : CG_PACK_NK;
+                    const cg_pack_kind kind = pack_kind_of(layouts[k]);
                     e->dtype = CG_DTYPE_F32;
                     e->count = cg_pack_floats(v, kind);
                     cg_pack_dims(v, kind, &e->pack_k, &e->pack_n, &e->pack_matrices);
@@ -269,7 +275,7 @@ bool cg_const_entry_fill(const cg_const_entry *e, uint8_t *dst)
             element(dst + (size_t)i * 4, CG_DTYPE_F32, dst + (size_t)i * 4, 4);
         return true;
     }
-    const cg_pack_kind kind = e->layout == CG_CONST_PACKED_KN ? CG_PACK_KN : CG_PACK_NK;
+    const cg_pack_kind kind = pack_kind_of(e->layout);
     const int64_t total = cg_pack_floats(v, kind);
     for (int64_t i = 0; i < total; i++) {
         const int64_t src = cg_pack_source_index(v, kind, i);

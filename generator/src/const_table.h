@@ -32,12 +32,14 @@ typedef enum cg_const_layout {
     CG_CONST_Q8A_WEIGHT, /* u8: the integers of an [out][in] data in the kernels' panels */
     CG_CONST_Q8A_SCALE,  /* f32: its scales in those panels (qlinear.h) */
     CG_CONST_WINO2,      /* f32: a 3 x 3 conv weight transformed for Winograd F(2x2, 3x3) */
-    CG_CONST_WINO4       /* or F(4x4, 3x3) (pack.h's cg_pack_winograd) */
+    CG_CONST_WINO4,      /* or F(4x4, 3x3) (pack.h's cg_pack_winograd) */
+    CG_CONST_PACKED_CONV /* f32 panels of a conv weight read as one B transposed (pack.h) */
 } cg_const_layout;
 
 typedef struct cg_const_entry {
     const char *symbol;       /* PREFIX_gG_cC, with _packed_kn / _packed_nk when packed, _q8a /
-                                 _q8a_scale in the q8a panels, _wino2 / _wino4 for Winograd;
+                                 _q8a_scale in the q8a panels, _wino2 / _wino4 for Winograd,
+                                 _packed_conv for a conv weight's panels;
                                  PREFIX_sI_init */
     const cg_graph_plan *gp;  /* the graph holding the constant; NULL for a state's initial value */
     size_t const_index;       /* its index in gp->graph->consts (in the state list without gp) */

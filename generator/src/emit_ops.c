@@ -619,6 +619,13 @@ static void emit_conv2d(cg_emitter *em, size_t index, const cg_op *op)
                      cg_emit_ref(em, op->results[0]), gemm_scratch(em, index, op));
         return;
     }
+    if (cg_pack_conv_panels(op)) {
+        /* on the weight packed at generation time (pack.h) */
+        cg_emit_call(em, "coreai_conv2d_panels_f32", pname(em, index), "coreai_conv2d_params", conv, 5,
+                     cg_emit_ref(em, op->operands[0]), cg_emit_form_ref(em, op->operands[1], CG_CONST_PACKED_CONV),
+                     bias, cg_emit_ref(em, op->results[0]), gemm_scratch(em, index, op));
+        return;
+    }
     cg_emit_call(em, "coreai_conv2d_ws_f32", pname(em, index), "coreai_conv2d_params", conv, 5,
                  cg_emit_ref(em, op->operands[0]), cg_emit_ref(em, op->operands[1]), bias,
                  cg_emit_ref(em, op->results[0]), gemm_scratch(em, index, op));

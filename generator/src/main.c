@@ -32,6 +32,7 @@ enum { EXIT_OK = 0, EXIT_INVALID = 1, EXIT_USAGE = 2 };
 static const char usage_text[] =
     "usage: coreai-gen generate MODEL -o DIR [--prefix NAME] [--no-composite-kernels]\n"
     "                           [--no-fuse] [--int8-activations] [--no-winograd-weights]\n"
+    "                           [--no-conv-panels]\n"
     "                           [--depfile FILE] [--stamp FILE] [--stats]\n"
     "                           [--weights-format incbin|c|external] [--weights-section NAME]\n"
     "                           [--weights-align N] [--weights-chunk-size BYTES]\n"
@@ -59,6 +60,10 @@ static const char usage_text[] =
     "                            it transformed from the weights (the default: 16/9 or 36/9 of\n"
     "                            those weights' bytes in the image, none of them in RAM, and\n"
     "                            no transform at inference; docs/runtime-kernels.md)\n"
+    "  --no-conv-panels          convolutions on small maps (at most 256 output pixels, 64 or\n"
+    "                            more output channels, one group, not 1x1) read their weight as\n"
+    "                            stored, instead of packed for the GEMM at generation time (the\n"
+    "                            default: the weight's floats, padded to 16 output channels)\n"
     "  --depfile FILE            also write a Makefile-syntax dependency file (target: the stamp\n"
     "                            if given, else DIR/NAME.c)\n"
     "  --stamp FILE              rewrite FILE on every successful run (a build-system timestamp)\n"
@@ -223,6 +228,8 @@ static int parse_args(int argc, char **argv, cli *c)
             cg_qlinear_set_int8_activations(true);
         } else if (!strcmp(a, "--no-winograd-weights")) {
             cg_pack_set_winograd_weights(false);
+        } else if (!strcmp(a, "--no-conv-panels")) {
+            cg_pack_set_conv_panels(false);
         } else if (!strcmp(a, "--no-fuse")) {
             c->fuse = false;
         } else if (!strcmp(a, "--stats")) {

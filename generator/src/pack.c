@@ -35,6 +35,12 @@ cg_pack_kind cg_pack_operand_kind(const cg_op *op)
 void cg_pack_dims(const cg_value *c, cg_pack_kind kind, int64_t *k, int64_t *n, int64_t *count)
 {
     const cg_type *t = &c->type;
+    if (kind == CG_PACK_CONV) {
+        *n = t->dims[0];
+        *k = t->dims[0] > 0 ? cg_type_numel(t) / t->dims[0] : 0;
+        *count = 1;
+        return;
+    }
     int64_t rows = t->dims[t->rank - 2], cols = t->dims[t->rank - 1];
     *k = kind == CG_PACK_NK ? cols : rows;
     *n = kind == CG_PACK_NK ? rows : cols;
@@ -63,32 +69,47 @@ int64_t cg_pack_source_index(const cg_value *c, cg_pack_kind kind, int64_t i)
     if (j >= n)
         return -1;
     /* B(p, j) in the stored matrix */
-    return mat * k * n + (kind == CG_PACK_NK ? j * k + p : p * n + j);
+    return mat * k * n + (kind == CG_PACK_KN ? p * n + j : j * k + p);
 }
 
 _Static_assert(CG_CONST_FORM_PLAIN == 1u << CG_USE_PLAIN && CG_CONST_FORM_KN == 1u << CG_USE_KN &&
                    CG_CONST_FORM_NK == 1u << CG_USE_NK && CG_CONST_FORM_Q8A_WEIGHT == 1u << CG_USE_Q8A_WEIGHT &&
                    CG_CONST_FORM_Q8A_SCALE == 1u << CG_USE_Q8A_SCALE && CG_CONST_FORM_WINO2 == 1u << CG_USE_WINO2 &&
-                   CG_CONST_FORM_WINO4 == 1u << CG_USE_WINO4,
+                   CG_CONST_FORM_WINO4 == 1u << CG_USE_WINO4 && CG_CONST_FORM_CONV == 1u << CG_USE_CONV,
                "a use's form bit is 1 << the use");
 
-static bool winograd_weights = true;
+static bool winograd_weights = true, conv_panels = true;
 
 void cg_pack_set_winograd_weights(bool on) { winograd_weights = on; }
+void cg_pack_set_conv_panels(bool on) { conv_panels = on; }
 
-int cg_pack_winograd(const cg_op *op)
+/* op is a coreai.conv2d on an f32 constant weight, not compressed, f32 in
+ * and out: the layers whose weight coreai-gen may prepare (*p: its
+ * parameters). */
+static bool conv_on_const_weight(const cg_op *op, coreai_conv2d_params *p)
 {
-    if (!winograd_weights || !kind_is(op, "coreai.conv2d") || op->n_operands < 2 || op->n_results != 1)
-        return 0;
+    if (!kind_is(op, "coreai.conv2d") || op->n_operands < 2 || op->n_results != 1)
+        return false;
     const cg_value *w = op->operands[1];
     cg_qlinear q;
     if (w->kind != CG_VALUE_CONST || w->type.dtype != CG_DTYPE_F32 || w->type.rank != 4 ||
         op->operands[0]->type.dtype != CG_DTYPE_F32 || op->results[0]->type.dtype != CG_DTYPE_F32 ||
         cg_qconv_match(op, &q))
-        return 0;
+        return false;
+    cg_conv2d_params(op, p);
+    return true;
+}
+
+int cg_pack_winograd(const cg_op *op)
+{
     coreai_conv2d_params p;
-    cg_conv2d_params(op, &p);
-    return coreai_conv2d_winograd(&p);
+    return winograd_weights && conv_on_const_weight(op, &p) ? coreai_conv2d_winograd(&p) : 0;
+}
+
+bool cg_pack_conv_panels(const cg_op *op)
+{
+    coreai_conv2d_params p;
+    return conv_panels && conv_on_const_weight(op, &p) && coreai_conv2d_panels(&p);
 }
 
 /* The layer params U's layout depends on: out and in channels, and the
@@ -136,6 +157,8 @@ cg_const_use cg_pack_operand_use(const cg_op *op, size_t o, bool itself)
         const int m = cg_pack_winograd(op);
         if (m != 0)
             return m == 4 ? CG_USE_WINO4 : CG_USE_WINO2;
+        if (cg_pack_conv_panels(op))
+            return CG_USE_CONV;
     }
     const cg_pack_kind kind = o == 1 ? cg_pack_operand_kind(op) : CG_PACK_NONE;
     return kind == CG_PACK_KN ? CG_USE_KN : kind == CG_PACK_NK ? CG_USE_NK : CG_USE_PLAIN;
@@ -219,6 +242,8 @@ uint64_t cg_op_gemm_scratch_bytes(const cg_op *op)
         cg_conv2d_params(op, &p);
         if (cg_pack_winograd(op))
             return (uint64_t)coreai_conv2d_winograd_scratch_size(&p); /* U is in the weights */
+        if (cg_pack_conv_panels(op))
+            return (uint64_t)coreai_conv2d_panels_scratch_size(&p);
         /* a compressed weight runs the implicit GEMM only (never Winograd,
          * whose scratch would hold the whole weight in f32) */
         return (uint64_t)(cg_qconv_match(op, &q) ? coreai_conv2d_gemm_scratch_size(&p)

@@ -32,7 +32,9 @@
 typedef enum cg_pack_kind {
     CG_PACK_NONE = 0,
     CG_PACK_KN, /* the constant's matrices are B as stored (k rows of n) */
-    CG_PACK_NK  /* they are B transposed (n rows of k): a [out][in] weight */
+    CG_PACK_NK, /* they are B transposed (n rows of k): a [out][in] weight */
+    CG_PACK_CONV /* a conv weight [out][in][kh][kw] as one B transposed: n = out,
+                    k = in * kh * kw (cg_pack_conv_panels) */
 } cg_pack_kind;
 
 /* How op reads its operand 1 packed: CG_PACK_NONE unless op is a
@@ -58,7 +60,8 @@ typedef enum cg_const_use {
     CG_USE_Q8A_WEIGHT, /* in the kernels' panels: its data, its scale (qlinear.h) */
     CG_USE_Q8A_SCALE,
     CG_USE_WINO2,      /* a 3 x 3 weight transformed for Winograd F(2x2, 3x3) or */
-    CG_USE_WINO4       /* F(4x4, 3x3) (cg_pack_winograd) */
+    CG_USE_WINO4,      /* F(4x4, 3x3) (cg_pack_winograd) */
+    CG_USE_CONV        /* a conv weight packed as a linear's (cg_pack_conv_panels) */
 } cg_const_use;
 
 /* The form operand o of op reads; `itself`: the operand is the constant,
@@ -86,6 +89,17 @@ unsigned cg_pack_const_uses(const cg_graph *g, const cg_value *c, cg_pack_root_f
  */
 int cg_pack_winograd(const cg_op *op);
 void cg_pack_set_winograd_weights(bool on);
+
+/*
+ * Whether a coreai.conv2d runs coreai_conv2d_panels_f32 (a small output
+ * map with many channels, coreai_conv2d_panels) on its weight packed here
+ * as B transposed (CG_USE_CONV: the weight's own floats, rounded up to 16
+ * output channels): an f32 weight that is itself a constant, not
+ * compressed, f32 in and out. cg_pack_set_conv_panels(false)
+ * (--no-conv-panels) turns it off: the call is coreai_conv2d_ws_f32.
+ */
+bool cg_pack_conv_panels(const cg_op *op);
+void cg_pack_set_conv_panels(bool on);
 
 /* Floats of weight constant w ([out][in][3][3]) transformed for tile m:
  * coreai_conv2d_winograd_u_floats. */

@@ -1064,5 +1064,7 @@ uint64_t cg_plan_const_bytes(const cg_graph_plan *gp, size_t const_index)
         bytes += (uint64_t)cg_pack_winograd_floats(c, 2) * sizeof(float);
     if (f & CG_CONST_FORM_WINO4)
         bytes += (uint64_t)cg_pack_winograd_floats(c, 4) * sizeof(float);
+    if (f & CG_CONST_FORM_CONV)
+        bytes += (uint64_t)cg_pack_floats(c, CG_PACK_CONV) * sizeof(float);
     return bytes;
 }

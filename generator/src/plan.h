@@ -128,7 +128,8 @@ enum {
     CG_CONST_FORM_Q8A_WEIGHT = 8,
     CG_CONST_FORM_Q8A_SCALE = 16,
     CG_CONST_FORM_WINO2 = 32, /* a conv weight transformed for Winograd (pack.h) */
-    CG_CONST_FORM_WINO4 = 64
+    CG_CONST_FORM_WINO4 = 64,
+    CG_CONST_FORM_CONV = 128 /* a conv weight packed as a linear's (pack.h) */
 };
 
 void cg_plan_const_forms(const cg_graph_plan *gp, size_t const_index, bool *plain, bool *kn, bool *nk);

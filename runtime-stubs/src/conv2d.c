@@ -591,6 +591,129 @@ static void conv_pack(const void *ctx, int64_t pc, int64_t kc, int64_t jc, int64
         conv_pack_any(c, pc, kc, jc, nc, dst, ps);
 }
 
+/* ---- small maps: pixels as rows, the packed weight as B ------------------ */
+
+/* Pixels conv_pack_a_t takes at a time (its offset table's rows). */
+#define CONV_A_T_ROWS 16
+
+/* Rows (pixels) [i0, i0 + rows) of im2col(x)^T, k = in * kh * kw wide,
+ * into dst (rows k apart), rows <= CONV_A_T_ROWS. Column (c, tap) of pixel
+ * i is input channel c at the offset of tap in its plane, the same for
+ * every channel: a table of the pixels' offsets (-1: in the padding) makes
+ * each element a lookup and a load, along the rows of dst (gathering each
+ * im2col row's few pixels through conv_row_gather and writing it down a
+ * column cost a sixth of a 512-channel 7 x 7 layer). */
+static void conv_pack_a_t(const conv_im2col *c, int64_t i0, int rows, int64_t k, float *dst)
+{
+    const coreai_conv2d_params *p = c->p;
+    const int64_t taps = p->kernel_h * p->kernel_w, plane = p->in_h * p->in_w;
+    if (taps > CONV_TAPS_MAX || plane > INT32_MAX) {
+        float t[CONV_A_T_ROWS];
+        conv_row q = conv_row_first(c, 0);
+        for (int64_t r = 0; r < k; ++r) {
+            conv_row_gather(c, &q, i0 / p->out_w, i0 % p->out_w, rows, t);
+            for (int i = 0; i < rows; ++i)
+                dst[i * k + r] = t[i];
+            if (r + 1 < k)
+                conv_row_next(c, &q);
+        }
+        return;
+    }
+    int32_t off[CONV_TAPS_MAX];
+    for (int i = 0; i < rows; ++i) {
+        const int64_t oh = (i0 + i) / p->out_w, ow = (i0 + i) % p->out_w;
+        int inside = 1;
+        for (int64_t kh = 0, t = 0; kh < p->kernel_h; ++kh)
+            for (int64_t kw = 0; kw < p->kernel_w; ++kw, ++t) {
+                const int64_t ih = oh * p->stride_h - p->pad_top + kh * p->dilation_h;
+                const int64_t iw = ow * p->stride_w - p->pad_left + kw * p->dilation_w;
+                const int in = ih >= 0 && ih < p->in_h && iw >= 0 && iw < p->in_w;
+                off[t] = in ? (int32_t)(ih * p->in_w + iw) : -1;
+                inside &= in;
+            }
+        /* channel by channel, the taps of a pixel inside the input without
+         * a test */
+        float *d = dst + i * k;
+        const float *xc = c->x;
+        for (int64_t r = 0; r < k; r += taps, xc += plane) {
+            if (inside) {
+                for (int64_t t = 0; t < taps; ++t)
+                    d[r + t] = xc[off[t]];
+            } else {
+                for (int64_t t = 0; t < taps; ++t)
+                    d[r + t] = off[t] >= 0 ? xc[off[t]] : 0.0f;
+            }
+        }
+    }
+}
+
+/* ct [pixel][out] -> out [out][pixel], 16 x 16 blocks (both sides' lines
+ * stay in L1 while a block moves). */
+static void conv_transpose_out(const float *restrict ct, int64_t npix, int64_t O, float *restrict out)
+{
+    for (int64_t j0 = 0; j0 < O; j0 += 16)
+        for (int64_t i0 = 0; i0 < npix; i0 += 16) {
+            const int64_t j1 = j0 + 16 < O ? j0 + 16 : O, i1 = i0 + 16 < npix ? i0 + 16 : npix;
+            for (int64_t j = j0; j < j1; ++j)
+                for (int64_t i = i0; i < i1; ++i)
+                    out[j * npix + i] = ct[i * O + j];
+        }
+}
+
+/* Pixels [lo, hi) of im2col(x)^T into their rows of the matrix. */
+typedef struct conv_a_t_job {
+    const conv_im2col *c;
+    float *at;
+    int64_t k;
+} conv_a_t_job;
+
+static void conv_a_t_range(void *arg, int64_t lo, int64_t hi)
+{
+    const conv_a_t_job *j = arg;
+    for (int64_t i = lo; i < hi; i += CONV_A_T_ROWS) {
+        const int rows = (int)(hi - i < CONV_A_T_ROWS ? hi - i : CONV_A_T_ROWS);
+        conv_pack_a_t(j->c, i, rows, j->k, j->at + i * j->k);
+    }
+}
+
+/* im2col(x)^T is made whole, [pixel][k] after the output in the scratch,
+ * before the GEMM, which copies its row panels from there: made inside the
+ * GEMM (an a_pack), every column part of a call on two threads made all
+ * of it again, and the 7 x 7 layers ran 1.36x faster on two threads
+ * instead of 1.9x. */
+static void conv_panels_run(const coreai_conv2d_params *p, const float *x, const float *wp, const float *bias,
+                            float *out, float *scratch)
+{
+    const int64_t k = p->in_channels * p->kernel_h * p->kernel_w, npix = p->out_h * p->out_w;
+    float *ct = scratch, *at = scratch + npix * p->out_channels;
+    for (int64_t n = 0; n < p->batch; ++n) {
+        conv_im2col ctx = {p, x + n * p->in_channels * p->in_h * p->in_w, {0}, {0}};
+        for (int64_t kw = 0; kw < p->kernel_w && kw < CONV_KW_CACHE; ++kw)
+            coreai_tap_range(p->in_w, p->out_w, p->stride_w, p->pad_left, kw * p->dilation_w, &ctx.lo[kw],
+                             &ctx.hi[kw]);
+        conv_a_t_job job = {&ctx, at, k};
+        /* a load and a store an element, counted as one multiply-add */
+        coreai_par_ranges(conv_a_t_range, &job, npix, CONV_A_T_ROWS, (double)k);
+        coreai_gemm_args a = {0};
+        a.m = npix;
+        a.n = p->out_channels;
+        a.k = k;
+        a.a = at;
+        a.a_rs = k;
+        a.a_cs = 1;
+        a.c = ct;
+        a.ldc = p->out_channels;
+        a.bias = bias;
+        a.epilogue = COREAI_EPILOGUE_NONE;
+        a.clamp = p->clamp;
+        a.clamp_lo = p->clamp_min;
+        a.clamp_hi = p->clamp_max;
+        a.max_parts = coreai_par_threads();
+        coreai_gemm_packed(&a, wp, 16 * k);
+        conv_transpose_out(ct, npix, p->out_channels, out + n * p->out_channels * npix);
+    }
+}
+
 /* weight: f32 [out][cg*kh*kw] (A as stored), or NULL and A from a_pack,
  * whose rows count from the first output channel of all groups. */
 static void conv_gemm(const coreai_conv2d_params *p, const float *x, const float *weight,
@@ -689,6 +812,16 @@ coreai_status coreai_conv2d_winograd_f32(const coreai_conv2d_params *params, con
         !conv_params_valid(params) || !coreai_conv2d_winograd(params))
         return COREAI_STATUS_INVALID_ARGUMENT;
     conv_winograd(params, x, NULL, u, bias, out, scratch);
+    return COREAI_STATUS_OK;
+}
+
+coreai_status coreai_conv2d_panels_f32(const coreai_conv2d_params *params, const float *x, const float *wp,
+                                       const float *bias, float *out, void *scratch)
+{
+    if (params == NULL || x == NULL || wp == NULL || out == NULL || scratch == NULL ||
+        !conv_params_valid(params) || !coreai_conv2d_panels(params))
+        return COREAI_STATUS_INVALID_ARGUMENT;
+    conv_panels_run(params, x, wp, bias, out, scratch);
     return COREAI_STATUS_OK;
 }
 

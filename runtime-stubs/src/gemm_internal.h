@@ -103,6 +103,11 @@ typedef struct coreai_gemm_args {
      * while it is in cache. */
     int clamp;
     float clamp_lo, clamp_hi;
+    /* 0, or at most this many column parts over the threads (coreai_gemm_packed):
+     * each part copies every row panel of A on its own, which a product
+     * with few rows and a long k repeats per part (a convolution's pixels
+     * as rows, coreai_conv2d_panels_f32) */
+    int64_t max_parts;
 } coreai_gemm_args;
 
 /* A fully connected layer's GEMM, out = x W^T: A = x (rows x in, row-major),

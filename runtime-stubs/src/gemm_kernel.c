@@ -805,6 +805,8 @@ static void gemm_plan(gemm_job *job, int64_t max_col_parts, int rows_ok)
     int64_t cols = (g->n + GEMM_SPLIT_N - 1) / GEMM_SPLIT_N;
     if (cols > max_col_parts)
         cols = max_col_parts;
+    if (g->max_parts > 0 && cols > g->max_parts)
+        cols = g->max_parts;
     if (cols >= threads) {
         job->parts = coreai_par_split(threads, cols, work, GEMM_SPLIT_MIN);
     } else if (rows_ok && g->m >= threads * GEMM_MR) {

@@ -139,6 +139,10 @@ static int isa_env_off(const char *name)
       (const coreai_conv2d_params *params, const float *x, const float *u, const float *bias,         \
        float *out, void *scratch),                                                                     \
       (params, x, u, bias, out, scratch))                                                              \
+    X(s, coreai_status, coreai_conv2d_panels_f32,                                                      \
+      (const coreai_conv2d_params *params, const float *x, const float *wp, const float *bias,        \
+       float *out, void *scratch),                                                                     \
+      (params, x, wp, bias, out, scratch))                                                             \
     X(s, coreai_status, coreai_conv2d_gemm_f32,                                                        \
       (const coreai_conv2d_params *params, const float *x, const float *weight, const float *bias,    \
        float *out, void *scratch),                                                                     \

@@ -53,6 +53,7 @@
 #define coreai_conv2d_f32 COREAI_ISA_NAME(coreai_conv2d_f32)
 #define coreai_conv2d_ws_f32 COREAI_ISA_NAME(coreai_conv2d_ws_f32)
 #define coreai_conv2d_winograd_f32 COREAI_ISA_NAME(coreai_conv2d_winograd_f32)
+#define coreai_conv2d_panels_f32 COREAI_ISA_NAME(coreai_conv2d_panels_f32)
 #define coreai_conv2d_gemm_f32 COREAI_ISA_NAME(coreai_conv2d_gemm_f32)
 #define coreai_conv2d_gemm_a COREAI_ISA_NAME(coreai_conv2d_gemm_a)
 /* conv_depthwise.c */

@@ -49,7 +49,9 @@ scratch (linear / matmul with a B that is not a constant, conv2d, rope)
 is what the runtime's size function returns for the op's parameters,
 which this script derives from the IR ("GEMM", conv.h, the rope contract;
 a Winograd layer on a constant f32 weight reads that weight transformed
-from the weights, so its scratch is coreai_conv2d_winograd_scratch_size).
+from the weights, so its scratch is coreai_conv2d_winograd_scratch_size;
+a small-map layer coreai_conv2d_panels takes reads it packed, so its
+scratch is coreai_conv2d_panels_scratch_size).
 
 In place ("In place", "Fused elementwise loops"): an op's result may take
 the bytes of a value it reads that dies at that op: a flat unary kernel's
@@ -428,7 +430,8 @@ def scratch_requests(gr):
                       get("dilations", 1, 1), at.get("groups", 1)]
             # a 3 x 3 layer that runs as Winograd on a constant f32 weight
             # reads it transformed from the weights (conv.h's
-            # coreai_conv2d_winograd_f32): its scratch is V and M only
+            # coreai_conv2d_winograd_f32): its scratch is V and M only; a
+            # small-map layer reads it packed (coreai_conv2d_panels_f32)
             kind = "conv2d_u" if const_weight(gr, i) else "conv2d"
             reqs[i] = kind + " " + " ".join(str(f) for f in fields)
     return reqs

@@ -9,8 +9,10 @@
  *   conv2d <the 16 fields of coreai_conv2d_params, in order>
  *                                                coreai_conv2d_f32_scratch_size
  *   conv2d_u <the same>                          the same on a weight given
- *                                                transformed where Winograd runs:
- *                                                coreai_conv2d_winograd_scratch_size
+ *                                                prepared: transformed where Winograd
+ *                                                runs (coreai_conv2d_winograd_scratch_size),
+ *                                                packed where coreai_conv2d_panels does
+ *                                                (coreai_conv2d_panels_scratch_size)
  *   rope RANK SHAPE... ROTARY POS_DTYPE ADD_SEQ POS_STRIDES...
  *                                                coreai_rope_scratch_size in
  *                                                COREAI_ROPE_POSITIONS mode
@@ -96,7 +98,9 @@ static size_t conv2d(void)
 static size_t conv2d_u(void)
 {
     const coreai_conv2d_params p = conv2d_params();
-    return coreai_conv2d_winograd(&p) ? coreai_conv2d_winograd_scratch_size(&p) : coreai_conv2d_f32_scratch_size(&p);
+    if (coreai_conv2d_winograd(&p))
+        return coreai_conv2d_winograd_scratch_size(&p);
+    return coreai_conv2d_panels(&p) ? coreai_conv2d_panels_scratch_size(&p) : coreai_conv2d_f32_scratch_size(&p);
 }
 
 static size_t rope(void)

@@ -38,6 +38,22 @@ static void guard_intact(const float *v, int64_t n)
         assert_true(v[i] == -777.0f);
 }
 
+/* The weight [o][k] packed as matmul.h documents the panel layout:
+ * packed[(o / 16) * (k * 16) + p * 16 + o % 16] = w[o][p], the columns past
+ * the last channel 0 (written here from the layout's definition, not by
+ * coreai_pack_b_f32). */
+static float *panels_of(const float *w, int64_t O, int64_t k)
+{
+    const int64_t n = (O + 15) / 16 * 16 * k;
+    float *wp = ref_alloc_f(n);
+    for (int64_t i = 0; i < n; ++i)
+        wp[i] = 0.0f;
+    for (int64_t o = 0; o < O; ++o)
+        for (int64_t q = 0; q < k; ++q)
+            wp[(o / 16) * (k * 16) + q * 16 + o % 16] = w[o * k + q];
+    return wp;
+}
+
 /* Winograd's bound: within tol of the sum of |terms| (at least 1). */
 static void check_winograd(const float *got, const double *want, const double *mag, int64_t n, double tol,
                            const char *what, const char *how)
@@ -141,6 +157,23 @@ static void run(ref_rng *rng, const coreai_conv2d_params *p, int with_bias)
         free(out4);
     } else {
         ref_check(out2, want, no, 2e-5, what);
+    }
+    if (coreai_conv2d_panels(p)) {
+        /* the packed weight (what coreai-gen writes), on exactly
+         * coreai_conv2d_panels_scratch_size, guarded */
+        const int64_t k = C * KH * KW;
+        float *wp = panels_of(w, O, k);
+        assert_int_equal((int64_t)coreai_conv2d_panels_w_floats(p), (O + 15) / 16 * 16 * k);
+        const int64_t np = (int64_t)(coreai_conv2d_panels_scratch_size(p) / sizeof(float));
+        assert_int_equal(np, OH * OW * (O + k));
+        float *ps = guarded(np, -777.0f), *out5 = guarded(no, NAN);
+        assert_int_equal(coreai_conv2d_panels_f32(p, x, wp, with_bias ? b : NULL, out5, ps), COREAI_STATUS_OK);
+        guard_intact(ps, np);
+        guard_intact(out5, no);
+        ref_check(out5, want, no, 2e-5, what);
+        free(wp);
+        free(ps);
+        free(out5);
     }
     free(scratch);
     free(out2);
@@ -685,6 +718,54 @@ static void test_winograd_u_make(void **state)
     }
 }
 
+/* Small maps with many channels (coreai_conv2d_panels): run() checks
+ * coreai_conv2d_panels_f32 on each beside the other paths. */
+static void test_panels(void **state)
+{
+    (void)state;
+    ref_rng rng = ref_rng_make(1013);
+    static const coreai_conv2d_params shapes[] = {
+        /* resnet18's last stage, channels cut: 3 x 3 on 7 x 7, 49 pixels
+         * (below Winograd's 16 channels, or above its 256) */
+        {1, 12, 7, 7, 64, 3, 3, 7, 7, 1, 1, 1, 1, 1, 1, 1, 1, 0.0f, INFINITY},
+        {1, 260, 7, 7, 64, 3, 3, 7, 7, 1, 1, 1, 1, 1, 1, 1, 0, 0.0f, 0.0f},
+        /* stride 2 from 14 x 14, 80 channels (a panel of 16 past 64) */
+        {1, 24, 14, 14, 80, 3, 3, 7, 7, 2, 2, 1, 1, 1, 1, 1, 0, 0.0f, 0.0f},
+        /* k = 64 * 9 = 576: three k blocks, one cut inside a channel */
+        {1, 64, 14, 14, 64, 3, 3, 7, 7, 2, 2, 1, 1, 1, 1, 1, 0, 0.0f, 0.0f},
+        /* 16 x 16 = 256 pixels, the most it takes; batch 2; ReLU6 */
+        {2, 8, 16, 16, 72, 3, 3, 16, 16, 1, 1, 1, 1, 1, 1, 1, 1, 0.0f, 6.0f},
+        /* dilation 2, pads top 3 left 0 (bottom 2, right 4), 5 x 2 kernel */
+        {1, 6, 9, 8, 64, 5, 2, 6, 10, 1, 1, 3, 0, 2, 2, 1, 0, 0.0f, 0.0f},
+        /* a 1 x 3 kernel; the input smaller than the kernel's reach */
+        {1, 5, 2, 2, 96, 1, 3, 2, 4, 1, 1, 0, 2, 1, 1, 1, 0, 0.0f, 0.0f},
+        /* 9 x 9: more taps than the packer's offset table (the gather) */
+        {1, 3, 12, 12, 64, 9, 9, 6, 6, 2, 2, 4, 4, 1, 1, 1, 0, 0.0f, 0.0f},
+        /* 1 x 11 rows of pixels, 11 x 1 */
+        {1, 4, 1, 11, 64, 1, 3, 1, 11, 1, 1, 0, 1, 1, 1, 1, 0, 0.0f, 0.0f},
+        {1, 4, 11, 1, 64, 3, 1, 11, 1, 1, 1, 1, 0, 1, 1, 1, 0, 0.0f, 0.0f},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i) {
+        assert_true(coreai_conv2d_panels(&shapes[i]));
+        run(&rng, &shapes[i], 1);
+        run(&rng, &shapes[i], 0);
+    }
+    /* what it does not take: 1 x 1, Winograd's, more than 256 pixels,
+     * fewer than 64 channels, two groups */
+    static const coreai_conv2d_params not_taken[] = {
+        {1, 64, 14, 14, 128, 1, 1, 7, 7, 2, 2, 0, 0, 1, 1, 1, 0, 0.0f, 0.0f},
+        {1, 64, 7, 7, 64, 3, 3, 7, 7, 1, 1, 1, 1, 1, 1, 1, 0, 0.0f, 0.0f},
+        {1, 8, 17, 16, 64, 3, 3, 17, 16, 1, 1, 1, 1, 1, 1, 1, 0, 0.0f, 0.0f},
+        {1, 8, 7, 7, 63, 3, 3, 7, 7, 1, 1, 1, 1, 1, 1, 1, 0, 0.0f, 0.0f},
+        {1, 8, 7, 7, 128, 3, 3, 7, 7, 1, 1, 1, 1, 1, 1, 2, 0, 0.0f, 0.0f},
+    };
+    for (size_t i = 0; i < sizeof not_taken / sizeof not_taken[0]; ++i) {
+        const coreai_conv2d_params *q = &not_taken[i];
+        assert_false(coreai_conv2d_panels(q));
+        assert_int_equal(coreai_conv2d_panels_scratch_size(q), 0);
+    }
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -742,6 +823,21 @@ static void test_errors(void **state)
     coreai_conv2d_params bad = wp;
     bad.pad_left = -1;
     assert_int_equal(coreai_conv2d_winograd_f32(&bad, x, u, NULL, out, s), COREAI_STATUS_INVALID_ARGUMENT);
+    /* coreai_conv2d_panels_f32: only layers coreai_conv2d_panels takes,
+     * every pointer but the bias */
+    assert_int_equal(coreai_conv2d_panels_f32(&ok, x, u, NULL, out, s), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_conv2d_panels_f32(&wp, x, u, NULL, out, s), COREAI_STATUS_INVALID_ARGUMENT);
+    const coreai_conv2d_params pp = {1, 1, 2, 2, 64, 2, 2, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0.0f, 0.0f};
+    float pw[4 * 64] = {0}, po[64], pscr[64];
+    assert_int_equal(coreai_conv2d_panels_f32(&pp, x, pw, NULL, po, pscr), COREAI_STATUS_OK);
+    assert_int_equal(coreai_conv2d_panels_f32(NULL, x, pw, NULL, po, pscr), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_conv2d_panels_f32(&pp, NULL, pw, NULL, po, pscr), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_conv2d_panels_f32(&pp, x, NULL, NULL, po, pscr), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_conv2d_panels_f32(&pp, x, pw, NULL, NULL, pscr), COREAI_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(coreai_conv2d_panels_f32(&pp, x, pw, NULL, po, NULL), COREAI_STATUS_INVALID_ARGUMENT);
+    bad = pp;
+    bad.dilation_w = 0;
+    assert_int_equal(coreai_conv2d_panels_f32(&bad, x, pw, NULL, po, pscr), COREAI_STATUS_INVALID_ARGUMENT);
 }
 
 int main(void)
@@ -753,7 +849,7 @@ int main(void)
         cmocka_unit_test(test_gemm_tails), cmocka_unit_test(test_clamp), cmocka_unit_test(test_pointwise_tiles),
         cmocka_unit_test(test_pointwise_and_rows), cmocka_unit_test(test_edges),
         cmocka_unit_test(test_winograd), cmocka_unit_test(test_winograd_chunks), cmocka_unit_test(test_winograd_u_make),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_panels),       cmocka_unit_test(test_errors),
     };
     return COREAI_RUN_EVERY_ISA(tests);
 }

@@ -209,9 +209,18 @@ typedef struct conv_case {
 static void conv_run(const void *cv, float *out)
 {
     const conv_case *c = cv;
-    const size_t bytes = coreai_conv2d_f32_scratch_size(&c->p);
+    const size_t bytes = c->use_scratch == 3 ? coreai_conv2d_panels_scratch_size(&c->p)
+                                             : coreai_conv2d_f32_scratch_size(&c->p);
     float *scratch = c->use_scratch && bytes > 0 ? malloc(bytes) : NULL;
-    if (c->use_scratch == 2) {
+    if (c->use_scratch == 3) {
+        /* on the weight packed (coreai-gen's weights), pixels as rows */
+        const int64_t k = c->p.in_channels * c->p.kernel_h * c->p.kernel_w;
+        float *wp = malloc(coreai_conv2d_panels_w_floats(&c->p) * sizeof(float));
+        assert_non_null(wp);
+        assert_int_equal(coreai_pack_b_f32(k, c->p.out_channels, 1, c->w, wp), COREAI_STATUS_OK);
+        assert_int_equal(coreai_conv2d_panels_f32(&c->p, c->x, wp, c->bias, out, scratch), COREAI_STATUS_OK);
+        free(wp);
+    } else if (c->use_scratch == 2) {
         /* on U given (coreai-gen's weights), V and M in the scratch */
         float *u = ref_winograd_u(&c->p, c->w);
         assert_int_equal(coreai_conv2d_winograd_f32(&c->p, c->x, u, c->bias, out, scratch), COREAI_STATUS_OK);
@@ -288,6 +297,12 @@ static void test_conv2d(void **state)
      * (k blocks of 256: k = 288 spans two) and without (128) */
     check_conv(1, 32, 7, 300, 3, 1, 1, 1); /* 300 outputs: past Winograd's 256 */
     check_conv(1, 24, 13, 200, 3, 2, 1, 0);
+    /* the same maps on the packed weight (coreai_conv2d_panels_f32): the
+     * output channels split by columns, each part packing its own pixel
+     * panels; 7 x 7 at stride 2 in batch 2, and 16 x 16 pixels */
+    check_conv(1, 32, 7, 300, 3, 1, 1, 3);
+    check_conv(2, 64, 14, 128, 3, 2, 1, 3);
+    check_conv(1, 8, 16, 64, 3, 1, 1, 3);
     /* pointwise layers read in place (conv_pointwise.h): 32 x 32 pixels
      * split by columns, batch 2; 14 x 14 (7 tiles) and 96 outputs split by
      * rows (on AVX2, whose path stops at 24 outputs, the implicit GEMM) */

@@ -263,6 +263,60 @@ static inline size_t coreai_conv2d_winograd_scratch_size(const coreai_conv2d_par
 coreai_status coreai_conv2d_winograd_f32(const coreai_conv2d_params *params, const float *x, const float *u,
                                          const float *bias, float *out, void *scratch);
 
+/*
+ * Layers on small output maps (a 7 x 7 map's 49 pixels are three 16-pixel
+ * vectors and one more) with many output channels, their weight packed
+ * ahead like a linear layer's: out^T = im2col(x)^T W^T, the pixels as the
+ * GEMM's rows and the output channels as its columns, so the register
+ * tiles run full width over every channel instead of a tile of one vector
+ * and a dot product per pixel row past 48, and the weight is read as
+ * panels instead of being copied panel by panel on every call.
+ * coreai_conv2d_panels says which layers take it: one group, not
+ * Winograd's, at least COREAI_CONV2D_PANELS_MIN_OUT output channels and
+ * at most COREAI_CONV2D_PANELS_MAX_PIX output pixels per sample.
+ */
+#define COREAI_CONV2D_PANELS_MIN_OUT 64
+#define COREAI_CONV2D_PANELS_MAX_PIX 256
+
+static inline int coreai_conv2d_panels(const coreai_conv2d_params *p)
+{
+    return p != NULL && p->groups == 1 && !coreai_conv2d_winograd(p) && p->batch >= 1 &&
+           p->out_channels >= COREAI_CONV2D_PANELS_MIN_OUT && p->in_channels >= 1 && p->kernel_h >= 1 &&
+           p->kernel_w >= 1 && p->kernel_h * p->kernel_w >= 2 && p->out_h >= 1 && p->out_w >= 1 &&
+           p->out_h * p->out_w <= COREAI_CONV2D_PANELS_MAX_PIX;
+}
+
+/* Floats of the packed weight: coreai_packed_b_floats(in * kh * kw, out)
+ * of coreai/kernels/matmul.h, the weight [out][in * kh * kw] packed as a
+ * linear layer's (coreai_pack_b_f32(in * kh * kw, out, 1, weight, wp)). */
+static inline size_t coreai_conv2d_panels_w_floats(const coreai_conv2d_params *p)
+{
+    const int64_t k = p->in_channels * p->kernel_h * p->kernel_w;
+    return (size_t)(k * ((p->out_channels + 15) / 16 * 16));
+}
+
+/* Scratch: one sample's output as [pixel][out channel], then its im2col
+ * matrix transposed, [pixel][in * kh * kw]. */
+static inline size_t coreai_conv2d_panels_scratch_size(const coreai_conv2d_params *p)
+{
+    return coreai_conv2d_panels(p) ? (size_t)(p->out_h * p->out_w *
+                                              (p->out_channels + p->in_channels * p->kernel_h * p->kernel_w)) *
+                                         sizeof(float)
+                                   : 0;
+}
+
+/*
+ * A layer coreai_conv2d_panels accepts, on its weight packed (wp:
+ * coreai_conv2d_panels_w_floats(params) floats, what coreai-gen writes
+ * into the weights), with scratch of coreai_conv2d_panels_scratch_size(
+ * params) bytes. The sums run in the GEMM's order over the input channels
+ * and taps, so the result is within f32 rounding of coreai_conv2d_ws_f32's
+ * and the same for any thread count. COREAI_STATUS_INVALID_ARGUMENT for a
+ * layer the path does not take or a NULL pointer (bias may be NULL).
+ */
+coreai_status coreai_conv2d_panels_f32(const coreai_conv2d_params *params, const float *x, const float *wp,
+                                       const float *bias, float *out, void *scratch);
+
 /* coreai_conv2d_ws_f32 without Winograd, on scratch of
  * coreai_conv2d_gemm_scratch_size(params) bytes (or NULL): for a build
  * short of RAM (Winograd's scratch holds the whole weight transformed,
