@@ -157,9 +157,9 @@ def ort_profile(path, threads, rounds):
     return [(n[:-len("_kernel_time")], ops[n], min(times[n][1:] or times[n])) for n in order]
 
 
-def ours(build, lines, threads, rounds, cpus, winograd_weights=True):
+def ours(build, lines, threads, rounds, cpus, winograd_weights=True, conv_panels=True):
     exe = os.path.join(build, "bench", "models", "bench_conv_layers")
-    extra = [] if winograd_weights else ["--no-winograd-weights"]
+    extra = ([] if winograd_weights else ["--no-winograd-weights"]) + ([] if conv_panels else ["--no-panels"])
     res = subprocess.run(["taskset", "-c", cpus, exe, "--rounds", str(rounds), "--threads", str(threads), *extra],
                          input="\n".join(lines) + "\n", capture_output=True, text=True, check=True)
     return [float(l.split()[3]) for l in res.stdout.splitlines()], \
@@ -175,6 +175,8 @@ def main(argv):
     p.add_argument("--cpu", type=int, default=int(os.environ.get("BENCH_CPU", "1")))
     p.add_argument("--no-winograd-weights", action="store_true",
                    help="Winograd layers transform their weight on every call (coreai-gen's option)")
+    p.add_argument("--no-conv-panels", action="store_true",
+                   help="small-map layers read their weight as stored (coreai-gen's option)")
     a = p.parse_args(argv)
     cpus = str(a.cpu) if a.threads == 1 else ",".join(str(c) for c in range(a.threads))
     os.sched_setaffinity(0, {int(c) for c in cpus.split(",")})
@@ -184,7 +186,7 @@ def main(argv):
         best_ours, best_ort, wino = [float("inf")] * len(lines), None, None
         other = {}
         for _ in range(3):  # alternate the sides
-            t, wino = ours(a.build, lines, a.threads, a.rounds, cpus, not a.no_winograd_weights)
+            t, wino = ours(a.build, lines, a.threads, a.rounds, cpus, not a.no_winograd_weights, not a.no_conv_panels)
             best_ours = [min(x, y) for x, y in zip(best_ours, t)]
             prof = ort_profile(path, a.threads, a.rounds)
             conv = {n.removesuffix("_nchwc"): t for n, op, t in prof if op in CONV_OPS}
