@@ -12,13 +12,12 @@ against the panel layout built here from the PyTorch weight (a copy, so
 bit for bit); and --stats' weight bytes (the padding to 16 channels).
 """
 import re
-import subprocess
 
 import numpy as np
 import pytest
 import torch
 from torch import nn
-from weights_dump import external_bytes, linked_arrays, linked_bytes
+from weights_dump import external_bytes, generate, linked_arrays, linked_bytes
 
 from coreai_torch import TorchConverter, get_decomp_table
 from coreai_torch.testing import run_program
@@ -50,15 +49,6 @@ def net():
     program = TorchConverter().add_exported_program(ep).to_coreai()
     program.optimize()
     return model, x, program
-
-
-def generate(coreai_gen, program, out, fmt, *flags):
-    path = program.save(out.parent / f"{out.name}_model")
-    r = subprocess.run([coreai_gen, "generate", str(path), "-o", str(out), "--prefix", "m", "--weights-format", fmt,
-                        "--stats", *flags], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    stats = dict(ln.split()[:2] for ln in r.stdout.splitlines() if ln.split()[0] in ("weight_bytes", "workspace_bytes"))
-    return (out / "m.c").read_text(), {k: int(v) for k, v in stats.items()}
 
 
 def oracle_panels(w):

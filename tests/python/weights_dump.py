@@ -10,6 +10,18 @@ REPO = Path(__file__).resolve().parents[2]
 SIZES = {"uint8_t": 1, "int8_t": 1, "float": 4}
 
 
+def generate(coreai_gen, program, out, fmt, *flags):
+    """coreai-gen generate of program into out (prefix m, weights format
+    fmt, --stats): NAME.c's text and the stats' weight and workspace
+    bytes."""
+    path = program.save(out.parent / f"{out.name}_model")
+    r = subprocess.run([coreai_gen, "generate", str(path), "-o", str(out), "--prefix", "m", "--weights-format", fmt,
+                        "--stats", *flags], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    stats = dict(ln.split()[:2] for ln in r.stdout.splitlines() if ln.split()[0] in ("weight_bytes", "workspace_bytes"))
+    return (out / "m.c").read_text(), {k: int(v) for k, v in stats.items()}
+
+
 def linked_arrays(src):
     """The arrays NAME.c declares (linked weights): symbol -> (C type, count)."""
     return {m[2]: (m[1], int(m[3])) for m in re.finditer(r"extern const (\w+) (\w+)\[(\d+)\];", src)}
