@@ -333,14 +333,17 @@ def model_compile_flags(out_dir) -> list:
 
 
 def build_library(model_path, prefix: str, composite_kernels: bool = True, weights_format: str | None = None,
-                  int8_activations: bool = False, winograd_weights: bool = True) -> Path:
+                  int8_activations: bool = False, winograd_weights: bool = True,
+                  conv_panels: bool = True) -> Path:
     """coreai-gen generate + cc -shared; returns the path of the cached .so.
     weights_format: "incbin", "c" or "external" (the blob NAME_weights.bin
     is then left beside the library); None: default_weights_format().
     int8_activations: generate with --int8-activations
     (docs/compression.md). winograd_weights False: generate with
     --no-winograd-weights (Winograd layers transform their weight on every
-    call instead of reading it transformed from the weights)."""
+    call instead of reading it transformed from the weights). conv_panels
+    False: generate with --no-conv-panels (small-map convolutions read their
+    weight as stored instead of packed)."""
     model_path = Path(model_path)
     gen = find_coreai_gen()
     rt = runtime_dir(gen)
@@ -359,7 +362,7 @@ def build_library(model_path, prefix: str, composite_kernels: bool = True, weigh
     h.update(Path(gen).read_bytes())
     _hash_files(h, _runtime_files(rt))
     h.update(repr((cc, flags, prefix, composite_kernels, weights_format, int8_activations,
-                   winograd_weights)).encode())
+                   winograd_weights, conv_panels)).encode())
     key = h.hexdigest()[:32]
     d = cache_root() / f"model-{key}"
     lib = d / f"lib{prefix}.so"
@@ -375,6 +378,8 @@ def build_library(model_path, prefix: str, composite_kernels: bool = True, weigh
             cmd.append("--int8-activations")
         if not winograd_weights:
             cmd.append("--no-winograd-weights")
+        if not conv_panels:
+            cmd.append("--no-conv-panels")
         _run(cmd, "coreai-gen generate")
         _run(cc + flags + model_compile_flags(tmp) + ["-shared"] + [str(p) for p in model_sources(tmp, prefix)]
              + [str(o) for o in objs] + ["-o", str(tmp / lib.name), "-lm"], "compiling the generated model")

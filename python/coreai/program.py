@@ -93,7 +93,8 @@ class AIAsset:
 
     def executable(self, *, composite_kernels: bool = True, prefix: str | None = None,
                    weights_format: str | None = None, weights=None,
-                   int8_activations: bool = False, winograd_weights: bool = True) -> "_ExecutableContext":
+                   int8_activations: bool = False, winograd_weights: bool = True,
+                   conv_panels: bool = True) -> "_ExecutableContext":
         """`async with asset.executable() as m:` generates C with coreai-gen,
         compiles and loads it; `m.load_function(name)` gives a callable.
         weights_format: how the constants are linked, "incbin" (a binary
@@ -106,11 +107,13 @@ class AIAsset:
         compressed weights round their inputs to int8,
         docs/compression.md). winograd_weights False: generate with
         --no-winograd-weights (3x3 Winograd layers transform their weight
-        on every call: a smaller image, a larger workspace)."""
+        on every call: a smaller image, a larger workspace). conv_panels
+        False: generate with --no-conv-panels (convolutions on small maps
+        read their weight as stored rather than packed for the GEMM)."""
         if weights is not None and weights_format != "external":
             raise ValueError("weights= needs weights_format='external'")
         return _ExecutableContext(self, composite_kernels, prefix, weights_format, weights, int8_activations,
-                                  winograd_weights)
+                                  winograd_weights, conv_panels)
 
     def __repr__(self) -> str:
         return f"<AIAsset {self.model_path}>"
@@ -119,8 +122,9 @@ class AIAsset:
 class _ExecutableContext:
     def __init__(self, asset: AIAsset, composite_kernels: bool, prefix: str | None,
                  weights_format: str | None = None, weights=None, int8_activations: bool = False,
-                 winograd_weights: bool = True) -> None:
+                 winograd_weights: bool = True, conv_panels: bool = True) -> None:
         self.asset = asset
+        self.conv_panels = conv_panels
         self.int8_activations = int8_activations
         self.winograd_weights = winograd_weights
         self.weights = weights
@@ -135,7 +139,7 @@ class _ExecutableContext:
 
         prefix = self.prefix or _toolchain.c_prefix(self.asset.model_path)
         lib = _toolchain.build_library(self.asset.model_path, prefix, self.composite_kernels, self.weights_format,
-                                       self.int8_activations, self.winograd_weights)
+                                       self.int8_activations, self.winograd_weights, self.conv_panels)
         weights = None
         if self.weights_format == "external":
             weights = self.weights if self.weights is not None else lib.parent / f"{prefix}_weights.bin"

@@ -33,22 +33,22 @@ def to_numpy(x: Any) -> np.ndarray:
 def run_program(program, calls: Sequence[Mapping[str, Any]], entrypoint: str = "main", *,
                 composite_kernels: bool = True, workdir: Optional[str] = None,
                 name: str = "model", int8_activations: bool = False,
-                winograd_weights: bool = True) -> List[Dict[str, np.ndarray]]:
+                winograd_weights: bool = True, conv_panels: bool = True) -> List[Dict[str, np.ndarray]]:
     """See the module docstring.  Any error (the generator's included)
     propagates: a test either expects success or asserts the error."""
     return _run_program(program, calls, entrypoint, composite_kernels, workdir, name, int8_activations,
-                        winograd_weights)
+                        winograd_weights, conv_panels)
 
 
 def _run_program(program, calls, entrypoint, composite_kernels, workdir, name, int8_activations=False,
-                 winograd_weights=True):
+                 winograd_weights=True, conv_panels=True):
     from coreai.runtime import NDArray
 
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         asset = program.save_asset(Path(tmp) / f"{name}.aimodel")
         results = []
         with asset.executable(composite_kernels=composite_kernels, int8_activations=int8_activations,
-                              winograd_weights=winograd_weights) as exe:
+                              winograd_weights=winograd_weights, conv_panels=conv_panels) as exe:
             fn = exe.load_function(entrypoint)
             import asyncio
 

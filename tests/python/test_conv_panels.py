@@ -61,11 +61,12 @@ def oracle_panels(w):
     return wf.reshape(-1, 16, k).transpose(0, 2, 1).reshape(-1)
 
 
-def test_against_eager(net, tmp_path):
+@pytest.mark.parametrize("conv_panels", [True, False])
+def test_against_eager(net, conv_panels, tmp_path):
     model, x, program = net
     with torch.no_grad():
         want = model(x).numpy()
-    got = next(iter(run_program(program, [{"x": x}], workdir=str(tmp_path))[0].values()))
+    got = next(iter(run_program(program, [{"x": x}], workdir=str(tmp_path), conv_panels=conv_panels)[0].values()))
     err = np.abs(got - want).max() / np.abs(want).max()
     assert err < 2e-5, err
 
