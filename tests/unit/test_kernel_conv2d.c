@@ -828,7 +828,8 @@ static void test_errors(void **state)
     assert_int_equal(coreai_conv2d_panels_f32(&ok, x, u, NULL, out, s), COREAI_STATUS_INVALID_ARGUMENT);
     assert_int_equal(coreai_conv2d_panels_f32(&wp, x, u, NULL, out, s), COREAI_STATUS_INVALID_ARGUMENT);
     const coreai_conv2d_params pp = {1, 1, 2, 2, 64, 2, 2, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0.0f, 0.0f};
-    float pw[4 * 64] = {0}, po[64], pscr[64];
+    float pw[4 * 64] = {0}, po[64], pscr[1 * (64 + 4)]; /* 1 pixel x (64 out + 4 taps) */
+    assert_int_equal(coreai_conv2d_panels_scratch_size(&pp), sizeof pscr);
     assert_int_equal(coreai_conv2d_panels_f32(&pp, x, pw, NULL, po, pscr), COREAI_STATUS_OK);
     assert_int_equal(coreai_conv2d_panels_f32(NULL, x, pw, NULL, po, pscr), COREAI_STATUS_INVALID_ARGUMENT);
     assert_int_equal(coreai_conv2d_panels_f32(&pp, NULL, pw, NULL, po, pscr), COREAI_STATUS_INVALID_ARGUMENT);
