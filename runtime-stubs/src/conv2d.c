@@ -214,6 +214,15 @@ typedef struct conv_im2col {
     int64_t lo[CONV_KW_CACHE], hi[CONV_KW_CACHE];
 } conv_im2col;
 
+/* The im2col matrix of the group whose first input channel is at x. */
+static conv_im2col conv_im2col_of(const coreai_conv2d_params *p, const float *x)
+{
+    conv_im2col c = {p, x, {0}, {0}};
+    for (int64_t kw = 0; kw < p->kernel_w && kw < CONV_KW_CACHE; ++kw)
+        coreai_tap_range(p->in_w, p->out_w, p->stride_w, p->pad_left, kw * p->dilation_w, &c.lo[kw], &c.hi[kw]);
+    return c;
+}
+
 /*
  * Rows [pc, pc + kc) x pixels [jc, jc + nc) of the im2col matrix, B(q, j) =
  * x[c][oh * sh - pt + kh * dh][ow * sw - pl + kw * dw] (0 outside) with
@@ -687,10 +696,7 @@ static void conv_panels_run(const coreai_conv2d_params *p, const float *x, const
     const int64_t k = p->in_channels * p->kernel_h * p->kernel_w, npix = p->out_h * p->out_w;
     float *ct = scratch, *at = scratch + npix * p->out_channels;
     for (int64_t n = 0; n < p->batch; ++n) {
-        conv_im2col ctx = {p, x + n * p->in_channels * p->in_h * p->in_w, {0}, {0}};
-        for (int64_t kw = 0; kw < p->kernel_w && kw < CONV_KW_CACHE; ++kw)
-            coreai_tap_range(p->in_w, p->out_w, p->stride_w, p->pad_left, kw * p->dilation_w, &ctx.lo[kw],
-                             &ctx.hi[kw]);
+        const conv_im2col ctx = conv_im2col_of(p, x + n * p->in_channels * p->in_h * p->in_w);
         conv_a_t_job job = {&ctx, at, k};
         /* a load and a store an element, counted as one multiply-add */
         coreai_par_ranges(conv_a_t_range, &job, npix, CONV_A_T_ROWS, (double)k);
@@ -724,10 +730,7 @@ static void conv_gemm(const coreai_conv2d_params *p, const float *x, const float
     const int64_t k = cg * p->kernel_h * p->kernel_w, npix = p->out_h * p->out_w;
     for (int64_t n = 0; n < p->batch; ++n) {
         for (int64_t g = 0; g < p->groups; ++g) {
-            conv_im2col ctx = {p, x + (n * p->in_channels + g * cg) * p->in_h * p->in_w, {0}, {0}};
-            for (int64_t kw = 0; kw < p->kernel_w && kw < CONV_KW_CACHE; ++kw)
-                coreai_tap_range(p->in_w, p->out_w, p->stride_w, p->pad_left, kw * p->dilation_w, &ctx.lo[kw],
-                                 &ctx.hi[kw]);
+            const conv_im2col ctx = conv_im2col_of(p, x + (n * p->in_channels + g * cg) * p->in_h * p->in_w);
             coreai_gemm_args a = {0};
             a.m = og;
             a.n = npix;
