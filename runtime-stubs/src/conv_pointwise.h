@@ -61,9 +61,10 @@ static inline pw_m pw_mask(int64_t n) { return n >= 16 ? (pw_m)0xffff : (pw_m)((
 /* max(a, b) is a > b ? a : b, so NaN and -0 pass as coreai_clamp_f32's */
 #define PW_CLAMP(v, lo, hi) _mm512_min_ps((hi), _mm512_max_ps((lo), (v)))
 #define PW_SUM(v) _mm512_reduce_add_ps(v)
-/* Planes of 48 n + 1 or 2 pixels (7 x 7) as tiles of 3 vectors and one or
- * two columns of dot products: 8 x 3 accumulators, 3 B vectors and a
- * broadcast are 28 of the 32 registers */
+/* Tiles of 3 vectors: 8 x 3 accumulators, 3 B vectors and a broadcast
+ * are 28 of the 32 registers, and a step's 24 multiply-adds take 11
+ * loads where 2 vectors' 16 take 10. Planes of 48 n + 1 or 2 pixels
+ * (7 x 7) end in one or two columns of dot products. */
 #define PW_NV3 1
 #else
 #define PW_VL 8
@@ -171,11 +172,13 @@ typedef void (*pw_tile_fn)(const pw_tile_args *t);
     static void pw_one##R(const pw_tile_args *t) { pw_tile(t, R, 1, 1); }   \
     PW_TILE3(R)
 #ifdef PW_NV3
-#define PW_TILE3(R) static void pw_three##R(const pw_tile_args *t) { pw_tile(t, R, 3, 0); }
-#define PW_ROW(R) {pw_full##R, pw_two##R, pw_one##R, pw_three##R}
+#define PW_TILE3(R)                                                          \
+    static void pw_three##R(const pw_tile_args *t) { pw_tile(t, R, 3, 0); } \
+    static void pw_three_m##R(const pw_tile_args *t) { pw_tile(t, R, 3, 1); }
+#define PW_ROW(R) {pw_full##R, pw_two##R, pw_one##R, pw_three##R, pw_three_m##R}
 #else
 #define PW_TILE3(R)
-#define PW_ROW(R) {pw_full##R, pw_two##R, pw_one##R, NULL}
+#define PW_ROW(R) {pw_full##R, pw_two##R, pw_one##R, NULL, NULL}
 #endif
 PW_TILES(1)
 PW_TILES(2)
@@ -188,8 +191,8 @@ PW_TILES(7)
 PW_TILES(8)
 #endif
 /* [rows - 1][whole 2 vectors, 2 vectors the second masked, 1 masked,
- * whole 3 vectors (PW_NV3)] */
-static const pw_tile_fn pw_tiles[PW_MR][4] = {
+ * whole 3 vectors, 3 vectors the third masked (the last two: PW_NV3)] */
+static const pw_tile_fn pw_tiles[PW_MR][5] = {
     PW_ROW(1), PW_ROW(2), PW_ROW(3), PW_ROW(4), PW_ROW(5), PW_ROW(6),
 #if PW_MR == 8
     PW_ROW(7), PW_ROW(8),
@@ -203,7 +206,7 @@ typedef struct pw_job {
     const void *a_ctx;
     const float *bias;
     float *out;
-    int64_t nr;    /* pixels per tile: PW_NR, or 3 vectors (PW_NV3) */
+    int64_t nr;    /* pixels per tile: PW_NR, or 3 vectors (PW_NV3); the plane's last tile may be narrower */
     int64_t tiled; /* pixels in tiles; the rest (PW_NV3: 1 or 2) as dot products */
 } pw_job;
 
@@ -274,8 +277,8 @@ static void pw_pixels(const pw_job *j, int64_t lo, int64_t hi, int64_t i0, int64
                 t.pf = pf;
                 t.pf.p = c == c0 ? pf.p : 0;
                 const int64_t w = t1 - c < nr ? t1 - c : nr;
-                const int kind = nr != PW_NR ? 3 : w == PW_NR ? 0 : w > PW_VL ? 1 : 2;
-                t.mask = pw_mask(kind == 1 ? w - PW_VL : w);
+                const int kind = w == nr ? (nr == PW_NR ? 0 : 3) : w > PW_NR ? 4 : w > PW_VL ? 1 : 2;
+                t.mask = pw_mask(kind == 4 ? w - PW_NR : kind == 1 ? w - PW_VL : w);
                 t.b = j->x + c;
                 t.c = j->out + i * n + c;
                 pw_tiles[rows - 1][kind](&t);
@@ -331,17 +334,22 @@ static int conv_pointwise(const coreai_conv2d_params *p, const float *x, const f
      * 7 x 7 plane's 49 pixels as 64) cost more than conv_gemm's packing,
      * which ends such a plane with dot products; so do the 3-vector tiles */
     const int64_t n = p->in_h * p->in_w;
+    const int spills = ((n + PW_VL - 1) / PW_VL * PW_VL - n) * 16 > n;
     int64_t nr = PW_NR, tiled = n;
-    if (((n + PW_VL - 1) / PW_VL * PW_VL - n) * 16 > n) {
 #ifdef PW_NV3
-        if (n < 3 * PW_VL || n % (3 * PW_VL) > 2)
-            return 0;
+    /* 3 vectors wherever a plane has them (Zen 4, one thread: 32 -> 16 at
+     * 112 x 112 149 -> 132 us, 576 -> 96 at 14 x 14 213 -> 208) */
+    if (n >= 3 * PW_VL)
         nr = 3 * PW_VL;
+    if (spills) {
+        if (nr == PW_NR || n % nr > 2)
+            return 0;
         tiled = n / nr * nr;
+    }
 #else
+    if (spills)
         return 0;
 #endif
-    }
     const int64_t m = p->out_channels, threads = coreai_par_threads();
     const double mk = 2.0 * (double)m * (double)p->in_channels;
     const int by_rows = (n + nr - 1) / nr < 4 * threads && m >= 2 * PW_MR * threads;

@@ -486,16 +486,19 @@ static void test_pointwise_and_rows(void **state)
  * panel height 1-8 (AVX-512 panels of 8, AVX2 of 6, and AVX2's bound of 24
  * outputs on both sides), planes ending in two whole vectors, in a masked
  * second one and in a masked single one (16, 32, 48, 196, 204, 272
- * pixels), AVX-512's 3-vector tiles and one or two columns of dot
- * products (49, 50, 97 pixels; AVX2: the implicit GEMM), 1 to 1024 input
- * channels and 1025 (past the bound: the implicit GEMM), batch 2, bias and
- * clamp both ways. */
+ * pixels), AVX-512's 3-vector tiles ending in a tile of 3 vectors the
+ * last masked, of 2 the second masked and of one whole vector (136, 168,
+ * 784 = 48 n + 40, + 24, + 16) or in one or two columns of dot products
+ * (49, 50, 97 pixels; AVX2: the implicit GEMM), 1 to 1024 input channels
+ * and 1025 (past the bound: the implicit GEMM), batch 2, bias and clamp
+ * both ways. */
 static void test_pointwise_tiles(void **state)
 {
     (void)state;
     ref_rng rng = ref_rng_make(1011);
     static const int64_t outs[] = {4, 5, 7, 8, 9, 13, 24, 25, 38};
-    static const int64_t planes[][2] = {{4, 4}, {4, 8}, {6, 8}, {14, 14}, {12, 17}, {16, 17}, {7, 7}, {5, 10}, {1, 97}};
+    static const int64_t planes[][2] = {{4, 4},  {4, 8}, {6, 8},  {14, 14}, {12, 17}, {16, 17},
+                                        {8, 17}, {12, 14}, {28, 28}, {7, 7},  {5, 10},  {1, 97}};
     static const int64_t ins[] = {1, 3, 64, 300};
     int done = 0;
     for (size_t oi = 0; oi < sizeof outs / sizeof outs[0]; ++oi)
@@ -510,7 +513,7 @@ static void test_pointwise_tiles(void **state)
         coreai_conv2d_params p = {1, c, 4, 8, 13, 1, 1, 4, 8, 1, 1, 0, 0, 1, 1, 1, 1, -0.5f, 0.5f};
         run(&rng, &p, 1);
     }
-    assert_int_equal(done, 81);
+    assert_int_equal(done, 108);
 }
 
 static void test_edges(void **state)
